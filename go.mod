@@ -1,0 +1,3 @@
+module github.com/skillgate/skillgate
+
+go 1.26
