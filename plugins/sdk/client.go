@@ -1,0 +1,203 @@
+package sdk
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+	"sync"
+	"sync/atomic"
+
+	"github.com/hashicorp/go-plugin"
+	"google.golang.org/grpc"
+
+	"github.com/skillgate/skillgate/plugins/sdk/internal/pb"
+)
+
+// Client is the gateway's side of an executor plugin. It implements
+// Executor and Watcher by calling the plugin, and serves the plugin's
+// callbacks (CallTool, ClientRequest) by routing them to the Call that the
+// running request was given.
+type Client struct {
+	client pb.ExecutorClient
+	broker *plugin.GRPCBroker
+	host   Host
+	hostID uint32
+	server *grpc.Server
+
+	calls  sync.Map // call id -> Call
+	nextID atomic.Uint64
+}
+
+var (
+	_ Executor = (*Client)(nil)
+	_ Watcher  = (*Client)(nil)
+)
+
+func newClient(broker *plugin.GRPCBroker, conn *grpc.ClientConn, host Host) *Client {
+	c := &Client{client: pb.NewExecutorClient(conn), broker: broker, host: host}
+	if broker != nil {
+		c.hostID = broker.NextId()
+		go broker.AcceptAndServe(c.hostID, func(opts []grpc.ServerOption) *grpc.Server {
+			c.server = grpc.NewServer(opts...)
+			pb.RegisterHostServer(c.server, &hostServer{c: c})
+			return c.server
+		})
+	}
+	return c
+}
+
+// Info implements Executor. It also hands the plugin the host service.
+func (c *Client) Info(ctx context.Context) (Info, error) {
+	resp, err := c.client.Info(ctx, &pb.InfoRequest{HostBrokerId: c.hostID, ProtocolVersion: ProtocolVersion})
+	if err != nil {
+		return Info{}, fromStatus(ctx, err)
+	}
+	return Info{Name: resp.Name, Version: resp.Version, Kinds: resp.Kinds}, nil
+}
+
+// Load implements Executor.
+func (c *Client) Load(ctx context.Context, req LoadRequest) (Definitions, error) {
+	resp, err := c.client.Load(ctx, &pb.LoadRequest{Source: req.Source, Kind: req.Kind, Spec: req.Spec})
+	if err != nil {
+		return Definitions{}, fromStatus(ctx, err)
+	}
+	return defsFromPB(resp.Definitions), nil
+}
+
+// Unload implements Executor.
+func (c *Client) Unload(ctx context.Context, source string) error {
+	_, err := c.client.Unload(ctx, &pb.UnloadRequest{Source: source})
+	return fromStatus(ctx, err)
+}
+
+// Call implements Executor. Events from the plugin are delivered to call
+// in the order the plugin sent them, before Call returns.
+func (c *Client) Call(ctx context.Context, req CallRequest, call Call) (json.RawMessage, error) {
+	if req.CallID == "" {
+		req.CallID = strconv.FormatUint(c.nextID.Add(1), 36)
+	}
+	if call != nil {
+		if _, loaded := c.calls.LoadOrStore(req.CallID, call); loaded {
+			return nil, fmt.Errorf("call id %q is already in use", req.CallID)
+		}
+		defer c.calls.Delete(req.CallID)
+	}
+	stream, err := c.client.Call(ctx, &pb.CallRequest{
+		Source: req.Source, Method: req.Method, Params: req.Params, CallId: req.CallID,
+	})
+	if err != nil {
+		return nil, fromStatus(ctx, err)
+	}
+	for {
+		ev, err := stream.Recv()
+		if err == io.EOF {
+			return nil, fmt.Errorf("%w: the call ended without a result", ErrPluginShutdown)
+		}
+		if err != nil {
+			return nil, fromStatus(ctx, err)
+		}
+		switch e := ev.Event.(type) {
+		case *pb.CallEvent_Result:
+			return resultFromPB(e.Result)
+		case *pb.CallEvent_Progress:
+			if call != nil {
+				_ = call.Progress(Progress{Progress: e.Progress.Progress, Total: e.Progress.Total, Message: e.Progress.Message})
+			}
+		case *pb.CallEvent_Notification:
+			if call != nil && e.Notification != nil {
+				_ = call.Notify(*notificationFromPB(e.Notification))
+			}
+		}
+	}
+}
+
+// Watch implements Watcher. It returns nil when ctx is done and an error
+// wrapping ErrPluginShutdown when the plugin goes away.
+func (c *Client) Watch(ctx context.Context, emit func(Change)) error {
+	stream, err := c.client.Watch(ctx, &pb.WatchRequest{})
+	if err != nil {
+		return fromStatus(ctx, err)
+	}
+	for {
+		ev, err := stream.Recv()
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			if err == io.EOF {
+				return nil
+			}
+			return fromStatus(ctx, err)
+		}
+		ch := Change{
+			Source:       ev.Source,
+			Notification: notificationFromPB(ev.Notification),
+			Status:       statusFromPB(ev.Status),
+		}
+		if ev.Definitions != nil {
+			d := defsFromPB(ev.Definitions)
+			ch.Definitions = &d
+		}
+		emit(ch)
+	}
+}
+
+// Close stops the host callback service. The plugin process itself is
+// owned by whoever started it.
+func (c *Client) Close() error {
+	if c.server != nil {
+		c.server.Stop()
+	}
+	return nil
+}
+
+// hostServer serves the plugin's callbacks on the gateway side.
+type hostServer struct {
+	pb.UnimplementedHostServer
+	c *Client
+}
+
+func (h *hostServer) call(id string) (Call, error) {
+	v, ok := h.c.calls.Load(id)
+	if !ok {
+		return nil, toStatus(fmt.Errorf("%w: call %q is not running", ErrUnknownSource, id))
+	}
+	return v.(Call), nil
+}
+
+func (h *hostServer) CallTool(ctx context.Context, req *pb.HostCallToolRequest) (*pb.HostCallToolResponse, error) {
+	call, err := h.call(req.CallId)
+	if err != nil {
+		return nil, err
+	}
+	res, err := resultToPB(call.CallTool(ctx, req.Name, req.Arguments))
+	if err != nil {
+		return nil, err
+	}
+	return &pb.HostCallToolResponse{Result: res}, nil
+}
+
+func (h *hostServer) ClientRequest(ctx context.Context, req *pb.ClientRequestRequest) (*pb.ClientRequestResponse, error) {
+	call, err := h.call(req.CallId)
+	if err != nil {
+		return nil, err
+	}
+	res, err := resultToPB(call.Request(ctx, req.Method, req.Params))
+	if err != nil {
+		return nil, err
+	}
+	return &pb.ClientRequestResponse{Result: res}, nil
+}
+
+func (h *hostServer) Log(ctx context.Context, req *pb.LogRequest) (*pb.LogResponse, error) {
+	if h.c.host == nil {
+		return &pb.LogResponse{}, nil
+	}
+	if err := h.c.host.Log(ctx, req.Level, req.Message, req.Attrs); err != nil {
+		return nil, toStatus(err)
+	}
+	return &pb.LogResponse{}, nil
+}
+

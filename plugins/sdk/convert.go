@@ -1,0 +1,179 @@
+package sdk
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/skillgate/skillgate/plugins/sdk/internal/pb"
+)
+
+func toRaw(b [][]byte) []json.RawMessage {
+	if len(b) == 0 {
+		return nil
+	}
+	out := make([]json.RawMessage, len(b))
+	for i, v := range b {
+		out[i] = v
+	}
+	return out
+}
+
+func fromRaw(r []json.RawMessage) [][]byte {
+	if len(r) == 0 {
+		return nil
+	}
+	out := make([][]byte, len(r))
+	for i, v := range r {
+		out[i] = v
+	}
+	return out
+}
+
+func defsToPB(d *Definitions) *pb.Definitions {
+	if d == nil {
+		return nil
+	}
+	return &pb.Definitions{
+		Tools:             fromRaw(d.Tools),
+		Resources:         fromRaw(d.Resources),
+		ResourceTemplates: fromRaw(d.ResourceTemplates),
+		Prompts:           fromRaw(d.Prompts),
+		Server:            d.Server,
+	}
+}
+
+func defsFromPB(d *pb.Definitions) Definitions {
+	if d == nil {
+		return Definitions{}
+	}
+	return Definitions{
+		Tools:             toRaw(d.Tools),
+		Resources:         toRaw(d.Resources),
+		ResourceTemplates: toRaw(d.ResourceTemplates),
+		Prompts:           toRaw(d.Prompts),
+		Server:            d.Server,
+	}
+}
+
+func statusToPB(s *Status) *pb.Status {
+	if s == nil {
+		return nil
+	}
+	return &pb.Status{State: s.State, Pid: int64(s.PID), Restarts: int64(s.Restarts), LastError: s.LastError}
+}
+
+func statusFromPB(s *pb.Status) *Status {
+	if s == nil {
+		return nil
+	}
+	return &Status{State: s.State, PID: int(s.Pid), Restarts: int(s.Restarts), LastError: s.LastError}
+}
+
+func notificationToPB(n *Notification) *pb.Notification {
+	if n == nil {
+		return nil
+	}
+	return &pb.Notification{Method: n.Method, Params: n.Params}
+}
+
+func notificationFromPB(n *pb.Notification) *Notification {
+	if n == nil {
+		return nil
+	}
+	return &Notification{Method: n.Method, Params: n.Params}
+}
+
+// resultToPB turns a call's outcome into a Result message. Errors that are
+// not JSON-RPC errors travel as gRPC status instead (second return).
+func resultToPB(res json.RawMessage, err error) (*pb.Result, error) {
+	if err == nil {
+		if res == nil {
+			res = json.RawMessage("{}")
+		}
+		return &pb.Result{Result: res}, nil
+	}
+	var rpcErr *RPCError
+	if errors.As(err, &rpcErr) {
+		return &pb.Result{Error: &pb.RPCError{Code: rpcErr.Code, Message: rpcErr.Message, Data: rpcErr.Data}}, nil
+	}
+	return nil, toStatus(err)
+}
+
+func resultFromPB(r *pb.Result) (json.RawMessage, error) {
+	if r == nil {
+		return nil, &RPCError{Code: CodeInternalError, Message: "executor returned no result"}
+	}
+	if r.Error != nil {
+		return nil, &RPCError{Code: r.Error.Code, Message: r.Error.Message, Data: r.Error.Data}
+	}
+	return r.Result, nil
+}
+
+var sentinelCodes = []struct {
+	err  error
+	code codes.Code
+}{
+	{ErrUnknownSource, codes.NotFound},
+	{ErrInvalidSpec, codes.InvalidArgument},
+	{ErrUnsupported, codes.Unimplemented},
+	{ErrUnavailable, codes.FailedPrecondition},
+	{context.Canceled, codes.Canceled},
+	{context.DeadlineExceeded, codes.DeadlineExceeded},
+}
+
+// toStatus maps an error to a gRPC status, keeping the message.
+func toStatus(err error) error {
+	if err == nil {
+		return nil
+	}
+	if _, ok := status.FromError(err); ok {
+		return err
+	}
+	for _, s := range sentinelCodes {
+		if errors.Is(err, s.err) {
+			return status.Error(s.code, err.Error())
+		}
+	}
+	return status.Error(codes.Unknown, err.Error())
+}
+
+// remoteError carries the other side's message and matches the sentinel
+// that its status code stands for.
+type remoteError struct {
+	msg      string
+	sentinel error
+}
+
+func (e *remoteError) Error() string { return e.msg }
+func (e *remoteError) Unwrap() error { return e.sentinel }
+
+// fromStatus maps a gRPC error back to the SDK's errors. A transport
+// failure while ctx is still live means the other process went away.
+func fromStatus(ctx context.Context, err error) error {
+	if err == nil {
+		return nil
+	}
+	if ctxErr := ctx.Err(); ctxErr != nil {
+		return ctxErr
+	}
+	st, ok := status.FromError(err)
+	if !ok {
+		return err
+	}
+	switch st.Code() {
+	case codes.Unavailable, codes.Canceled:
+		return &remoteError{msg: ErrPluginShutdown.Error() + ": " + st.Message(), sentinel: ErrPluginShutdown}
+	case codes.Unknown:
+		return errors.New(st.Message())
+	}
+	for _, s := range sentinelCodes {
+		if s.code == st.Code() {
+			return &remoteError{msg: st.Message(), sentinel: s.err}
+		}
+	}
+	return errors.New(st.Message())
+}

@@ -1,0 +1,29 @@
+// Package sdk is the stable contract between the skillgate gateway and its
+// executor plugins.
+//
+// An executor turns specs (an MCP server entry, a tool folder, a wasm module)
+// into MCP definitions and runs calls against them. It runs as its own process,
+// launched by the gateway through hashicorp/go-plugin, and speaks the gRPC
+// protocol described in internal/pb/executor.proto. A plugin author implements
+// [Executor] and hands it to [Serve]:
+//
+//	type hello struct{}
+//
+//	func (hello) Info(ctx context.Context) (sdk.Info, error) {
+//		return sdk.Info{Name: "hello", Version: "1.0.0", Kinds: []string{"hello"}}, nil
+//	}
+//	// ... Load, Unload, Call ...
+//
+//	func main() { sdk.Serve(hello{}) }
+//
+// MCP payloads cross the boundary as raw JSON ([json.RawMessage]) so that a
+// field added by a newer MCP revision is never lost in a re-encode.
+//
+// The same [Executor] interface is what the gateway calls, whether the
+// executor runs in another process (through [GRPCPlugin]) or in the gateway's
+// own process. Package sdktest runs an executor over a real in-memory gRPC
+// connection for tests.
+//
+// This package never imports anything else of the skillgate repository; it
+// depends only on go-plugin, gRPC and protobuf.
+package sdk

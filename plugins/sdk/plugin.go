@@ -1,0 +1,63 @@
+package sdk
+
+import (
+	"context"
+	"runtime"
+
+	"github.com/hashicorp/go-plugin"
+	"google.golang.org/grpc"
+
+	"github.com/skillgate/skillgate/plugins/sdk/internal/pb"
+)
+
+// GRPCPlugin adapts an Executor to go-plugin. The plugin side sets Impl; the
+// gateway side sets Host (it may be nil) and receives a *Client from
+// Dispense.
+type GRPCPlugin struct {
+	plugin.NetRPCUnsupportedPlugin
+	// Impl is the executor served by a plugin process.
+	Impl Executor
+	// Host serves executor-wide callbacks on the gateway side.
+	Host Host
+}
+
+var _ plugin.GRPCPlugin = (*GRPCPlugin)(nil)
+
+// GRPCServer registers the executor service (plugin side).
+func (p *GRPCPlugin) GRPCServer(broker *plugin.GRPCBroker, s *grpc.Server) error {
+	pb.RegisterExecutorServer(s, &grpcServer{impl: p.Impl, broker: broker})
+	return nil
+}
+
+// GRPCClient returns a *Client talking to the plugin (gateway side). It also
+// starts the host callback service on the broker.
+func (p *GRPCPlugin) GRPCClient(ctx context.Context, broker *plugin.GRPCBroker, conn *grpc.ClientConn) (any, error) {
+	return newClient(broker, conn, p.Host), nil
+}
+
+// PluginSet returns the go-plugin plugin set for an executor: what
+// plugin.ClientConfig.Plugins needs on the gateway side (impl nil) and what
+// plugin.ServeConfig.Plugins needs on the plugin side.
+func PluginSet(impl Executor, host Host) plugin.PluginSet {
+	return plugin.PluginSet{PluginName: &GRPCPlugin{Impl: impl, Host: host}}
+}
+
+// Serve serves impl as an executor plugin over stdin/stdout as go-plugin
+// expects, and returns when the gateway closes the plugin. A plugin's main
+// is usually just:
+//
+//	func main() { sdk.Serve(myExecutor{}) }
+func Serve(impl Executor) {
+	plugin.Serve(&plugin.ServeConfig{
+		HandshakeConfig: Handshake,
+		Plugins:         PluginSet(impl, nil),
+		GRPCServer:      NewGRPCServer,
+	})
+}
+
+// NewGRPCServer builds the gRPC server an executor is served with. Stream
+// workers avoid a goroutine (and its stack growth) per incoming stream.
+func NewGRPCServer(opts []grpc.ServerOption) *grpc.Server {
+	opts = append(opts, grpc.NumStreamWorkers(uint32(runtime.GOMAXPROCS(0))))
+	return grpc.NewServer(opts...)
+}

@@ -1,0 +1,170 @@
+package sdk
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/hashicorp/go-plugin"
+)
+
+// ProtocolVersion is the executor protocol version this SDK speaks.
+//
+// History:
+//
+//	1: Info, Load, Unload, Call (server-streamed events), Watch;
+//	   host callbacks CallTool, ClientRequest, Log over the go-plugin broker.
+const ProtocolVersion = 1
+
+// PluginName is the name under which an executor is dispensed.
+const PluginName = "executor"
+
+// Handshake is the go-plugin handshake shared by the gateway and every
+// executor. The magic cookie only keeps people from running a plugin binary
+// by hand; it is not a security control.
+var Handshake = plugin.HandshakeConfig{
+	ProtocolVersion:  ProtocolVersion,
+	MagicCookieKey:   "SKILLGATE_EXECUTOR_PLUGIN",
+	MagicCookieValue: "8d0a3c1e-skillgate-executor",
+}
+
+// Info describes an executor.
+type Info struct {
+	// Name identifies the executor, e.g. "mcp" or "hello".
+	Name string
+	// Version is the executor's own version.
+	Version string
+	// Kinds lists the spec kinds the executor loads, e.g. ["mcp"].
+	Kinds []string
+}
+
+// LoadRequest asks an executor to load a source.
+type LoadRequest struct {
+	// Source is the id the gateway uses for this source (a server name,
+	// a tool folder's name). It is unique per executor.
+	Source string
+	// Kind is one of the executor's Info.Kinds.
+	Kind string
+	// Spec is the source's configuration as JSON; its shape is the kind's.
+	Spec json.RawMessage
+}
+
+// Definitions is everything a source offers, each item one MCP JSON object
+// exactly as MCP defines it (a Tool, a Resource, a ResourceTemplate, a Prompt).
+// Names are the source's own; the gateway namespaces them.
+type Definitions struct {
+	Tools             []json.RawMessage
+	Resources         []json.RawMessage
+	ResourceTemplates []json.RawMessage
+	Prompts           []json.RawMessage
+	// Server is the upstream's initialize result, where there is one.
+	Server json.RawMessage
+}
+
+// CallRequest is one MCP request routed to a source.
+type CallRequest struct {
+	// Source names a loaded source.
+	Source string
+	// Method is the MCP method: tools/call, resources/read, prompts/get,
+	// completion/complete, resources/subscribe, ...
+	Method string
+	// Params is the request's params object, with names already mapped back
+	// to the source's own and the progress token removed.
+	Params json.RawMessage
+	// CallID identifies the call to the host's callbacks.
+	CallID string
+}
+
+// Progress is a progress report for a running call.
+type Progress struct {
+	Progress float64
+	// Total is 0 when unknown.
+	Total   float64
+	Message string
+}
+
+// Notification is an MCP notification (method and params object).
+type Notification struct {
+	Method string
+	Params json.RawMessage
+}
+
+// Status is the health of a source.
+type Status struct {
+	// State is one of "starting", "ready", "failed", "stopped".
+	State     string
+	PID       int
+	Restarts  int
+	LastError string
+}
+
+// Change is something that happened to a source outside any call.
+type Change struct {
+	Source string
+	// Definitions, when not nil, is the full new set of the source's definitions.
+	Definitions *Definitions
+	// Notification, when not nil, is a source-level notification for
+	// subscribed clients (e.g. notifications/resources/updated).
+	Notification *Notification
+	// Status, when not nil, is the source's new health.
+	Status *Status
+}
+
+// Executor is what a plugin implements and what the gateway calls.
+//
+// The gateway calls Info once, first; then Load, Unload and Call in any
+// order. Calls (for the same or different sources) run concurrently, and
+// Load/Unload may run while calls are in flight, so implementations must be
+// safe for concurrent use. Every method receives the request's context:
+// cancellation of a Call's context means the client cancelled it.
+type Executor interface {
+	// Info describes the executor.
+	Info(ctx context.Context) (Info, error)
+	// Load loads (or reloads) a source and returns its definitions.
+	// A bad spec should yield an error wrapping ErrInvalidSpec that says
+	// what is wrong.
+	Load(ctx context.Context, req LoadRequest) (Definitions, error)
+	// Unload releases a source and everything it started.
+	Unload(ctx context.Context, source string) error
+	// Call runs one request. It reports progress and notifications through
+	// call while it runs and returns the JSON result. An error that is an
+	// *RPCError reaches the client as that JSON-RPC error; other errors
+	// become internal errors.
+	Call(ctx context.Context, req CallRequest, call Call) (json.RawMessage, error)
+}
+
+// Call is the host's side of one running call, handed to Executor.Call.
+// Its methods are safe for concurrent use until Call returns.
+type Call interface {
+	// Progress reports progress to the client, if it asked for progress.
+	Progress(p Progress) error
+	// Notify forwards a notification (e.g. notifications/message) to the
+	// client of this call.
+	Notify(n Notification) error
+	// Request sends a server-to-client request (sampling/createMessage,
+	// elicitation/create, roots/list) to the client of this call and
+	// returns its result; a JSON-RPC error answer is an *RPCError.
+	Request(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error)
+	// CallTool calls a tool of the gateway's catalog on behalf of this call
+	// and returns the CallToolResult JSON.
+	CallTool(ctx context.Context, name string, args json.RawMessage) (json.RawMessage, error)
+}
+
+// Watcher is implemented by executors whose sources change on their own
+// (upstream list_changed, file edits, health). Watch blocks, sending changes
+// to emit, until ctx is done. The gateway calls it once after Info.
+type Watcher interface {
+	Watch(ctx context.Context, emit func(Change)) error
+}
+
+// Host is the gateway's side for executor-wide services.
+type Host interface {
+	// Log writes into the gateway's structured log. Level is one of
+	// debug, info, warn, error.
+	Log(ctx context.Context, level, msg string, attrs map[string]string) error
+}
+
+// HostUser is implemented by executors that want the Host. SetHost is called
+// once, after Info and before anything else.
+type HostUser interface {
+	SetHost(h Host)
+}

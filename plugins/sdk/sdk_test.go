@@ -1,0 +1,154 @@
+package sdk_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/skillgate/skillgate/plugins/sdk"
+	"github.com/skillgate/skillgate/plugins/sdk/sdktest"
+)
+
+// echo is a small executor used to exercise every part of the contract.
+type echo struct{ host sdk.Host }
+
+func (e *echo) SetHost(h sdk.Host) { e.host = h }
+
+func (e *echo) Info(context.Context) (sdk.Info, error) {
+	return sdk.Info{Name: "echo", Version: "0.1.0", Kinds: []string{"echo"}}, nil
+}
+
+func (e *echo) Load(_ context.Context, req sdk.LoadRequest) (sdk.Definitions, error) {
+	if req.Kind != "echo" {
+		return sdk.Definitions{}, fmt.Errorf("%w: kind %q", sdk.ErrInvalidSpec, req.Kind)
+	}
+	return sdk.Definitions{Tools: []json.RawMessage{json.RawMessage(`{"name":"echo","inputSchema":{"type":"object"},"x-new":1}`)}}, nil
+}
+
+func (e *echo) Unload(_ context.Context, source string) error {
+	return fmt.Errorf("%w: %s", sdk.ErrUnknownSource, source)
+}
+
+func (e *echo) Call(ctx context.Context, req sdk.CallRequest, call sdk.Call) (json.RawMessage, error) {
+	switch req.Method {
+	case "progress":
+		for i := 1; i <= 3; i++ {
+			if err := call.Progress(sdk.Progress{Progress: float64(i), Total: 3, Message: "step"}); err != nil {
+				return nil, err
+			}
+		}
+		_ = call.Notify(sdk.Notification{Method: "notifications/message", Params: json.RawMessage(`{"level":"info","data":"hi"}`)})
+		return req.Params, nil
+	case "calltool":
+		return call.CallTool(ctx, "other", req.Params)
+	case "sample":
+		return call.Request(ctx, "sampling/createMessage", req.Params)
+	case "rpcerror":
+		return nil, &sdk.RPCError{Code: -32602, Message: "bad params", Data: json.RawMessage(`{"field":"x"}`)}
+	case "block":
+		<-ctx.Done()
+		return nil, ctx.Err()
+	case "log":
+		return json.RawMessage(`{}`), e.host.Log(ctx, "info", "hello", map[string]string{"k": "v"})
+	}
+	return nil, fmt.Errorf("%w: method %s", sdk.ErrUnsupported, req.Method)
+}
+
+type logHost struct{ got chan string }
+
+func (h logHost) Log(_ context.Context, level, msg string, attrs map[string]string) error {
+	h.got <- level + " " + msg + " " + attrs["k"]
+	return nil
+}
+
+func TestContract(t *testing.T) {
+	ctx := context.Background()
+	host := logHost{got: make(chan string, 1)}
+	c := sdktest.Start(t, &echo{}, host)
+
+	info, err := c.Info(ctx)
+	if err != nil || info.Name != "echo" || info.Kinds[0] != "echo" {
+		t.Fatalf("Info = %+v, %v", info, err)
+	}
+
+	t.Run("load keeps raw json", func(t *testing.T) {
+		defs, err := c.Load(ctx, sdk.LoadRequest{Source: "a", Kind: "echo"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := string(defs.Tools[0]); got != `{"name":"echo","inputSchema":{"type":"object"},"x-new":1}` {
+			t.Fatalf("tool = %s", got)
+		}
+	})
+	t.Run("sentinels cross the boundary", func(t *testing.T) {
+		_, err := c.Load(ctx, sdk.LoadRequest{Source: "a", Kind: "nope"})
+		if !errors.Is(err, sdk.ErrInvalidSpec) || err.Error() != `invalid spec: kind "nope"` {
+			t.Fatalf("err = %v", err)
+		}
+		if err := c.Unload(ctx, "zz"); !errors.Is(err, sdk.ErrUnknownSource) {
+			t.Fatalf("unload err = %v", err)
+		}
+		_, err = c.Call(ctx, sdk.CallRequest{Method: "nope"}, &sdktest.Recorder{})
+		if !errors.Is(err, sdk.ErrUnsupported) {
+			t.Fatalf("call err = %v", err)
+		}
+	})
+	t.Run("events arrive in order before the result", func(t *testing.T) {
+		rec := &sdktest.Recorder{}
+		res, err := c.Call(ctx, sdk.CallRequest{Method: "progress", Params: json.RawMessage(`{"a":1}`)}, rec)
+		if err != nil || string(res) != `{"a":1}` {
+			t.Fatalf("res = %s, %v", res, err)
+		}
+		if len(rec.Progresses) != 3 || rec.Progresses[2].Progress != 3 || rec.Progresses[2].Total != 3 {
+			t.Fatalf("progress = %+v", rec.Progresses)
+		}
+		if len(rec.Notifications) != 1 || rec.Notifications[0].Method != "notifications/message" {
+			t.Fatalf("notifications = %+v", rec.Notifications)
+		}
+	})
+	t.Run("rpc errors pass unchanged", func(t *testing.T) {
+		_, err := c.Call(ctx, sdk.CallRequest{Method: "rpcerror"}, &sdktest.Recorder{})
+		var rpcErr *sdk.RPCError
+		if !errors.As(err, &rpcErr) || rpcErr.Code != -32602 || string(rpcErr.Data) != `{"field":"x"}` {
+			t.Fatalf("err = %#v", err)
+		}
+	})
+	t.Run("callbacks reach the calling call", func(t *testing.T) {
+		rec := &sdktest.Recorder{
+			CallToolFunc: func(_ context.Context, name string, args json.RawMessage) (json.RawMessage, error) {
+				return json.RawMessage(fmt.Sprintf(`{"tool":%q,"args":%s}`, name, args)), nil
+			},
+			RequestFunc: func(_ context.Context, method string, _ json.RawMessage) (json.RawMessage, error) {
+				return nil, &sdk.RPCError{Code: -1, Message: "user declined " + method}
+			},
+		}
+		res, err := c.Call(ctx, sdk.CallRequest{Method: "calltool", Params: json.RawMessage(`{"q":1}`)}, rec)
+		if err != nil || string(res) != `{"tool":"other","args":{"q":1}}` {
+			t.Fatalf("calltool = %s, %v", res, err)
+		}
+		_, err = c.Call(ctx, sdk.CallRequest{Method: "sample"}, rec)
+		var rpcErr *sdk.RPCError
+		if !errors.As(err, &rpcErr) || rpcErr.Message != "user declined sampling/createMessage" {
+			t.Fatalf("sample err = %v", err)
+		}
+	})
+	t.Run("cancellation reaches the executor", func(t *testing.T) {
+		cctx, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
+		defer cancel()
+		_, err := c.Call(cctx, sdk.CallRequest{Method: "block"}, &sdktest.Recorder{})
+		if !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("err = %v", err)
+		}
+	})
+	t.Run("host log", func(t *testing.T) {
+		if _, err := c.Call(ctx, sdk.CallRequest{Method: "log"}, &sdktest.Recorder{}); err != nil {
+			t.Fatal(err)
+		}
+		if got := <-host.got; got != "info hello v" {
+			t.Fatalf("log = %q", got)
+		}
+	})
+}
