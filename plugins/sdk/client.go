@@ -200,4 +200,3 @@ func (h *hostServer) Log(ctx context.Context, req *pb.LogRequest) (*pb.LogRespon
 	}
 	return &pb.LogResponse{}, nil
 }
-
