@@ -1,0 +1,338 @@
+package config
+
+import (
+	"fmt"
+	"maps"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Config is a parsed skillgate.yaml. Build one with Default, Parse or Load.
+type Config struct {
+	// Listen is where the HTTP front end listens.
+	Listen Listen `yaml:"listen"`
+	// Auth holds the bearer tokens the HTTP front end accepts.
+	Auth Auth `yaml:"auth"`
+	// Names controls how upstream names are namespaced.
+	Names Names `yaml:"names"`
+	// Disclosure is "all" (every tool listed; the default) or
+	// "progressive" (meta-tools plus what a client activated).
+	Disclosure string `yaml:"disclosure"`
+	// Servers are the upstream MCP servers, keyed by name.
+	Servers map[string]*Server `yaml:"servers"`
+	// ServerOrder holds the keys of Servers in file order.
+	ServerOrder []string `yaml:"-"`
+	// Tools lists the folders of script and wasm tools.
+	Tools Dirs `yaml:"tools"`
+	// Pipelines lists the folders of YAML pipelines.
+	Pipelines Dirs `yaml:"pipelines"`
+	// Skills lists the folders of skills (SKILL.md).
+	Skills Dirs `yaml:"skills"`
+	// Plugins lists the folders of third-party executor binaries.
+	Plugins Dirs `yaml:"plugins"`
+	// Services are the Docker containers tools depend on, keyed by name.
+	Services map[string]*Service `yaml:"services"`
+	// Executors tunes the built-in executors (mcp, script, wasm), keyed by name.
+	Executors map[string]*Executor `yaml:"executors"`
+	// Limits are timeouts and caps.
+	Limits Limits `yaml:"limits"`
+	// Source is the name of the file the config came from.
+	Source string `yaml:"-"`
+
+	// pos maps a field path ("servers.x.url") to where it was written.
+	pos map[string]Pos
+}
+
+// Listen says where the HTTP front end listens and whom it answers.
+type Listen struct {
+	// HTTP is the host:port to bind; the default is 127.0.0.1:8811.
+	HTTP string `yaml:"http"`
+	// AllowedOrigins are extra Origin values accepted besides localhost ones.
+	AllowedOrigins []string `yaml:"allowed_origins"`
+	// AllowedHosts are extra Host values accepted besides localhost ones.
+	AllowedHosts []string `yaml:"allowed_hosts"`
+}
+
+// Auth holds the credentials the HTTP front end accepts.
+type Auth struct {
+	// Tokens are accepted bearer tokens; empty means no authentication.
+	Tokens []string `yaml:"tokens"`
+}
+
+// Names controls how items from upstreams are named in the catalog.
+type Names struct {
+	// Separator joins a namespace and a name; the default is "__".
+	Separator string `yaml:"separator"`
+	// Collisions is the policy when two items get the same name:
+	// "prefix" (the default), "priority" or "error".
+	Collisions string `yaml:"collisions"`
+}
+
+// Dirs is a list of folders to load items from.
+type Dirs struct {
+	// Dirs are resolved against the config file's folder.
+	Dirs []string `yaml:"dirs"`
+}
+
+// Server is an upstream MCP server: a stdio command or a remote URL.
+type Server struct {
+	// Command starts a stdio server.
+	Command string `yaml:"command,omitempty"`
+	// Args are the command's arguments.
+	Args []string `yaml:"args,flow,omitempty"`
+	// Env is added to the command's environment.
+	Env map[string]string `yaml:"env,omitempty"`
+	// Cwd is the command's working folder, resolved against the config file's folder.
+	Cwd string `yaml:"cwd,omitempty"`
+	// URL is a remote server's endpoint.
+	URL string `yaml:"url,omitempty"`
+	// Headers are sent with every request to URL.
+	Headers map[string]string `yaml:"headers,omitempty"`
+	// Transport is "" (chosen from Command or URL), "stdio", "streamable-http" or "sse".
+	Transport string `yaml:"transport,omitempty"`
+	// Namespace prefixes the server's items; nil means the server's key, "" no prefix.
+	Namespace *string `yaml:"namespace,omitempty"`
+	// Priority decides name collisions under the "priority" policy; higher wins.
+	Priority int `yaml:"priority,omitempty"`
+	// Start is "eager" (the default; started with the gateway) or "lazy" (on first use).
+	Start string `yaml:"start,omitempty"`
+	// Disabled servers are kept in the config but not started.
+	Disabled bool `yaml:"disabled,omitempty"`
+	// Isolation overrides the mcp executor's: "process" or "inprocess".
+	Isolation string `yaml:"isolation,omitempty"`
+	// ProtocolVersion pins an upstream MCP revision such as "2025-11-25".
+	ProtocolVersion string `yaml:"protocol_version,omitempty"`
+	// Timeout overrides limits.request_timeout for this server.
+	Timeout Duration `yaml:"timeout,omitempty"`
+	// Requires names services that must be healthy before the server starts.
+	Requires []string `yaml:"requires,flow,omitempty"`
+	// Pos is where the entry was defined.
+	Pos Pos `yaml:"-"`
+}
+
+// Kind reports how the gateway talks to the server: "stdio", "http" or "sse".
+func (s *Server) Kind() string {
+	switch {
+	case s.Transport == "stdio" || (s.Transport == "" && s.Command != ""):
+		return "stdio"
+	case s.Transport == "sse":
+		return "sse"
+	default:
+		return "http"
+	}
+}
+
+// Equal reports whether s and o configure the same server, ignoring Pos.
+// A reload keeps a server running when its old and new entries are Equal.
+func (s *Server) Equal(o *Server) bool {
+	if s == nil || o == nil {
+		return s == o
+	}
+	return s.Command == o.Command &&
+		slices.Equal(s.Args, o.Args) &&
+		maps.Equal(s.Env, o.Env) &&
+		s.Cwd == o.Cwd &&
+		s.URL == o.URL &&
+		maps.Equal(s.Headers, o.Headers) &&
+		s.Transport == o.Transport &&
+		(s.Namespace == nil) == (o.Namespace == nil) &&
+		(s.Namespace == nil || *s.Namespace == *o.Namespace) &&
+		s.Priority == o.Priority &&
+		s.Start == o.Start &&
+		s.Disabled == o.Disabled &&
+		s.Isolation == o.Isolation &&
+		s.ProtocolVersion == o.ProtocolVersion &&
+		s.Timeout == o.Timeout &&
+		slices.Equal(s.Requires, o.Requires)
+}
+
+// Service is a Docker container that tools and servers depend on.
+type Service struct {
+	// Image is the container image, such as "postgres:16".
+	Image string `yaml:"image"`
+	// Command overrides the image's command.
+	Command []string `yaml:"command"`
+	// Env is the container's environment.
+	Env map[string]string `yaml:"env"`
+	// Ports are container ports to publish, such as "5432" or "8080:80".
+	Ports []string `yaml:"ports"`
+	// Healthcheck says when the container is ready.
+	Healthcheck *Healthcheck `yaml:"healthcheck"`
+	// Pos is where the entry was defined.
+	Pos Pos `yaml:"-"`
+}
+
+// Healthcheck is a Docker health check, as in a compose file.
+type Healthcheck struct {
+	// Test is the check command, such as ["CMD", "pg_isready"].
+	Test []string `yaml:"test"`
+	// Interval is the time between checks.
+	Interval Duration `yaml:"interval"`
+	// Timeout is how long one check may take.
+	Timeout Duration `yaml:"timeout"`
+	// StartPeriod is a grace period in which failures do not count.
+	StartPeriod Duration `yaml:"start_period"`
+	// Retries is how many failures in a row make the container unhealthy.
+	Retries int `yaml:"retries"`
+}
+
+// Executor tunes a built-in executor.
+type Executor struct {
+	// Isolation is "process" (the default) or "inprocess".
+	Isolation string `yaml:"isolation"`
+}
+
+// Limits are timeouts and caps. A zero timeout disables it.
+type Limits struct {
+	// RequestTimeout bounds a request without progress; the default is 60s.
+	RequestTimeout Duration `yaml:"request_timeout"`
+	// MaxRequestTimeout bounds a request even while progress arrives; the default is 10m.
+	MaxRequestTimeout Duration `yaml:"max_request_timeout"`
+	// StallTimeout ends a script that prints nothing for this long; the default is 20s.
+	StallTimeout Duration `yaml:"stall_timeout"`
+	// ScriptOutputCap is how much script output is kept (the rest is drained); the default is 1MiB.
+	ScriptOutputCap Size `yaml:"script_output_cap"`
+	// ScriptConcurrency is how many script processes may run at once; the default is 8.
+	ScriptConcurrency int `yaml:"script_concurrency"`
+	// HTTPBodyCap bounds an HTTP request body; the default is 4MiB.
+	HTTPBodyCap Size `yaml:"http_body_cap"`
+	// ShutdownGrace is how long a stdio child gets after stdin is closed and
+	// SIGTERM sent, before SIGKILL; the default is 5s.
+	ShutdownGrace Duration `yaml:"shutdown_grace"`
+	// PluginKillWindow is how long a plugin gets to exit before it is killed; the default is 2s.
+	PluginKillWindow Duration `yaml:"plugin_kill_window"`
+}
+
+// Default returns a config with every default set and no servers.
+func Default() *Config {
+	return &Config{
+		Listen:     Listen{HTTP: "127.0.0.1:8811"},
+		Names:      Names{Separator: "__", Collisions: "prefix"},
+		Disclosure: "all",
+		Servers:    map[string]*Server{},
+		Services:   map[string]*Service{},
+		Executors:  map[string]*Executor{},
+		Limits: Limits{
+			RequestTimeout:    Duration(60 * time.Second),
+			MaxRequestTimeout: Duration(10 * time.Minute),
+			StallTimeout:      Duration(20 * time.Second),
+			ScriptOutputCap:   1 << 20,
+			ScriptConcurrency: 8,
+			HTTPBodyCap:       4 << 20,
+			ShutdownGrace:     Duration(5 * time.Second),
+			PluginKillWindow:  Duration(2 * time.Second),
+		},
+	}
+}
+
+// BuiltinDefault returns the config used when no file is given: Default
+// plus the bundled examples, so a bare `skillgate` serves something useful.
+// Each of examples/tools, examples/pipelines, examples/skills and
+// examples/plugins is added, relative to the working folder, only if it
+// exists. It has no servers.
+func BuiltinDefault() *Config {
+	c := Default()
+	c.Source = "<builtin>"
+	for dir, d := range map[string]*Dirs{
+		"examples/tools":     &c.Tools,
+		"examples/pipelines": &c.Pipelines,
+		"examples/skills":    &c.Skills,
+		"examples/plugins":   &c.Plugins,
+	} {
+		if fi, err := os.Stat(dir); err == nil && fi.IsDir() {
+			d.Dirs = []string{dir}
+		}
+	}
+	return c
+}
+
+// Duration is a time.Duration written as "500ms" or "10s".
+type Duration time.Duration
+
+// String returns the duration as time.Duration prints it.
+func (d Duration) String() string { return time.Duration(d).String() }
+
+// MarshalText writes the duration as "10s".
+func (d Duration) MarshalText() ([]byte, error) { return []byte(d.String()), nil }
+
+// UnmarshalText reads a duration such as "500ms" or "1m30s".
+func (d *Duration) UnmarshalText(b []byte) error {
+	s := string(b)
+	v, err := time.ParseDuration(s)
+	if err != nil {
+		if _, nerr := strconv.ParseFloat(s, 64); nerr == nil {
+			return fmt.Errorf("%q has no unit; write it as %ss or %sms", s, s, s)
+		}
+		return fmt.Errorf("%q is not a duration; write it as 500ms, 10s or 1m30s", s)
+	}
+	*d = Duration(v)
+	return nil
+}
+
+// Size is a byte count written as 1048576, "512KiB" or "4MiB".
+type Size int64
+
+var sizeUnits = []struct {
+	suffix string
+	n      int64
+}{
+	{"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10},
+	{"GB", 1e9}, {"MB", 1e6}, {"KB", 1e3}, {"B", 1},
+}
+
+// String returns the size with the largest binary unit that divides it.
+func (s Size) String() string {
+	for _, u := range sizeUnits[:3] {
+		if s != 0 && int64(s)%u.n == 0 {
+			return strconv.FormatInt(int64(s)/u.n, 10) + u.suffix
+		}
+	}
+	return strconv.FormatInt(int64(s), 10)
+}
+
+// MarshalText writes the size as String does.
+func (s Size) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
+
+// UnmarshalText reads a byte count with an optional unit: B, KB, MB, GB
+// (powers of 1000) or KiB, MiB, GiB (powers of 1024).
+func (s *Size) UnmarshalText(b []byte) error {
+	str := strings.TrimSpace(string(b))
+	num, mult := str, int64(1)
+	for _, u := range sizeUnits {
+		if len(str) > len(u.suffix) && strings.EqualFold(str[len(str)-len(u.suffix):], u.suffix) {
+			num, mult = strings.TrimSpace(str[:len(str)-len(u.suffix)]), u.n
+			break
+		}
+	}
+	v, err := strconv.ParseInt(num, 10, 64)
+	if err != nil || v > (1<<63-1)/mult || v < -(1<<63-1)/mult {
+		return fmt.Errorf("%q is not a size; write it as 1048576, 512KiB or 4MiB", str)
+	}
+	*s = Size(v * mult)
+	return nil
+}
+
+// Pos is a place in a config file.
+type Pos struct {
+	File string
+	Line int
+	Col  int
+}
+
+// String returns "file:line:col", leaving out what is unknown.
+func (p Pos) String() string {
+	s := p.File
+	if p.Line > 0 {
+		if s != "" {
+			s += ":"
+		}
+		s += strconv.Itoa(p.Line)
+		if p.Col > 0 {
+			s += ":" + strconv.Itoa(p.Col)
+		}
+	}
+	return s
+}

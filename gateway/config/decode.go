@@ -1,0 +1,355 @@
+package config
+
+import (
+	"encoding"
+	"fmt"
+	"maps"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// maxNodes bounds the work of walking a document whose aliases expand
+// exponentially ("billion laughs").
+const maxNodes = 100_000
+
+// decoder walks a yaml.Node tree into Go values strictly: every key must
+// name a field, every value must fit its type, and every problem is kept.
+// yaml.v3's own Node.Decode loses KnownFields strictness in nested nodes.
+type decoder struct {
+	file   string
+	lookup func(string) (string, bool)
+	expand bool
+	// lenient turns unknown keys into warnings.
+	lenient bool
+
+	warns  []*Error
+	errs   []*Error
+	bad    map[string]bool     // fields with a decode error
+	pos    map[string]Pos      // field path -> where it was written
+	order  map[string][]string // map field path -> keys in file order
+	nodes  int
+	active map[*yaml.Node]bool // alias targets being walked
+}
+
+// spoiled reports whether field or a field inside it failed to decode,
+// so a validation error there would only echo the decode error.
+func (d *decoder) spoiled(field string) bool {
+	for b := range d.bad {
+		if b == field || strings.HasPrefix(b, field+".") || strings.HasPrefix(b, field+"[") {
+			return true
+		}
+	}
+	return false
+}
+
+func (d *decoder) at(n *yaml.Node) Pos { return Pos{File: d.file, Line: n.Line, Col: n.Column} }
+
+func (d *decoder) fail(n *yaml.Node, field string, err error, format string, args ...any) {
+	if d.bad == nil {
+		d.bad = map[string]bool{}
+	}
+	d.bad[field] = true
+	d.errs = append(d.errs, &Error{Pos: d.at(n), Field: field, Msg: fmt.Sprintf(format, args...), Err: err})
+}
+
+var (
+	posType      = reflect.TypeFor[Pos]()
+	unmarshalerT = reflect.TypeFor[encoding.TextUnmarshaler]()
+)
+
+func (d *decoder) decode(n *yaml.Node, v reflect.Value, field string) {
+	if d.nodes++; d.nodes > maxNodes {
+		if d.nodes == maxNodes+1 {
+			d.fail(n, field, nil, "the document is too large once aliases are expanded; use fewer aliases")
+		}
+		return
+	}
+	if n.Kind == yaml.AliasNode {
+		if d.active[n.Alias] {
+			d.fail(n, field, nil, "alias *%s refers to itself", n.Value)
+			return
+		}
+		if d.active == nil {
+			d.active = map[*yaml.Node]bool{}
+		}
+		d.active[n.Alias] = true
+		d.decode(n.Alias, v, field)
+		delete(d.active, n.Alias)
+		return
+	}
+	if d.pos != nil && field != "" {
+		if _, ok := d.pos[field]; !ok {
+			d.pos[field] = d.at(n)
+		}
+	}
+	if n.Kind == yaml.ScalarNode && n.ShortTag() == "!!null" {
+		return // an empty value keeps the default
+	}
+	if reflect.PointerTo(v.Type()).Implements(unmarshalerT) {
+		if s, ok := d.scalar(n, field, "a "+typeName(v.Type())); ok {
+			if err := v.Addr().Interface().(encoding.TextUnmarshaler).UnmarshalText([]byte(s)); err != nil {
+				d.fail(n, field, nil, "%v", err)
+			}
+		}
+		return
+	}
+	switch v.Kind() {
+	case reflect.Pointer:
+		if v.IsNil() {
+			v.Set(reflect.New(v.Type().Elem()))
+		}
+		d.decode(n, v.Elem(), field)
+	case reflect.Struct:
+		d.decodeStruct(n, v, field)
+	case reflect.Map:
+		d.decodeMap(n, v, field)
+	case reflect.Slice:
+		if n.Kind != yaml.SequenceNode {
+			d.fail(n, field, nil, "want a list, got %s; write [a, b] or one '- item' per line", kindName(n))
+			return
+		}
+		s := reflect.MakeSlice(v.Type(), len(n.Content), len(n.Content))
+		for i, c := range n.Content {
+			d.decode(c, s.Index(i), fmt.Sprintf("%s[%d]", field, i))
+		}
+		v.Set(s)
+	case reflect.String:
+		// On a bad variable keep the raw text, so Validate does not add
+		// a second, misleading "missing" error for the same field.
+		if s, ok := d.scalar(n, field, "a string"); ok || n.Kind == yaml.ScalarNode {
+			v.SetString(s)
+		}
+	case reflect.Int, reflect.Int64:
+		if s, ok := d.scalar(n, field, "an integer"); ok {
+			i, err := strconv.ParseInt(s, 10, 64)
+			if err != nil || v.OverflowInt(i) {
+				d.fail(n, field, nil, "%q is not an integer; write a whole number such as 3", s)
+				return
+			}
+			v.SetInt(i)
+		}
+	case reflect.Bool:
+		if s, ok := d.scalar(n, field, "true or false"); ok {
+			switch strings.ToLower(s) {
+			case "true":
+				v.SetBool(true)
+			case "false":
+				v.SetBool(false)
+			default:
+				d.fail(n, field, nil, "%q is not a boolean; write true or false", s)
+			}
+		}
+	default:
+		panic("config: cannot decode into " + v.Type().String())
+	}
+}
+
+// scalar returns n's value with variables expanded.
+func (d *decoder) scalar(n *yaml.Node, field, want string) (string, bool) {
+	if n.Kind != yaml.ScalarNode {
+		d.fail(n, field, nil, "want %s, got %s", want, kindName(n))
+		return "", false
+	}
+	if !d.expand {
+		return n.Value, true
+	}
+	s, err := Expand(n.Value, d.lookup)
+	if err != nil {
+		d.fail(n, field, err, "%v", err)
+		return n.Value, false
+	}
+	return s, true
+}
+
+type pair struct{ k, v *yaml.Node }
+
+// pairs returns a mapping's key/value pairs with << merge keys applied:
+// explicit keys win over merged ones, earlier merges over later ones.
+func (d *decoder) pairs(n *yaml.Node, field string) []pair {
+	var out, merged []pair
+	seen := map[string]*yaml.Node{}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		if k.Kind == yaml.ScalarNode && k.ShortTag() == "!!merge" {
+			merged = append(merged, d.mergePairs(v, field)...)
+			continue
+		}
+		if k.Kind != yaml.ScalarNode {
+			d.fail(k, field, nil, "a key must be a plain string, not %s", kindName(k))
+			continue
+		}
+		if prev := seen[k.Value]; prev != nil {
+			d.fail(k, join(field, k.Value), nil, "duplicate key; it is already set at line %d, remove one", prev.Line)
+			continue
+		}
+		seen[k.Value] = k
+		out = append(out, pair{k, v})
+	}
+	for _, p := range merged {
+		if seen[p.k.Value] == nil {
+			seen[p.k.Value] = p.k
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func (d *decoder) mergePairs(v *yaml.Node, field string) []pair {
+	if d.nodes++; d.nodes > maxNodes {
+		return nil
+	}
+	for v.Kind == yaml.AliasNode {
+		if d.active[v.Alias] {
+			d.fail(v, field, nil, "alias *%s refers to itself", v.Value)
+			return nil
+		}
+		v = v.Alias
+	}
+	switch v.Kind {
+	case yaml.MappingNode:
+		if d.active == nil {
+			d.active = map[*yaml.Node]bool{}
+		}
+		d.active[v] = true
+		defer delete(d.active, v)
+		return d.pairs(v, field)
+	case yaml.SequenceNode:
+		var out []pair
+		for _, c := range v.Content {
+			out = append(out, d.mergePairs(c, field)...)
+		}
+		return out
+	}
+	d.fail(v, field, nil, "<< must merge a mapping or a list of mappings, got %s", kindName(v))
+	return nil
+}
+
+func (d *decoder) decodeStruct(n *yaml.Node, v reflect.Value, field string) {
+	if n.Kind != yaml.MappingNode {
+		d.fail(n, field, nil, "want a mapping of keys to values, got %s", kindName(n))
+		return
+	}
+	fields := yamlFields(v.Type())
+	for _, p := range d.pairs(n, field) {
+		if strings.HasPrefix(p.k.Value, "x-") {
+			continue // an extension key, as in compose files: a home for anchors
+		}
+		f := join(field, p.k.Value)
+		i, ok := fields[p.k.Value]
+		if !ok && d.lenient {
+			d.warns = append(d.warns, &Error{Pos: d.at(p.k), Field: f, Msg: "unknown key ignored; skillgate has no such setting"})
+			continue
+		}
+		if !ok {
+			d.fail(p.k, f, nil, "unknown key; %s", suggest(p.k.Value, slices.Sorted(maps.Keys(fields))))
+			continue
+		}
+		d.decode(p.v, v.Field(i), f)
+	}
+}
+
+func (d *decoder) decodeMap(n *yaml.Node, v reflect.Value, field string) {
+	if n.Kind != yaml.MappingNode {
+		d.fail(n, field, nil, "want a mapping of names to values, got %s", kindName(n))
+		return
+	}
+	if v.IsNil() {
+		v.Set(reflect.MakeMap(v.Type()))
+	}
+	for _, p := range d.pairs(n, field) {
+		f := join(field, p.k.Value)
+		if d.pos != nil {
+			d.pos[f] = d.at(p.k)
+		}
+		e := reflect.New(v.Type().Elem()).Elem()
+		d.decode(p.v, e, f)
+		if e.Kind() == reflect.Pointer && e.IsNil() {
+			e.Set(reflect.New(e.Type().Elem())) // "name:" with no value is an empty entry
+		}
+		v.SetMapIndex(reflect.ValueOf(p.k.Value), e)
+		if d.order == nil {
+			d.order = map[string][]string{}
+		}
+		d.order[field] = append(d.order[field], p.k.Value)
+	}
+}
+
+// yamlFields maps yaml keys to field indexes, skipping yaml:"-" and unexported fields.
+func yamlFields(t reflect.Type) map[string]int {
+	m := map[string]int{}
+	for i := range t.NumField() {
+		f := t.Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+		if f.IsExported() && name != "" && name != "-" && f.Type != posType {
+			m[name] = i
+		}
+	}
+	return m
+}
+
+// suggest names the closest known key, or lists them all.
+func suggest(key string, known []string) string {
+	best, bestDist := "", 3
+	for _, k := range known {
+		if dist := editDistance(strings.ToLower(key), k); dist < bestDist {
+			best, bestDist = k, dist
+		}
+	}
+	if best != "" {
+		return fmt.Sprintf("did you mean %q?", best)
+	}
+	return "known keys are " + strings.Join(known, ", ")
+}
+
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur := make([]int, len(b)+1)
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			sub := prev[j-1]
+			if a[i-1] != b[j-1] {
+				sub++
+			}
+			cur[j] = min(sub, prev[j]+1, cur[j-1]+1)
+		}
+		prev = cur
+	}
+	return prev[len(b)]
+}
+
+func join(field, key string) string {
+	if field == "" {
+		return key
+	}
+	return field + "." + key
+}
+
+func kindName(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.MappingNode:
+		return "a mapping"
+	case yaml.SequenceNode:
+		return "a list"
+	case yaml.AliasNode:
+		return "an alias"
+	}
+	return fmt.Sprintf("%q", n.Value)
+}
+
+func typeName(t reflect.Type) string {
+	switch t {
+	case reflect.TypeFor[Duration]():
+		return "duration such as 10s"
+	case reflect.TypeFor[Size]():
+		return "size such as 4MiB"
+	}
+	return strings.ToLower(t.Name())
+}

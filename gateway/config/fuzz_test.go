@@ -1,0 +1,57 @@
+package config
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func addSeeds(f *testing.F, pattern string) {
+	files, _ := filepath.Glob(pattern)
+	for _, path := range files {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(data)
+	}
+}
+
+// FuzzParse checks that no input makes Parse panic or hang, and that what
+// it accepts also passes Validate.
+func FuzzParse(f *testing.F) {
+	addSeeds(f, "testdata/valid/*.yaml")
+	addSeeds(f, "testdata/invalid/*.yaml")
+	f.Add([]byte("a: &a [*a, *a]\nb: &b {<<: [*b, *a]}\n"))
+	f.Add([]byte("servers: {s: {command: '${A:-${B:-$${C}}}'}}"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		lookup := func(k string) (string, bool) { return strings.ToLower(k), len(k)%2 == 0 }
+		cfg, err := Parse(bytes.NewReader(data), "fuzz.yaml", lookup)
+		if err != nil {
+			return
+		}
+		if err := cfg.Validate(); err != nil {
+			t.Fatalf("Parse accepted a config Validate rejects: %v", err)
+		}
+		if _, err := MarshalServers(cfg.Servers, cfg.ServerOrder); err != nil {
+			t.Fatalf("MarshalServers: %v", err)
+		}
+	})
+}
+
+// FuzzImport checks that no input makes Import or Merge panic.
+func FuzzImport(f *testing.F) {
+	addSeeds(f, "testdata/import/*.json")
+	f.Add([]byte(`{"servers": {"a": {"args": [[[[]]]], "env": {"A": "${input:x}${env:Y}$${z}"}}},}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		im, err := Import(bytes.NewReader(data), "fuzz.json")
+		if err != nil {
+			return
+		}
+		if _, err := Merge([]byte("servers: {}\n"), im.Servers, im.Order, true); err != nil {
+			t.Fatalf("Merge: %v", err)
+		}
+	})
+}

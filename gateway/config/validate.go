@@ -1,0 +1,257 @@
+package config
+
+import (
+	"fmt"
+	"maps"
+	"net"
+	"net/url"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+var (
+	nameRe      = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
+	separatorRe = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,8}$`)
+	revisionRe  = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}$`)
+)
+
+// Validate checks the whole config and returns every problem as *Error
+// values joined with errors.Join, in file order, or nil.
+func (c *Config) Validate() error {
+	if errs := c.validate(); len(errs) > 0 {
+		return joinSorted(errs)
+	}
+	return nil
+}
+
+type validator struct {
+	c    *Config
+	errs []*Error
+}
+
+func (v *validator) errorf(field, format string, args ...any) {
+	v.errs = append(v.errs, &Error{Pos: v.c.where(field), Field: field, Msg: fmt.Sprintf(format, args...)})
+}
+
+// oneOf checks val against allowed; "" passes only if allowed holds it.
+func (v *validator) oneOf(field, val string, allowed ...string) {
+	if slices.Contains(allowed, val) {
+		return
+	}
+	var show []string
+	for _, a := range allowed {
+		if a != "" {
+			show = append(show, a)
+		}
+	}
+	hint := "use " + strings.Join(show[:len(show)-1], ", ") + " or " + show[len(show)-1]
+	if slices.Contains(allowed, "") {
+		hint += " (or leave it out)"
+	}
+	v.errorf(field, "unknown value %q; %s", val, hint)
+}
+
+func (c *Config) validate() []*Error {
+	v := &validator{c: c}
+
+	// Any host is fine: binding beyond loopback is the user's call.
+	if _, port, err := net.SplitHostPort(c.Listen.HTTP); err != nil {
+		v.errorf("listen.http", "%q is not host:port; write it as 127.0.0.1:8811 (or :8811 for every interface)", c.Listen.HTTP)
+	} else if p, err := strconv.Atoi(port); err != nil || p < 0 || p > 65535 {
+		v.errorf("listen.http", "port %q of %q is not a number from 0 to 65535", port, c.Listen.HTTP)
+	}
+	for i, o := range c.Listen.AllowedOrigins {
+		u, err := url.Parse(o)
+		if o != "*" && (err != nil || u.Scheme == "" || u.Host == "" || u.Path != "" || u.RawQuery != "") {
+			v.errorf(fmt.Sprintf("listen.allowed_origins[%d]", i), "%q is not an origin; write scheme://host[:port] such as https://app.example.com, or * for any", o)
+		}
+	}
+	for i, h := range c.Listen.AllowedHosts {
+		if h == "" || strings.ContainsAny(h, "/ ") {
+			v.errorf(fmt.Sprintf("listen.allowed_hosts[%d]", i), "%q is not a host; write a host name, optionally with :port, such as gateway.example.com", h)
+		}
+	}
+	for i, t := range c.Auth.Tokens {
+		if t == "" {
+			v.errorf(fmt.Sprintf("auth.tokens[%d]", i), "empty token; set a value or remove the entry")
+		}
+	}
+	if !separatorRe.MatchString(c.Names.Separator) {
+		v.errorf("names.separator", "%q must be 1-8 letters, digits, _ or -; the default is __", c.Names.Separator)
+	}
+	v.oneOf("names.collisions", c.Names.Collisions, "prefix", "priority", "error")
+	v.oneOf("disclosure", c.Disclosure, "progressive", "all")
+
+	for _, name := range c.serverNames() {
+		v.server(name, c.Servers[name])
+	}
+	for _, d := range []struct {
+		field string
+		dirs  Dirs
+	}{{"tools", c.Tools}, {"pipelines", c.Pipelines}, {"skills", c.Skills}, {"plugins", c.Plugins}} {
+		for i, p := range d.dirs.Dirs {
+			if p == "" {
+				v.errorf(fmt.Sprintf("%s.dirs[%d]", d.field, i), "empty folder name; remove the entry or name a folder")
+			}
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(c.Services)) {
+		v.service(name, c.Services[name])
+	}
+	for _, name := range slices.Sorted(maps.Keys(c.Executors)) {
+		f := "executors." + name
+		if !slices.Contains([]string{"mcp", "script", "wasm"}, name) {
+			v.errorf(f, "unknown executor %q; the built-in executors are mcp, script and wasm", name)
+			continue
+		}
+		if e := c.Executors[name]; e != nil {
+			v.oneOf(f+".isolation", e.Isolation, "", "process", "inprocess")
+		}
+	}
+	v.limits(&c.Limits)
+	return v.errs
+}
+
+func (v *validator) server(name string, s *Server) {
+	f := "servers." + name
+	if !nameRe.MatchString(name) {
+		v.errorf(f, "server name %q must be 1-64 letters, digits, _ or -; rename it", name)
+	}
+	if s == nil {
+		s = &Server{}
+	}
+	switch {
+	case s.Command == "" && s.URL == "":
+		v.errorf(f, "neither command nor url is set; add command: to start a stdio server or url: to reach a remote one")
+	case s.Command != "" && s.URL != "":
+		v.errorf(f, "both command and url are set; keep command for a stdio server or url for a remote one")
+	case s.Command != "":
+		if len(s.Headers) > 0 {
+			v.errorf(f+".headers", "headers are for url servers only; remove them")
+		}
+		if s.Transport == "streamable-http" || s.Transport == "sse" {
+			v.errorf(f+".transport", "transport %s needs url, not command; use stdio or leave transport out", s.Transport)
+		}
+	default:
+		if u, err := url.Parse(s.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			v.errorf(f+".url", "%q is not an http(s) URL; write it as http://host:port/path", s.URL)
+		}
+		for key, set := range map[string]bool{"args": len(s.Args) > 0, "env": len(s.Env) > 0, "cwd": s.Cwd != ""} {
+			if set {
+				v.errorf(f+"."+key, "%s is for command servers only; remove it", key)
+			}
+		}
+		if s.Transport == "stdio" {
+			v.errorf(f+".transport", "transport stdio needs command, not url; use streamable-http or sse, or leave transport out")
+		}
+	}
+	v.oneOf(f+".transport", s.Transport, "", "stdio", "streamable-http", "sse")
+	for k := range s.Env {
+		if k == "" || strings.Contains(k, "=") {
+			v.errorf(f+".env", "%q is not a variable name; remove the = or rename it", k)
+		}
+	}
+	if s.Namespace != nil && *s.Namespace != "" && !nameRe.MatchString(*s.Namespace) {
+		v.errorf(f+".namespace", `%q must be 1-64 letters, digits, _ or - (or "" for no prefix)`, *s.Namespace)
+	}
+	v.oneOf(f+".start", s.Start, "", "eager", "lazy")
+	v.oneOf(f+".isolation", s.Isolation, "", "process", "inprocess")
+	if s.ProtocolVersion != "" && !revisionRe.MatchString(s.ProtocolVersion) {
+		v.errorf(f+".protocol_version", "%q is not an MCP revision; write a date such as 2025-11-25", s.ProtocolVersion)
+	}
+	if s.Timeout < 0 {
+		v.errorf(f+".timeout", "%s is negative; use a positive duration such as 30s", s.Timeout)
+	}
+	for i, r := range s.Requires {
+		if _, ok := v.c.Services[r]; !ok {
+			v.errorf(fmt.Sprintf("%s.requires[%d]", f, i), "unknown service %q; define it under services: or remove it", r)
+		}
+	}
+}
+
+func (v *validator) service(name string, s *Service) {
+	f := "services." + name
+	if !nameRe.MatchString(name) {
+		v.errorf(f, "service name %q must be 1-64 letters, digits, _ or -; rename it", name)
+	}
+	if s == nil || s.Image == "" {
+		v.errorf(f+".image", "no image; set image: such as postgres:16")
+	}
+	if s == nil || s.Healthcheck == nil {
+		return
+	}
+	h := s.Healthcheck
+	for key, d := range map[string]Duration{"interval": h.Interval, "timeout": h.Timeout, "start_period": h.StartPeriod} {
+		if d < 0 {
+			v.errorf(f+".healthcheck."+key, "%s is negative; use a positive duration such as 5s", d)
+		}
+	}
+	if h.Retries < 0 {
+		v.errorf(f+".healthcheck.retries", "%d is negative; use 0 or more", h.Retries)
+	}
+}
+
+func (v *validator) limits(l *Limits) {
+	for _, d := range []struct {
+		key string
+		val Duration
+	}{
+		{"request_timeout", l.RequestTimeout}, {"max_request_timeout", l.MaxRequestTimeout},
+		{"stall_timeout", l.StallTimeout}, {"shutdown_grace", l.ShutdownGrace},
+		{"plugin_kill_window", l.PluginKillWindow},
+	} {
+		if d.val < 0 {
+			v.errorf("limits."+d.key, "%s is negative; use a positive duration, or 0 to disable it", d.val)
+		}
+	}
+	if l.RequestTimeout > 0 && l.MaxRequestTimeout > 0 && l.RequestTimeout > l.MaxRequestTimeout {
+		v.errorf("limits.request_timeout", "%s is above max_request_timeout %s; lower it or raise max_request_timeout", l.RequestTimeout, l.MaxRequestTimeout)
+	}
+	for _, n := range []struct {
+		key string
+		val int64
+	}{
+		{"script_output_cap", int64(l.ScriptOutputCap)}, {"script_concurrency", int64(l.ScriptConcurrency)},
+		{"http_body_cap", int64(l.HTTPBodyCap)},
+	} {
+		if n.val <= 0 {
+			v.errorf("limits."+n.key, "%d is not positive; use a value above 0", n.val)
+		}
+	}
+}
+
+// serverNames returns the server keys in file order, then any others sorted.
+func (c *Config) serverNames() []string {
+	names := make([]string, 0, len(c.Servers))
+	seen := map[string]bool{}
+	for _, n := range slices.Concat(c.ServerOrder, slices.Sorted(maps.Keys(c.Servers))) {
+		if _, ok := c.Servers[n]; ok && !seen[n] {
+			seen[n] = true
+			names = append(names, n)
+		}
+	}
+	return names
+}
+
+// where returns the position of field, or of its closest parent that has one.
+func (c *Config) where(field string) Pos {
+	for f := field; f != ""; {
+		if p, ok := c.pos[f]; ok {
+			return p
+		}
+		if name, ok := strings.CutPrefix(f, "servers."); ok && c.Servers[name] != nil && c.Servers[name].Pos != (Pos{}) {
+			return c.Servers[name].Pos
+		}
+		if name, ok := strings.CutPrefix(f, "services."); ok && c.Services[name] != nil && c.Services[name].Pos != (Pos{}) {
+			return c.Services[name].Pos
+		}
+		i := strings.LastIndexAny(f, ".[")
+		if i < 0 {
+			break
+		}
+		f = f[:i]
+	}
+	return Pos{File: c.Source}
+}
