@@ -24,7 +24,10 @@ type Client struct {
 	broker *plugin.GRPCBroker
 	host   Host
 	hostID uint32
+
+	mu     sync.Mutex
 	server *grpc.Server
+	closed bool
 
 	calls  sync.Map // call id -> Call
 	nextID atomic.Uint64
@@ -40,9 +43,15 @@ func newClient(broker *plugin.GRPCBroker, conn *grpc.ClientConn, host Host) *Cli
 	if broker != nil {
 		c.hostID = broker.NextId()
 		go broker.AcceptAndServe(c.hostID, func(opts []grpc.ServerOption) *grpc.Server {
-			c.server = grpc.NewServer(opts...)
-			pb.RegisterHostServer(c.server, &hostServer{c: c})
-			return c.server
+			srv := NewGRPCServer(opts)
+			pb.RegisterHostServer(srv, &hostServer{c: c})
+			c.mu.Lock()
+			defer c.mu.Unlock()
+			c.server = srv
+			if c.closed {
+				srv.Stop()
+			}
+			return srv
 		})
 	}
 	return c
@@ -147,9 +156,12 @@ func (c *Client) Watch(ctx context.Context, emit func(Change)) error {
 // Close stops the host callback service. The plugin process itself is
 // owned by whoever started it.
 func (c *Client) Close() error {
-	if c.server != nil {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.closed && c.server != nil {
 		c.server.Stop()
 	}
+	c.closed = true
 	return nil
 }
 

@@ -55,9 +55,18 @@ func Serve(impl Executor) {
 	})
 }
 
-// NewGRPCServer builds the gRPC server an executor is served with. Stream
-// workers avoid a goroutine (and its stack growth) per incoming stream.
+// MaxMessageSize is the largest message either side accepts: arguments,
+// specs and results of up to this size cross the boundary.
+const MaxMessageSize = 64 << 20
+
+// NewGRPCServer builds the gRPC server an executor (and the host's callback
+// service) is served with. Stream workers avoid a goroutine, and its stack
+// growth, per incoming stream.
 func NewGRPCServer(opts []grpc.ServerOption) *grpc.Server {
-	opts = append(opts, grpc.NumStreamWorkers(uint32(runtime.GOMAXPROCS(0))))
+	opts = append(opts,
+		grpc.NumStreamWorkers(uint32(runtime.GOMAXPROCS(0))),
+		grpc.MaxRecvMsgSize(MaxMessageSize),
+		grpc.MaxSendMsgSize(MaxMessageSize),
+	)
 	return grpc.NewServer(opts...)
 }

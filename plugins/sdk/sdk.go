@@ -164,7 +164,7 @@ type Host interface {
 }
 
 // HostUser is implemented by executors that want the Host. SetHost is called
-// once, after Info and before anything else.
+// once, right before the first Info.
 type HostUser interface {
 	SetHost(h Host)
 }

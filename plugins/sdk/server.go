@@ -17,9 +17,10 @@ type grpcServer struct {
 	impl   Executor
 	broker *plugin.GRPCBroker
 
-	mu   sync.Mutex
-	conn *grpc.ClientConn
-	host pb.HostClient
+	mu      sync.Mutex
+	conn    *grpc.ClientConn
+	host    pb.HostClient
+	hostSet bool
 }
 
 func (s *grpcServer) hostClient() pb.HostClient {
@@ -40,9 +41,10 @@ func (s *grpcServer) Info(ctx context.Context, req *pb.InfoRequest) (*pb.InfoRes
 			s.conn = conn
 			s.host = pb.NewHostClient(conn)
 		}
-		host := s.host
+		host, first := s.host, !s.hostSet
+		s.hostSet = true
 		s.mu.Unlock()
-		if u, ok := s.impl.(HostUser); ok {
+		if u, ok := s.impl.(HostUser); ok && first {
 			u.SetHost(remoteHost{host})
 		}
 	}
@@ -73,13 +75,15 @@ func (s *grpcServer) Call(req *pb.CallRequest, stream pb.Executor_CallServer) er
 	res, err := s.impl.Call(stream.Context(), CallRequest{
 		Source: req.Source, Method: req.Method, Params: req.Params, CallID: req.CallId,
 	}, call)
+	// Whatever the outcome, nothing may be sent on the stream after this
+	// handler returns, even by goroutines the executor left running.
+	call.mu.Lock()
+	defer call.mu.Unlock()
+	call.done = true
 	result, err := resultToPB(res, err)
 	if err != nil {
 		return err
 	}
-	call.mu.Lock()
-	defer call.mu.Unlock()
-	call.done = true
 	return stream.Send(&pb.CallEvent{Event: &pb.CallEvent_Result{Result: result}})
 }
 
@@ -90,9 +94,18 @@ func (s *grpcServer) Watch(req *pb.WatchRequest, stream pb.Executor_WatchServer)
 		return nil
 	}
 	var mu sync.Mutex
+	done := false
+	defer func() {
+		mu.Lock()
+		done = true
+		mu.Unlock()
+	}()
 	err := w.Watch(stream.Context(), func(c Change) {
 		mu.Lock()
 		defer mu.Unlock()
+		if done {
+			return
+		}
 		_ = stream.Send(&pb.ChangeEvent{
 			Source:       c.Source,
 			Definitions:  defsToPB(c.Definitions),

@@ -27,8 +27,8 @@ func Start(t testing.TB, impl sdk.Executor, host sdk.Host) *sdk.Client {
 	t.Helper()
 	client, server := plugin.TestPluginGRPCConn(t, false, sdk.PluginSet(impl, host))
 	t.Cleanup(func() {
-		_ = client.Close()
 		server.Stop()
+		_ = client.Close()
 	})
 	raw, err := client.Dispense(sdk.PluginName)
 	if err != nil {
