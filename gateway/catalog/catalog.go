@@ -1,0 +1,247 @@
+package catalog
+
+import (
+	"encoding/json"
+
+	"github.com/skillgate/skillgate/plugins/sdk"
+)
+
+// Kind is the kind of a catalog item.
+type Kind uint8
+
+// The kinds of items a catalog holds. The zero Kind marks a Conflict about a
+// whole source (a repeated source ID).
+const (
+	Tool Kind = iota + 1
+	Prompt
+	Resource
+	ResourceTemplate
+)
+
+// String returns the kind as the CLI shows it.
+func (k Kind) String() string {
+	switch k {
+	case Tool:
+		return "tool"
+	case Prompt:
+		return "prompt"
+	case Resource:
+		return "resource"
+	case ResourceTemplate:
+		return "resource_template"
+	default:
+		return "source"
+	}
+}
+
+// MarshalText makes a Kind encode as its name, e.g. in JSON.
+func (k Kind) MarshalText() ([]byte, error) { return []byte(k.String()), nil }
+
+// Collision policies for Options.Policy.
+const (
+	PolicyPrefix   = "prefix"
+	PolicyPriority = "priority"
+	PolicyError    = "error"
+)
+
+// DefaultSeparator joins a namespace and a name when Options.Separator is empty.
+const DefaultSeparator = "__"
+
+// Source is one provider of definitions: an upstream MCP server, a tool
+// folder, a pipeline set.
+type Source struct {
+	// ID identifies the source, e.g. "everything" or "tools/hello". IDs are
+	// unique; Build keeps the first of a repeated ID and reports the rest.
+	ID string
+	// Executor names the executor that serves the source's calls.
+	Executor string
+	// Namespace prefixes the source's tool and prompt names; "" means none.
+	Namespace string
+	// Priority decides collisions under the "priority" policy; higher wins.
+	Priority int
+	// Order is the source's position in the configuration; it breaks ties.
+	Order int
+	// Defs is what the source offers, as raw MCP JSON objects.
+	Defs sdk.Definitions
+}
+
+// Options control naming and collisions.
+type Options struct {
+	// Separator joins a namespace and a name; "" means DefaultSeparator.
+	Separator string
+	// Policy is PolicyPrefix (the default, also used for "" and unknown
+	// values), PolicyPriority or PolicyError.
+	Policy string
+	// Reserved lists names the gateway keeps for its own tools and prompts
+	// (the meta-tools). No source item is ever exposed under one of them.
+	Reserved []string
+}
+
+func (o Options) normalized() Options {
+	if o.Separator == "" {
+		o.Separator = DefaultSeparator
+	}
+	switch o.Policy {
+	case PolicyPriority, PolicyError:
+	default:
+		o.Policy = PolicyPrefix
+	}
+	return o
+}
+
+// Item is one tool, prompt, resource or resource template of a Snapshot.
+// Items are shared by every reader of a Snapshot and must not be modified.
+type Item struct {
+	Kind Kind
+	// Name is the exposed name of a tool or prompt, or the URI (template)
+	// of a resource (template).
+	Name string
+	// Original is the source's own name or URI: what a call is routed with.
+	Original string
+	// Source is the ID of the source that provides the item.
+	Source string
+	// Executor is the source's executor.
+	Executor string
+	// Raw is the definition exactly as the source sent it, except that the
+	// top-level "name" member of a tool or prompt holds Name. Every other
+	// byte — whitespace, key order, fields this gateway does not know — is
+	// kept. Resources and resource templates are unchanged.
+	Raw json.RawMessage
+	// Title and Description are parsed from Raw once, for search and the CLI.
+	// Title falls back to annotations.title for tools and to the "name"
+	// member for resources and templates.
+	Title       string
+	Description string
+
+	tmpl *uriTemplate // compiled, for resource templates
+}
+
+// Conflict reports an item that did not get the name it asked for, or was
+// left out of the catalog.
+type Conflict struct {
+	Kind Kind
+	// Name is the contested exposed name or URI; empty for a skipped item.
+	Name string
+	// Winner is the ID of the source that kept Name; empty when the gateway
+	// reserves it or for a skipped item.
+	Winner string
+	// Loser is the ID of the source whose item was renamed, dropped or skipped.
+	Loser string
+	// Policy is the collision policy in force.
+	Policy string
+	// Resolution says what happened, e.g. "renamed to github__search",
+	// "dropped: lower priority", "dropped: collision policy is error",
+	// "renamed: reserved name", "skipped: missing name".
+	Resolution string
+	// Renamed is the loser's new exposed name, when it was renamed.
+	Renamed string
+	// Error is set when the policy is "error" and an item was dropped.
+	Error bool
+}
+
+// Mapping is one exposed name and where it comes from; `skillgate tools list`
+// shows it so users can see shortened and renamed names.
+type Mapping struct {
+	Exposed  string
+	Source   string
+	Original string
+	Kind     Kind
+}
+
+// Snapshot is an immutable catalog. All methods are safe for concurrent use
+// without locking. Returned slices and byte slices are shared and must not
+// be modified.
+type Snapshot struct {
+	version uint64
+
+	tools, prompts, resources, templates []*Item
+	toolByName, promptByName             map[string]*Item
+	resourceByURI                        map[string]*Item
+	matchOrder                           []*Item // templates, most specific first
+
+	toolsJSON, promptsJSON, resourcesJSON, templatesJSON []byte
+
+	conflicts []Conflict
+	sources   []string
+	mapping   []Mapping
+}
+
+// Version is the Store's publication number of the snapshot: 0 for a
+// snapshot that has not gone through a Store, then 1, 2, ... per publication.
+func (s *Snapshot) Version() uint64 { return s.version }
+
+// Tools returns the tools ordered by exposed name.
+func (s *Snapshot) Tools() []*Item { return s.tools }
+
+// Tool finds a tool by exposed name.
+func (s *Snapshot) Tool(name string) (*Item, bool) {
+	it, ok := s.toolByName[name]
+	return it, ok
+}
+
+// Prompts returns the prompts ordered by exposed name.
+func (s *Snapshot) Prompts() []*Item { return s.prompts }
+
+// Prompt finds a prompt by exposed name.
+func (s *Snapshot) Prompt(name string) (*Item, bool) {
+	it, ok := s.promptByName[name]
+	return it, ok
+}
+
+// Resources returns the resources ordered by URI.
+func (s *Snapshot) Resources() []*Item { return s.resources }
+
+// Resource finds a resource by its exact URI.
+func (s *Snapshot) Resource(uri string) (*Item, bool) {
+	it, ok := s.resourceByURI[uri]
+	return it, ok
+}
+
+// ResourceTemplates returns the resource templates ordered by URI template.
+func (s *Snapshot) ResourceTemplates() []*Item { return s.templates }
+
+// MatchTemplate finds the resource template that uri expands from. It is
+// simple matching, not full RFC 6570 reverse expansion: literal text matches
+// itself; {var} (and {a,b}) matches one or more characters other than / ? #;
+// {+var} one or more of any character; {/var} "/" and then anything up to
+// ? or #; {.var} and {;var} their lead character and anything up to / ? or #;
+// {?var} and {&var} their lead character and anything up to #; {#var} "#"
+// and the rest — these operator forms may also match nothing. A var ends
+// wherever the rest of the template still matches. When several templates
+// match, the one with the most literal characters wins, then the smallest
+// template string.
+func (s *Snapshot) MatchTemplate(uri string) (*Item, bool) {
+	var buf []bool
+	for _, it := range s.matchOrder {
+		var ok bool
+		if ok, buf = it.tmpl.match(uri, buf); ok {
+			return it, true
+		}
+	}
+	return nil, false
+}
+
+// ToolsJSON returns the JSON array of the tools' Raw values in Tools order,
+// encoded once at Build and compacted to one line, ready for tools/list.
+func (s *Snapshot) ToolsJSON() []byte { return s.toolsJSON }
+
+// PromptsJSON is ToolsJSON for prompts.
+func (s *Snapshot) PromptsJSON() []byte { return s.promptsJSON }
+
+// ResourcesJSON is ToolsJSON for resources.
+func (s *Snapshot) ResourcesJSON() []byte { return s.resourcesJSON }
+
+// ResourceTemplatesJSON is ToolsJSON for resource templates.
+func (s *Snapshot) ResourceTemplatesJSON() []byte { return s.templatesJSON }
+
+// Conflicts returns every collision and skipped item of the Build, in the
+// order they were decided.
+func (s *Snapshot) Conflicts() []Conflict { return s.conflicts }
+
+// Sources returns the IDs of the sources built into the snapshot, by Order
+// then ID.
+func (s *Snapshot) Sources() []string { return s.sources }
+
+// Mapping returns every item's exposed name and origin, by Kind then
+// exposed name.
+func (s *Snapshot) Mapping() []Mapping { return s.mapping }

@@ -1,0 +1,83 @@
+package catalog
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"strings"
+)
+
+const (
+	// maxName is the longest name the big LLM APIs accept.
+	maxName = 64
+	// hashHex is how many hex digits of SHA-256 a shortened name carries.
+	hashHex = 8
+	// keepPrefix is what a shortened name keeps before "_" + hash.
+	keepPrefix = maxName - 1 - hashHex
+)
+
+// joinName puts a namespace in front of a name.
+func joinName(namespace, sep, name string) string {
+	if namespace == "" {
+		return name
+	}
+	return namespace + sep + name
+}
+
+func nameByte(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '-'
+}
+
+// validName reports whether s matches ^[a-zA-Z0-9_-]{1,64}$.
+func validName(s string) bool {
+	if len(s) == 0 || len(s) > maxName {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if !nameByte(s[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// finalName turns full into a valid exposed name: each character outside
+// [a-zA-Z0-9_-] (each rune, or each byte of invalid UTF-8) becomes '_', and a
+// result longer than 64 is shortened with a hash of full, so two long names
+// that differ anywhere, even past the cut or only in replaced characters,
+// stay distinct.
+func finalName(full string) string {
+	if validName(full) {
+		return full
+	}
+	if full == "" {
+		return "_"
+	}
+	var b strings.Builder
+	b.Grow(len(full))
+	for _, r := range full {
+		if r < 0x80 && nameByte(byte(r)) {
+			b.WriteByte(byte(r))
+		} else {
+			b.WriteByte('_')
+		}
+	}
+	s := b.String()
+	if len(s) > maxName {
+		s = s[:keepPrefix] + "_" + hash8(full)
+	}
+	return s
+}
+
+// withHash returns base (a valid name) with "_" + a hash of key appended,
+// cut so the result stays within 64 characters.
+func withHash(base, key string) string {
+	if len(base) > keepPrefix {
+		base = base[:keepPrefix]
+	}
+	return base + "_" + hash8(key)
+}
+
+func hash8(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(sum[:hashHex/2])
+}

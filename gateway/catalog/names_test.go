@@ -1,0 +1,109 @@
+package catalog
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+func TestFinalName(t *testing.T) {
+	long := strings.Repeat("a", 70)
+	tests := []struct {
+		in, want string
+	}{
+		{"echo", "echo"},
+		{"get-user_2", "get-user_2"},
+		{"files.read", "files_read"},
+		{"fs/read", "fs_read"},
+		{"read file", "read_file"},
+		{"héllo", "h_llo"},
+		{"a🙂b", "a_b"},
+		{"日本", "__"},
+		{"a\xffb", "a_b"},
+		{"", "_"},
+		{strings.Repeat("x", 64), strings.Repeat("x", 64)},
+		{long, long[:55] + "_" + hash8(long)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.in, func(t *testing.T) {
+			got := finalName(tt.in)
+			if got != tt.want {
+				t.Errorf("finalName(%q) = %q, want %q", tt.in, got, tt.want)
+			}
+			if !nameRe.MatchString(got) {
+				t.Errorf("finalName(%q) = %q does not match %s", tt.in, got, nameRe)
+			}
+		})
+	}
+}
+
+func TestShortening(t *testing.T) {
+	prefix := strings.Repeat("p", 64)
+	tests := []struct {
+		name string
+		a, b string // a and b must shorten to different names
+	}{
+		{"shared 64-char prefix", prefix + "_one", prefix + "_two"},
+		{"differ only in a replaced character", prefix + ".x", prefix + "/x"},
+		{"differ near the cut", strings.Repeat("q", 60) + "abcdef", strings.Repeat("q", 60) + "abcdeg"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			a, b := finalName(tt.a), finalName(tt.b)
+			if a == b {
+				t.Fatalf("%q and %q both shorten to %q", tt.a, tt.b, a)
+			}
+			for _, n := range []string{a, b} {
+				if len(n) != 64 || !nameRe.MatchString(n) {
+					t.Errorf("shortened %q: len %d, want a valid 64-char name", n, len(n))
+				}
+			}
+			if !strings.HasPrefix(a, finalName(tt.a[:30])) {
+				t.Errorf("%q does not keep the name's prefix", a)
+			}
+			if again := finalName(tt.a); again != a {
+				t.Errorf("not deterministic: %q then %q", a, again)
+			}
+		})
+	}
+}
+
+func TestNamespacing(t *testing.T) {
+	tests := []struct {
+		name      string
+		namespace string
+		sep       string
+		tool      string
+		want      string
+	}{
+		{"no namespace", "", "", "echo", "echo"},
+		{"default separator", "gh", "", "search", "gh__search"},
+		{"custom separator", "gh", "-", "search", "gh-search"},
+		{"invalid namespace chars", "my.server", "", "x", "my_server__x"},
+		{"invalid tool chars", "fs", "", "read/file v2", "fs__read_file_v2"},
+		{"long", "ns", "", strings.Repeat("t", 80), finalName("ns__" + strings.Repeat("t", 80))},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := Build([]Source{{ID: "src", Namespace: tt.namespace, Defs: defs(tools(tt.tool))}}, Options{Separator: tt.sep})
+			it, ok := s.Tool(tt.want)
+			if !ok {
+				t.Fatalf("tool %q not found; have %v", tt.want, exposed(s))
+			}
+			if it.Original != tt.tool || it.Source != "src" {
+				t.Errorf("item = %+v, want original %q from src", it, tt.tool)
+			}
+			checkNames(t, s)
+			if len(s.Conflicts()) != 0 {
+				t.Errorf("unexpected conflicts %+v", s.Conflicts())
+			}
+		})
+	}
+}
+
+func TestKindText(t *testing.T) {
+	b, err := json.Marshal([]Kind{Tool, Prompt, Resource, ResourceTemplate, 0})
+	if err != nil || string(b) != `["tool","prompt","resource","resource_template","source"]` {
+		t.Errorf("kinds encode as %s, %v", b, err)
+	}
+}
