@@ -229,10 +229,11 @@ func Default() *Config {
 }
 
 // BuiltinDefault returns the config used when no file is given: Default
-// plus the bundled examples, so a bare `skillgate` serves something useful.
-// Each of examples/tools, examples/pipelines, examples/skills and
+// plus the bundled examples, so a bare `skillgate run` serves something
+// useful. Each of examples/tools, examples/pipelines, examples/skills and
 // examples/plugins is added, relative to the working folder, only if it
-// exists. It has no servers.
+// exists. It also federates the reference "everything" MCP server, started
+// with npx from the npm registry (the first start downloads it).
 func BuiltinDefault() *Config {
 	c := Default()
 	c.Source = "<builtin>"
@@ -246,8 +247,20 @@ func BuiltinDefault() *Config {
 			d.Dirs = []string{dir}
 		}
 	}
+	c.Servers = map[string]*Server{
+		"everything": {
+			Command: "npx",
+			Args:    []string{"-y", EverythingPackage, "stdio"},
+			Start:   "eager",
+		},
+	}
+	c.ServerOrder = []string{"everything"}
 	return c
 }
+
+// EverythingPackage is the reference MCP server the built-in default
+// federates, pinned so every machine serves the same tools.
+const EverythingPackage = "@modelcontextprotocol/server-everything@2026.8.31"
 
 // Duration is a time.Duration written as "500ms" or "10s".
 type Duration time.Duration

@@ -2,7 +2,11 @@ package sdk
 
 import (
 	"context"
+	"io"
+	"os"
 	"runtime"
+
+	"github.com/hashicorp/go-hclog"
 
 	"github.com/hashicorp/go-plugin"
 	"google.golang.org/grpc"
@@ -48,11 +52,27 @@ func PluginSet(impl Executor, host Host) plugin.PluginSet {
 //
 //	func main() { sdk.Serve(myExecutor{}) }
 func Serve(impl Executor) {
+	if os.Getenv(EnvExitOnStdinEOF) == "1" {
+		go exitOnStdinEOF()
+	}
 	plugin.Serve(&plugin.ServeConfig{
 		HandshakeConfig: Handshake,
 		Plugins:         PluginSet(impl, nil),
 		GRPCServer:      NewGRPCServer,
+		Logger: hclog.New(&hclog.LoggerOptions{
+			Name: "executor", Level: hclog.Info, Output: os.Stderr, JSONFormat: true,
+		}),
 	})
+}
+
+// EnvExitOnStdinEOF, set to "1" by the gateway, makes Serve exit when its
+// stdin (a pipe from the gateway) closes: a gateway that was killed cannot
+// ask its plugins to stop, but its end of the pipe always closes.
+const EnvExitOnStdinEOF = "SKILLGATE_EXIT_ON_STDIN_EOF"
+
+func exitOnStdinEOF() {
+	_, _ = io.Copy(io.Discard, os.Stdin)
+	os.Exit(0)
 }
 
 // MaxMessageSize is the largest message either side accepts: arguments,

@@ -88,9 +88,19 @@ type Notification struct {
 	Params json.RawMessage
 }
 
+// Source states reported in Status.State.
+const (
+	StateStarting   = "starting"
+	StateReady      = "ready"
+	StateFailed     = "failed"
+	StateRestarting = "restarting"
+	StateStopped    = "stopped"
+)
+
 // Status is the health of a source.
 type Status struct {
-	// State is one of "starting", "ready", "failed", "stopped".
+	// State is one of StateStarting, StateReady, StateFailed,
+	// StateRestarting, StateStopped.
 	State     string
 	PID       int
 	Restarts  int

@@ -1,0 +1,389 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/skillgate/skillgate/gateway"
+	"github.com/skillgate/skillgate/gateway/catalog"
+	"github.com/skillgate/skillgate/gateway/config"
+	"github.com/skillgate/skillgate/plugins/builtin"
+	"github.com/skillgate/skillgate/plugins/sdk"
+)
+
+func newValidateCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "validate",
+		Short: "Check a config file and report every problem with file:line",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			path, _ := cmd.Flags().GetString("config")
+			if path == "" {
+				return errors.New("validate needs a file: skillgate validate -c skillgate.yaml")
+			}
+			if _, err := config.Load(path); err != nil {
+				fmt.Fprintln(cmd.ErrOrStderr(), err)
+				return exitError(1)
+			}
+			fmt.Fprintf(cmd.ErrOrStderr(), "%s: ok\n", path)
+			return nil
+		},
+	}
+}
+
+func newImportCmd() *cobra.Command {
+	var merge string
+	var write, overwrite bool
+	cmd := &cobra.Command{
+		Use:   "import FILE",
+		Short: "Convert a Claude Desktop, Claude Code, Cursor or VS Code MCP config to skillgate YAML",
+		Long: `Read the MCP servers of an existing client config and print them as a
+skillgate.yaml servers block, or merge them into an existing skillgate.yaml
+(keeping its comments) with --merge.
+
+  skillgate import ~/Library/Application\ Support/Claude/claude_desktop_config.json
+  skillgate import .mcp.json --merge skillgate.yaml --write`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			f, err := os.Open(args[0])
+			if err != nil {
+				return err
+			}
+			defer f.Close()
+			im, err := config.Import(f, args[0])
+			if err != nil {
+				return err
+			}
+			for _, w := range im.Warnings {
+				fmt.Fprintln(cmd.ErrOrStderr(), "warning:", w)
+			}
+			var out []byte
+			if merge == "" {
+				out, err = config.MarshalServers(im.Servers, im.Order)
+			} else {
+				var cur []byte
+				if cur, err = os.ReadFile(merge); err != nil {
+					return err
+				}
+				out, err = config.Merge(cur, im.Servers, im.Order, overwrite)
+			}
+			if err != nil {
+				return err
+			}
+			if write {
+				if merge == "" {
+					return errors.New("--write needs --merge FILE")
+				}
+				tmp := merge + ".tmp"
+				if err := os.WriteFile(tmp, out, 0o644); err != nil {
+					return err
+				}
+				if err := os.Rename(tmp, merge); err != nil {
+					os.Remove(tmp)
+					return err
+				}
+				fmt.Fprintf(cmd.ErrOrStderr(), "imported %d servers into %s\n", len(im.Order), merge)
+				return nil
+			}
+			_, err = cmd.OutOrStdout().Write(out)
+			return err
+		},
+	}
+	cmd.Flags().StringVar(&merge, "merge", "", "merge into this skillgate.yaml instead of printing a servers block")
+	cmd.Flags().BoolVar(&write, "write", false, "with --merge, write the file in place")
+	cmd.Flags().BoolVar(&overwrite, "overwrite", false, "with --merge, replace servers that already exist")
+	return cmd
+}
+
+// startFromConfig starts a gateway from --config for one-shot commands.
+func startFromConfig(cmd *cobra.Command) (*gateway.Gateway, error) {
+	cfg, err := loadConfig(cmd)
+	if err != nil {
+		return nil, err
+	}
+	gw, err := gateway.New(gateway.Options{Config: cfg, Logger: newLogger(cmd, cmd.ErrOrStderr()), Version: version})
+	if err != nil {
+		return nil, err
+	}
+	if err := gw.Start(cmd.Context()); err != nil {
+		gw.Close()
+		return nil, err
+	}
+	return gw, nil
+}
+
+func newToolsCmd() *cobra.Command {
+	tools := &cobra.Command{Use: "tools", Short: "Inspect the tool catalog"}
+	var asJSON bool
+	list := &cobra.Command{
+		Use:   "list",
+		Short: "List every tool the config serves, with its source and original name",
+		Long: `Start the configured servers, list the catalog and stop them again.
+Names longer than 64 characters or with characters LLM APIs refuse are
+shortened; the ORIGINAL column shows what the server calls the tool.
+Collisions are listed after the tools.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			gw, err := startFromConfig(cmd)
+			if err != nil {
+				return err
+			}
+			defer gw.Close()
+			snap := gw.Snapshot()
+			if asJSON {
+				out := struct {
+					Tools     []*catalog.Item        `json:"tools"`
+					Conflicts []catalog.Conflict     `json:"conflicts"`
+					Sources   []gateway.SourceStatus `json:"sources"`
+				}{snap.Tools(), snap.Conflicts(), gw.Status()}
+				enc := json.NewEncoder(cmd.OutOrStdout())
+				enc.SetIndent("", "  ")
+				return enc.Encode(out)
+			}
+			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "NAME\tSOURCE\tORIGINAL\tDESCRIPTION")
+			for _, t := range snap.Tools() {
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", t.Name, t.Source, t.Original, oneLine(t.Description, 60))
+			}
+			tw.Flush()
+			for _, c := range snap.Conflicts() {
+				fmt.Fprintf(cmd.ErrOrStderr(), "conflict: %s %q: %s wins over %s (%s)\n", c.Kind, c.Name, c.Winner, c.Loser, c.Resolution)
+			}
+			for _, s := range gw.Status() {
+				if s.State != "ready" {
+					fmt.Fprintf(cmd.ErrOrStderr(), "server %s is %s: %s\n", s.Name, s.State, s.LastError)
+				}
+			}
+			return nil
+		},
+	}
+	list.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	tools.AddCommand(list)
+	return tools
+}
+
+func oneLine(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > n {
+		s = s[:n-1] + "…"
+	}
+	return s
+}
+
+func newCallCmd() *cobra.Command {
+	var rawJSON, url string
+	var kv []string
+	cmd := &cobra.Command{
+		Use:   "call TOOL",
+		Short: "Call a tool, from the config or on a running gateway (--url)",
+		Long: `Call one tool and print its result as JSON on stdout. Progress and log
+messages go to stderr.
+
+  skillgate call everything__echo --arg message=hi -c skillgate.yaml
+  skillgate call everything__add --json '{"a":1,"b":2}' --url http://127.0.0.1:8811/mcp
+
+--arg values are parsed as JSON when they parse (numbers, true, objects),
+and taken as strings otherwise.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			callArgs, err := buildArgs(rawJSON, kv)
+			if err != nil {
+				return err
+			}
+			call := &cliCall{w: cmd.ErrOrStderr()}
+			var res json.RawMessage
+			if url != "" {
+				res, err = callRemote(cmd.Context(), url, args[0], callArgs, call)
+			} else {
+				gw, err2 := startFromConfig(cmd)
+				if err2 != nil {
+					return err2
+				}
+				defer gw.Close()
+				res, err = gw.CallTool(cmd.Context(), args[0], callArgs, call)
+			}
+			if err != nil {
+				return err
+			}
+			var pretty any
+			if json.Unmarshal(res, &pretty) == nil {
+				enc := json.NewEncoder(cmd.OutOrStdout())
+				enc.SetIndent("", "  ")
+				if err := enc.Encode(pretty); err != nil {
+					return err
+				}
+			}
+			var r struct {
+				IsError bool `json:"isError"`
+			}
+			if json.Unmarshal(res, &r) == nil && r.IsError {
+				return exitError(2)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&rawJSON, "json", "", "arguments as one JSON object")
+	cmd.Flags().StringArrayVar(&kv, "arg", nil, "an argument as key=value (repeatable)")
+	cmd.Flags().StringVar(&url, "url", "", "call through a running gateway at this MCP URL")
+	return cmd
+}
+
+func buildArgs(rawJSON string, kv []string) (json.RawMessage, error) {
+	args := map[string]any{}
+	if rawJSON != "" {
+		if err := json.Unmarshal([]byte(rawJSON), &args); err != nil {
+			return nil, fmt.Errorf("--json: not a JSON object: %w", err)
+		}
+	}
+	for _, p := range kv {
+		k, v, ok := strings.Cut(p, "=")
+		if !ok || k == "" {
+			return nil, fmt.Errorf("--arg %q: write key=value", p)
+		}
+		var val any
+		if err := json.Unmarshal([]byte(v), &val); err != nil {
+			val = v
+		}
+		args[k] = val
+	}
+	return json.Marshal(args)
+}
+
+// callRemote calls a tool on a running gateway, using the mcp executor in
+// process as the client.
+func callRemote(ctx context.Context, url, tool string, args json.RawMessage, call sdk.Call) (json.RawMessage, error) {
+	ex, _ := builtin.New("mcp")
+	spec, _ := json.Marshal(map[string]any{"url": url})
+	if _, err := ex.Load(ctx, sdk.LoadRequest{Source: "remote", Kind: "mcp", Spec: spec}); err != nil {
+		return nil, fmt.Errorf("connect to %s: %w", url, err)
+	}
+	defer ex.Unload(context.Background(), "remote")
+	params, _ := json.Marshal(map[string]any{"name": tool, "arguments": args})
+	return ex.Call(ctx, sdk.CallRequest{Source: "remote", Method: "tools/call", Params: params}, call)
+}
+
+// cliCall prints what a tool reports while it runs to stderr.
+type cliCall struct{ w io.Writer }
+
+func (c *cliCall) Progress(p sdk.Progress) error {
+	if p.Total > 0 {
+		_, err := fmt.Fprintf(c.w, "progress %g/%g %s\n", p.Progress, p.Total, p.Message)
+		return err
+	}
+	_, err := fmt.Fprintf(c.w, "progress %g %s\n", p.Progress, p.Message)
+	return err
+}
+
+func (c *cliCall) Notify(n sdk.Notification) error {
+	_, err := fmt.Fprintf(c.w, "%s %s\n", n.Method, n.Params)
+	return err
+}
+
+func (c *cliCall) Request(context.Context, string, json.RawMessage) (json.RawMessage, error) {
+	return nil, &sdk.RPCError{Code: sdk.CodeMethodNotFound, Message: "the skillgate CLI cannot answer sampling, elicitation or roots requests"}
+}
+
+func (c *cliCall) CallTool(context.Context, string, json.RawMessage) (json.RawMessage, error) {
+	return nil, sdk.ErrUnsupported
+}
+
+func newServersCmd() *cobra.Command {
+	var url string
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "servers",
+		Short: "Show each server's state, pid, restarts and last error",
+		Long: `Show the state of every server. With --url, ask a running gateway
+(its /readyz); otherwise start the configured servers once and report.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			var st []gateway.SourceStatus
+			if url != "" {
+				var err error
+				if st, err = fetchStatus(cmd.Context(), url); err != nil {
+					return err
+				}
+			} else {
+				gw, err := startFromConfig(cmd)
+				if err != nil {
+					return err
+				}
+				st = gw.Status()
+				gw.Close()
+			}
+			if asJSON {
+				enc := json.NewEncoder(cmd.OutOrStdout())
+				enc.SetIndent("", "  ")
+				return enc.Encode(st)
+			}
+			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "NAME\tEXECUTOR\tSTATE\tPID\tRESTARTS\tTOOLS\tLAST ERROR")
+			for _, s := range st {
+				pid := "-"
+				if s.PID > 0 {
+					pid = strconv.Itoa(s.PID)
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%s\n", s.Name, s.Executor, s.State, pid, s.Restarts, s.Tools, oneLine(s.LastError, 80))
+			}
+			return tw.Flush()
+		},
+	}
+	cmd.Flags().StringVar(&url, "url", "", "base URL of a running gateway, e.g. http://127.0.0.1:8811")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	return cmd
+}
+
+func fetchStatus(ctx context.Context, base string) ([]gateway.SourceStatus, error) {
+	base = strings.TrimSuffix(strings.TrimSuffix(base, "/"), "/mcp")
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/readyz", nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("ask %s: %w (is the gateway running?)", base, err)
+	}
+	defer resp.Body.Close()
+	var body struct {
+		Sources []gateway.SourceStatus `json:"sources"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
+		return nil, fmt.Errorf("%s/readyz: %w", base, err)
+	}
+	return body.Sources, nil
+}
+
+func newPluginCmd() *cobra.Command {
+	plugin := &cobra.Command{Use: "plugin", Short: "Executor plugin internals", Hidden: true}
+	plugin.AddCommand(&cobra.Command{
+		Use:   "serve NAME",
+		Short: "Serve a built-in executor as a go-plugin process (the gateway runs this itself)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ex, ok := builtin.New(args[0])
+			if !ok {
+				return fmt.Errorf("no built-in executor %q (have %v)", args[0], builtin.Names())
+			}
+			if c, ok := ex.(io.Closer); ok {
+				// Upstreams the executor started die with it, grandchildren included.
+				defer c.Close()
+			}
+			sdk.Serve(ex)
+			return nil
+		},
+	})
+	return plugin
+}

@@ -1,0 +1,71 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/skillgate/skillgate/gateway/config"
+)
+
+func newRootCmd() *cobra.Command {
+	root := &cobra.Command{
+		Use:   "skillgate",
+		Short: "One MCP endpoint in front of your MCP servers, tools, pipelines and skills",
+		Long: `skillgate federates stdio and remote MCP servers behind one endpoint, with
+namespaced tools (<server>__<tool>), supervised upstream processes and
+executor plugins.
+
+Start it on the built-in default (no config needed):
+  skillgate run
+
+Serve your own servers, then point any MCP client at http://127.0.0.1:8811/mcp:
+  skillgate import ~/.config/Claude/claude_desktop_config.json > skillgate.yaml
+  skillgate run -c skillgate.yaml
+
+Or let a desktop client launch it over stdio:
+  skillgate run --stdio -c /path/to/skillgate.yaml`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.PersistentFlags().StringP("config", "c", "", "config file (default: the built-in default config)")
+	root.PersistentFlags().String("log-level", "info", "log level: debug, info, warn, error")
+	root.AddCommand(
+		newRunCmd(), newValidateCmd(), newImportCmd(), newToolsCmd(), newCallCmd(),
+		newServersCmd(), newVersionCmd(), newPluginCmd(),
+	)
+	return root
+}
+
+// loadConfig reads --config, or returns the built-in default.
+func loadConfig(cmd *cobra.Command) (*config.Config, error) {
+	path, _ := cmd.Flags().GetString("config")
+	if path == "" {
+		return config.BuiltinDefault(), nil
+	}
+	return config.Load(path)
+}
+
+// newLogger logs to stderr: stdout is for data (and for the protocol under --stdio).
+func newLogger(cmd *cobra.Command, w io.Writer) *slog.Logger {
+	lv, _ := cmd.Flags().GetString("log-level")
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(lv)); err != nil {
+		fmt.Fprintf(os.Stderr, "skillgate: unknown --log-level %q, using info\n", lv)
+	}
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: level}))
+}
+
+func newVersionCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Print the version",
+		Args:  cobra.NoArgs,
+		Run: func(cmd *cobra.Command, _ []string) {
+			fmt.Fprintln(cmd.OutOrStdout(), "skillgate", version)
+		},
+	}
+}

@@ -1,0 +1,101 @@
+package main
+
+import (
+	"context"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/skillgate/skillgate/gateway"
+	"github.com/skillgate/skillgate/gateway/config"
+)
+
+func newRunCmd() *cobra.Command {
+	var stdio bool
+	var listen string
+	cmd := &cobra.Command{
+		Use:   "run",
+		Short: "Run the gateway (HTTP on 127.0.0.1:8811 by default, or stdio)",
+		Long: `Run the gateway until interrupted.
+
+Over HTTP the MCP endpoint is /mcp; /healthz answers when the process is up
+and /readyz lists every server's state. With --stdio the gateway serves one
+client on stdin/stdout and logs to stderr only.
+
+The config is reloaded on SIGHUP and when the file changes: servers whose
+settings did not change keep running.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := loadConfig(cmd)
+			if err != nil {
+				return err
+			}
+			if listen != "" {
+				cfg.Listen.HTTP = listen
+			}
+			log := newLogger(cmd, os.Stderr)
+			gw, err := gateway.New(gateway.Options{Config: cfg, Logger: log, Version: version})
+			if err != nil {
+				return err
+			}
+			ctx := cmd.Context()
+			path, _ := cmd.Flags().GetString("config")
+			if path != "" {
+				go watchConfig(ctx, path, gw, log)
+			}
+			if stdio {
+				return gw.ServeStdio(ctx, os.Stdin, os.Stdout)
+			}
+			return gw.Run(ctx)
+		},
+	}
+	cmd.Flags().BoolVar(&stdio, "stdio", false, "serve one client over stdin/stdout instead of HTTP")
+	cmd.Flags().StringVar(&listen, "listen", "", "HTTP address, overriding listen.http (keep it on 127.0.0.1 unless you set auth.tokens)")
+	return cmd
+}
+
+// watchConfig reloads the config on SIGHUP and when the file's modification
+// time or size changes. A config that fails to load is reported and the
+// running one kept.
+func watchConfig(ctx context.Context, path string, gw *gateway.Gateway, log interface {
+	Info(string, ...any)
+	Error(string, ...any)
+}) {
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+	stamp := func() (time.Time, int64) {
+		fi, err := os.Stat(path)
+		if err != nil {
+			return time.Time{}, -1
+		}
+		return fi.ModTime(), fi.Size()
+	}
+	mt, sz := stamp()
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-hup:
+		case <-tick.C:
+			m, s := stamp()
+			if m.Equal(mt) && s == sz {
+				continue
+			}
+			mt, sz = m, s
+		}
+		cfg, err := config.Load(path)
+		if err != nil {
+			log.Error("config not reloaded; keeping the running one", "err", err)
+			continue
+		}
+		if err := gw.Reload(ctx, cfg); err != nil {
+			log.Error("reload failed", "err", err)
+		}
+	}
+}

@@ -1,0 +1,116 @@
+package gateway_test
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/skillgate/skillgate/internal/testenv"
+)
+
+// TestFederation serves server-everything over stdio and over streamable
+// HTTP and mcp-go's conformance server, all through one gateway, and drives
+// it with MCP Inspector in both protocol eras.
+func TestFederation(t *testing.T) {
+	everything := testenv.NodeServer(t, "server-everything")
+	everythingURL := testenv.EverythingHTTP(t)
+	confURL := testenv.ConformanceServer(t)
+	yaml := `
+servers:
+  everything:
+    command: ` + jsonArgv(everything[:1]) + `
+    args: ` + jsonArgv(everything[1:]) + `
+  remote:
+    url: ${EVERYTHING_URL}
+  conformance:
+    url: ${CONF_URL}
+`
+	yaml = strings.Replace(yaml, "command: [\""+everything[0]+"\"]", "command: \""+everything[0]+"\"", 1)
+	r := startGateway(t, yaml, map[string]string{"EVERYTHING_URL": everythingURL, "CONF_URL": confURL})
+	st := r.waitReady(t, "everything", "remote", "conformance")
+	if st["everything"].PID == 0 {
+		t.Errorf("stdio upstream has no pid in /readyz: %+v", st["everything"])
+	}
+	mcpURL := r.url + "/mcp"
+
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	for _, era := range []string{"legacy", "modern"} {
+		t.Run(era, func(t *testing.T) {
+			out, err := testenv.Inspector(t, ctx, mcpURL, "--protocol-era", era, "--method", "tools/list")
+			if err != nil {
+				t.Fatalf("tools/list: %v", err)
+			}
+			var list struct {
+				Tools []struct {
+					Name string `json:"name"`
+				} `json:"tools"`
+			}
+			if err := json.Unmarshal(out, &list); err != nil {
+				t.Fatalf("tools/list output: %v\n%s", err, out)
+			}
+			names := map[string]bool{}
+			for _, tl := range list.Tools {
+				names[tl.Name] = true
+			}
+			for _, want := range []string{"everything__echo", "remote__echo", "conformance__test_simple_text", "everything__get-structured-content"} {
+				if !names[want] {
+					t.Errorf("tools/list lacks %s (%d tools)", want, len(names))
+				}
+			}
+			calls := []struct {
+				tool string
+				args []string
+				want string
+			}{
+				{"everything__echo", []string{"message=hello " + era}, "Echo: hello " + era},
+				{"remote__echo", []string{"message=via http"}, "Echo: via http"},
+				{"conformance__test_simple_text", nil, "This is a simple text response for testing."},
+				{"everything__get-sum", []string{"a=20", "b=22"}, "42"},
+			}
+			for _, c := range calls {
+				args := []string{mcpURL, "--protocol-era", era, "--method", "tools/call", "--tool-name", c.tool}
+				for _, a := range c.args {
+					args = append(args, "--tool-arg", a)
+				}
+				out, err := testenv.Inspector(t, ctx, args...)
+				if err != nil {
+					t.Errorf("call %s: %v", c.tool, err)
+					continue
+				}
+				if !strings.Contains(string(out), c.want) {
+					t.Errorf("call %s: output lacks %q:\n%s", c.tool, c.want, out)
+				}
+			}
+		})
+	}
+}
+
+// TestBrokenServerDoesNotStopOthers starts a server that cannot start next to
+// a healthy one.
+func TestBrokenServerDoesNotStopOthers(t *testing.T) {
+	confURL := testenv.ConformanceServer(t)
+	r := startGateway(t, `
+servers:
+  broken:
+    command: /nonexistent/mcp-server
+  conformance:
+    url: ${CONF_URL}
+`, map[string]string{"CONF_URL": confURL})
+	r.waitReady(t, "conformance")
+	st := r.status(t)
+	if st["broken"].State == "ready" || st["broken"].LastError == "" {
+		t.Fatalf("broken server: %+v; want a failed state with its reason", st["broken"])
+	}
+	if !strings.Contains(st["broken"].LastError, "/nonexistent/mcp-server") {
+		t.Errorf("last error does not name the command: %q", st["broken"].LastError)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	res, err := r.gw.CallTool(ctx, "conformance__test_simple_text", json.RawMessage(`{}`), nil)
+	if err != nil || !strings.Contains(string(res), "simple text") {
+		t.Fatalf("healthy server call: %s, %v", res, err)
+	}
+}

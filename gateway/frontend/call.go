@@ -1,0 +1,119 @@
+package frontend
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/skillgate/skillgate/plugins/sdk"
+)
+
+// clientCall is the front end's side of one request: it carries what a
+// source sends during the call back to the client that made it.
+type clientCall struct {
+	s *Server
+	// ctx is the client request's context; it identifies the session.
+	ctx   context.Context
+	token mcp.ProgressToken
+}
+
+var _ sdk.Call = (*clientCall)(nil)
+
+func (s *Server) newCall(ctx context.Context, token mcp.ProgressToken) *clientCall {
+	return &clientCall{s: s, ctx: ctx, token: token}
+}
+
+// Progress implements sdk.Call: the source's progress is sent under the
+// client's own progress token.
+func (c *clientCall) Progress(p sdk.Progress) error {
+	if c.token == nil {
+		return nil
+	}
+	params := map[string]any{"progressToken": c.token, "progress": p.Progress}
+	if p.Total > 0 {
+		params["total"] = p.Total
+	}
+	if p.Message != "" {
+		params["message"] = p.Message
+	}
+	return c.s.mcp.SendNotificationToClient(c.ctx, string(mcp.MethodNotificationProgress), params)
+}
+
+// Notify implements sdk.Call.
+func (c *clientCall) Notify(n sdk.Notification) error {
+	var params map[string]any
+	if len(n.Params) > 0 {
+		if err := json.Unmarshal(n.Params, &params); err != nil {
+			return fmt.Errorf("notification %s: params are not an object: %w", n.Method, err)
+		}
+	}
+	return c.s.mcp.SendNotificationToClient(c.ctx, n.Method, params)
+}
+
+// Request implements sdk.Call: a source's server-to-client request goes to
+// the client whose call caused it.
+func (c *clientCall) Request(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+	rctx, cancel := mergeCancel(c.ctx, ctx)
+	defer cancel()
+	var (
+		res any
+		err error
+	)
+	switch method {
+	case string(mcp.MethodSamplingCreateMessage):
+		var req mcp.CreateMessageRequest
+		if err := json.Unmarshal(params, &req.Params); err != nil {
+			return nil, invalidParams(method, err)
+		}
+		req.Method = method
+		res, err = c.s.mcp.RequestSampling(rctx, req)
+	case string(mcp.MethodElicitationCreate):
+		var req mcp.ElicitationRequest
+		if err := json.Unmarshal(params, &req.Params); err != nil {
+			return nil, invalidParams(method, err)
+		}
+		req.Method = method
+		res, err = c.s.mcp.RequestElicitation(rctx, req)
+	case string(mcp.MethodListRoots):
+		var req mcp.ListRootsRequest
+		req.Method = method
+		res, err = c.s.mcp.RequestRoots(rctx, req)
+	default:
+		return nil, &sdk.RPCError{Code: sdk.CodeMethodNotFound, Message: "the gateway does not forward " + method + " to clients"}
+	}
+	if err != nil {
+		var rpcErr *sdk.RPCError
+		if errors.As(err, &rpcErr) {
+			return nil, err
+		}
+		return nil, &sdk.RPCError{Code: sdk.CodeInternalError, Message: fmt.Sprintf("%s: %v", method, err)}
+	}
+	return json.Marshal(res)
+}
+
+// CallTool implements sdk.Call: a source calls another tool of the catalog.
+func (c *clientCall) CallTool(ctx context.Context, name string, args json.RawMessage) (json.RawMessage, error) {
+	it, ok := c.s.snap.Load().Tool(name)
+	if !ok {
+		return nil, &sdk.RPCError{Code: sdk.CodeInvalidParams, Message: fmt.Sprintf("%v: %s", ErrUnknownTool, name)}
+	}
+	rctx, cancel := mergeCancel(c.ctx, ctx)
+	defer cancel()
+	params, _ := buildParams(map[string]any{"name": it.Original}, "arguments", args, nil)
+	return c.s.router.Call(rctx, it, string(mcp.MethodToolsCall), params, c.s.newCall(c.ctx, nil))
+}
+
+func invalidParams(method string, err error) error {
+	return &sdk.RPCError{Code: sdk.CodeInvalidParams, Message: fmt.Sprintf("%s: invalid params: %v", method, err)}
+}
+
+// mergeCancel returns a context with base's values that ends when either
+// base or other ends.
+func mergeCancel(base, other context.Context) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(base)
+	stop := context.AfterFunc(other, cancel)
+	return ctx, func() { stop(); cancel() }
+}

@@ -1,0 +1,313 @@
+package frontend
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"sync/atomic"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/skillgate/skillgate/gateway/catalog"
+	"github.com/skillgate/skillgate/plugins/sdk"
+)
+
+// Router runs requests against the sources behind the catalog. The front
+// end calls it concurrently from many sessions.
+type Router interface {
+	// Call sends one MCP request (params already in the source's own names)
+	// to the item's source; call receives progress, notifications and
+	// server-to-client requests while it runs.
+	Call(ctx context.Context, item *catalog.Item, method string, params json.RawMessage, call sdk.Call) (json.RawMessage, error)
+}
+
+// Options configure a front end.
+type Options struct {
+	// Name and Version are announced to clients in serverInfo.
+	Name, Version string
+	// Instructions are sent to clients at initialization.
+	Instructions string
+	// Logger receives the front end's log; nil discards.
+	Logger *slog.Logger
+	// HTTP holds the HTTP endpoint's settings.
+	HTTP HTTPOptions
+}
+
+// Server is the gateway's MCP front end.
+type Server struct {
+	router Router
+	opts   Options
+	log    *slog.Logger
+	mcp    *server.MCPServer
+	snap   atomic.Pointer[catalog.Snapshot]
+}
+
+// New builds a front end serving an empty catalog until Update is called.
+func New(router Router, opts Options) *Server {
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if opts.Name == "" {
+		opts.Name = "skillgate"
+	}
+	s := &Server{router: router, opts: opts, log: opts.Logger}
+	srvOpts := []server.ServerOption{
+		server.WithToolCapabilities(true),
+		server.WithResourceCapabilities(true, true),
+		server.WithPromptCapabilities(true),
+		server.WithCompletions(),
+		server.WithLogging(),
+		server.WithElicitation(),
+		server.WithRecovery(),
+		server.WithPromptCompletionProvider(completer{s}),
+		server.WithResourceCompletionProvider(completer{s}),
+	}
+	if opts.Instructions != "" {
+		srvOpts = append(srvOpts, server.WithInstructions(opts.Instructions))
+	}
+	s.mcp = server.NewMCPServer(opts.Name, opts.Version, srvOpts...)
+	s.mcp.EnableSampling()
+	s.snap.Store(catalog.Build(nil, catalog.Options{}))
+	return s
+}
+
+// Snapshot returns the catalog snapshot being served.
+func (s *Server) Snapshot() *catalog.Snapshot { return s.snap.Load() }
+
+// Update makes the front end serve snap. Clients with sessions are told
+// about list changes.
+func (s *Server) Update(snap *catalog.Snapshot) {
+	s.snap.Store(snap)
+
+	tools := make([]server.ServerTool, 0, len(snap.Tools()))
+	for _, it := range snap.Tools() {
+		t, err := toolFromRaw(it)
+		if err != nil {
+			s.log.Warn("tool definition not served", "tool", it.Name, "source", it.Source, "err", err)
+			continue
+		}
+		tools = append(tools, server.ServerTool{Tool: t, Handler: s.toolHandler(it.Name)})
+	}
+	s.mcp.SetTools(tools...)
+
+	prompts := make([]server.ServerPrompt, 0, len(snap.Prompts()))
+	for _, it := range snap.Prompts() {
+		var p mcp.Prompt
+		if err := json.Unmarshal(it.Raw, &p); err != nil {
+			s.log.Warn("prompt definition not served", "prompt", it.Name, "source", it.Source, "err", err)
+			continue
+		}
+		p.Name = it.Name
+		prompts = append(prompts, server.ServerPrompt{Prompt: p, Handler: s.promptHandler(it.Name)})
+	}
+	s.mcp.SetPrompts(prompts...)
+
+	resources := make([]server.ServerResource, 0, len(snap.Resources()))
+	for _, it := range snap.Resources() {
+		var r mcp.Resource
+		if err := json.Unmarshal(it.Raw, &r); err != nil {
+			s.log.Warn("resource definition not served", "uri", it.Name, "source", it.Source, "err", err)
+			continue
+		}
+		resources = append(resources, server.ServerResource{Resource: r, Handler: s.resourceHandler()})
+	}
+	s.mcp.SetResources(resources...)
+
+	templates := make([]server.ServerResourceTemplate, 0, len(snap.ResourceTemplates()))
+	for _, it := range snap.ResourceTemplates() {
+		var rt mcp.ResourceTemplate
+		if err := json.Unmarshal(it.Raw, &rt); err != nil {
+			s.log.Warn("resource template not served", "uri", it.Name, "source", it.Source, "err", err)
+			continue
+		}
+		templates = append(templates, server.ServerResourceTemplate{Template: rt, Handler: server.ResourceTemplateHandlerFunc(s.resourceHandler())})
+	}
+	s.mcp.SetResourceTemplates(templates...)
+}
+
+// Notify sends a source-level notification (e.g. resources/updated) to
+// every connected client.
+func (s *Server) Notify(method string, params json.RawMessage) {
+	var m map[string]any
+	if len(params) > 0 {
+		if err := json.Unmarshal(params, &m); err != nil {
+			s.log.Warn("notification dropped: params are not an object", "method", method, "err", err)
+			return
+		}
+	}
+	s.mcp.SendNotificationToAllClients(method, m)
+}
+
+// ServeStdio serves one client over in and out until in closes or ctx ends.
+// Nothing but protocol messages is written to out.
+func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) error {
+	st := server.NewStdioServer(s.mcp)
+	st.SetErrorLogger(slog.NewLogLogger(s.log.Handler(), slog.LevelWarn))
+	err := st.Listen(ctx, in, out)
+	if err == context.Canceled || err == io.EOF {
+		return nil
+	}
+	return err
+}
+
+// toolFromRaw builds mcp-go's Tool for the typed path (stdio lists and
+// tools/call dispatch), keeping both schemas as the source's bytes.
+func toolFromRaw(it *catalog.Item) (mcp.Tool, error) {
+	var t mcp.Tool
+	if err := json.Unmarshal(it.Raw, &t); err != nil {
+		return t, err
+	}
+	var schemas struct {
+		In  json.RawMessage `json:"inputSchema"`
+		Out json.RawMessage `json:"outputSchema"`
+	}
+	if err := json.Unmarshal(it.Raw, &schemas); err != nil {
+		return t, err
+	}
+	t.Name = it.Name
+	t.InputSchema = mcp.ToolInputSchema{}
+	t.RawInputSchema = schemas.In
+	if len(t.RawInputSchema) == 0 {
+		t.RawInputSchema = json.RawMessage(`{"type":"object"}`)
+	}
+	t.OutputSchema = mcp.ToolOutputSchema{}
+	t.RawOutputSchema = nil
+	if len(schemas.Out) > 0 && string(schemas.Out) != "null" {
+		t.RawOutputSchema = schemas.Out
+	}
+	return t, nil
+}
+
+func (s *Server) toolHandler(name string) server.ToolHandlerFunc {
+	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		it, ok := s.snap.Load().Tool(name)
+		if !ok {
+			return nil, fmt.Errorf("%w: %s", ErrUnknownTool, name)
+		}
+		args := req.Params.RawArguments
+		if len(args) == 0 && req.Params.Arguments != nil {
+			var err error
+			if args, err = json.Marshal(req.Params.Arguments); err != nil {
+				return nil, err
+			}
+		}
+		params, token := buildParams(map[string]any{"name": it.Original}, "arguments", args, req.Params.Meta)
+		raw, err := s.router.Call(ctx, it, string(mcp.MethodToolsCall), params, s.newCall(ctx, token))
+		if err != nil {
+			return nil, err
+		}
+		var res mcp.CallToolResult
+		if err := json.Unmarshal(raw, &res); err != nil {
+			return nil, fmt.Errorf("tool %s returned an invalid result: %w", name, err)
+		}
+		return &res, nil
+	}
+}
+
+func (s *Server) promptHandler(name string) server.PromptHandlerFunc {
+	return func(ctx context.Context, req mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+		it, ok := s.snap.Load().Prompt(name)
+		if !ok {
+			return nil, fmt.Errorf("unknown prompt %q", name)
+		}
+		var args json.RawMessage
+		if req.Params.Arguments != nil {
+			args, _ = json.Marshal(req.Params.Arguments)
+		}
+		params, token := buildParams(map[string]any{"name": it.Original}, "arguments", args, req.Params.Meta)
+		raw, err := s.router.Call(ctx, it, string(mcp.MethodPromptsGet), params, s.newCall(ctx, token))
+		if err != nil {
+			return nil, err
+		}
+		return mcp.ParseGetPromptResult((*json.RawMessage)(&raw))
+	}
+}
+
+func (s *Server) resourceHandler() server.ResourceHandlerFunc {
+	return func(ctx context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
+		snap := s.snap.Load()
+		it, ok := snap.Resource(req.Params.URI)
+		if !ok {
+			if it, ok = snap.MatchTemplate(req.Params.URI); !ok {
+				return nil, fmt.Errorf("unknown resource %q", req.Params.URI)
+			}
+		}
+		params, token := buildParams(map[string]any{"uri": req.Params.URI}, "", nil, req.Params.Meta)
+		raw, err := s.router.Call(ctx, it, string(mcp.MethodResourcesRead), params, s.newCall(ctx, token))
+		if err != nil {
+			return nil, err
+		}
+		res, err := mcp.ParseReadResourceResult((*json.RawMessage)(&raw))
+		if err != nil {
+			return nil, fmt.Errorf("resource %s: invalid result: %w", req.Params.URI, err)
+		}
+		return res.Contents, nil
+	}
+}
+
+// buildParams assembles a request's params for the source: base members,
+// an optional raw member, and _meta without the client's progress token
+// (which is returned, to answer progress with).
+func buildParams(base map[string]any, key string, raw json.RawMessage, meta *mcp.Meta) (json.RawMessage, mcp.ProgressToken) {
+	if key != "" && len(raw) > 0 {
+		base[key] = raw
+	}
+	var token mcp.ProgressToken
+	if meta != nil {
+		token = meta.ProgressToken
+		if len(meta.AdditionalFields) > 0 {
+			base["_meta"] = meta.AdditionalFields
+		}
+	}
+	b, _ := json.Marshal(base)
+	return b, token
+}
+
+// completer forwards completion/complete to the source of the prompt or
+// resource template named in the request.
+type completer struct{ s *Server }
+
+func (c completer) CompletePromptArgument(ctx context.Context, name string, arg mcp.CompleteArgument, cctx mcp.CompleteContext) (*mcp.Completion, error) {
+	it, ok := c.s.snap.Load().Prompt(name)
+	if !ok {
+		return nil, fmt.Errorf("unknown prompt %q", name)
+	}
+	return c.complete(ctx, it, map[string]any{"type": "ref/prompt", "name": it.Original}, arg, cctx)
+}
+
+func (c completer) CompleteResourceArgument(ctx context.Context, uri string, arg mcp.CompleteArgument, cctx mcp.CompleteContext) (*mcp.Completion, error) {
+	snap := c.s.snap.Load()
+	var it *catalog.Item
+	for _, t := range snap.ResourceTemplates() {
+		if t.Name == uri {
+			it = t
+			break
+		}
+	}
+	if it == nil {
+		return nil, fmt.Errorf("unknown resource template %q", uri)
+	}
+	return c.complete(ctx, it, map[string]any{"type": "ref/resource", "uri": uri}, arg, cctx)
+}
+
+func (c completer) complete(ctx context.Context, it *catalog.Item, ref map[string]any, arg mcp.CompleteArgument, cctx mcp.CompleteContext) (*mcp.Completion, error) {
+	p := map[string]any{"ref": ref, "argument": arg}
+	if len(cctx.Arguments) > 0 {
+		p["context"] = cctx
+	}
+	params, _ := json.Marshal(p)
+	raw, err := c.s.router.Call(ctx, it, string(mcp.MethodCompletionComplete), params, c.s.newCall(ctx, nil))
+	if err != nil {
+		return nil, err
+	}
+	var res struct {
+		Completion mcp.Completion `json:"completion"`
+	}
+	if err := json.Unmarshal(raw, &res); err != nil {
+		return nil, fmt.Errorf("completion from %s: invalid result: %w", it.Source, err)
+	}
+	return &res.Completion, nil
+}

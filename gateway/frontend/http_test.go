@@ -1,0 +1,72 @@
+package frontend
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/skillgate/skillgate/gateway/catalog"
+	"github.com/skillgate/skillgate/plugins/sdk"
+)
+
+// echoRouter answers every call with its params, for front-end tests.
+type echoRouter struct{}
+
+func (echoRouter) Call(_ context.Context, it *catalog.Item, method string, params json.RawMessage, call sdk.Call) (json.RawMessage, error) {
+	_ = call.Progress(sdk.Progress{Progress: 1, Total: 1})
+	b, _ := json.Marshal(map[string]any{"content": []any{map[string]any{"type": "text", "text": method + " " + string(params)}}})
+	return b, nil
+}
+
+const initBody = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
+
+func TestHTTPGuard(t *testing.T) {
+	fe := New(echoRouter{}, Options{HTTP: HTTPOptions{Tokens: []string{"s3cret"}, BodyCap: 1024, AllowedOrigins: []string{"https://app.example"}}})
+	ts := httptest.NewServer(fe.Handler())
+	defer ts.Close()
+
+	cases := []struct {
+		name    string
+		body    string
+		headers map[string]string
+		want    int
+		inBody  string
+	}{
+		{"no token", initBody, nil, 401, "auth.tokens"},
+		{"wrong token", initBody, map[string]string{"Authorization": "Bearer nope"}, 401, "Unauthorized"},
+		{"wrong scheme", initBody, map[string]string{"Authorization": "Basic s3cret"}, 401, "Unauthorized"},
+		{"foreign origin", initBody, map[string]string{"Authorization": "Bearer s3cret", "Origin": "https://evil.example"}, 403, "allowed_origins"},
+		{"wrong host", initBody, map[string]string{"Authorization": "Bearer s3cret", "Host": "evil.example"}, 403, "Host"},
+		{"batch", "[" + initBody + "]", map[string]string{"Authorization": "Bearer s3cret"}, 400, "batches are not supported"},
+		{"oversized", `{"jsonrpc":"2.0","id":1,"method":"ping","params":{"pad":"` + strings.Repeat("x", 2048) + `"}}`, map[string]string{"Authorization": "Bearer s3cret"}, 413, "exceeds 1024 bytes"},
+		{"allowed origin", initBody, map[string]string{"Authorization": "Bearer s3cret", "Origin": "https://app.example"}, 200, "skillgate"},
+		{"loopback origin", initBody, map[string]string{"Authorization": "bearer s3cret", "Origin": "http://localhost:6274"}, 200, "skillgate"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			req, _ := http.NewRequest(http.MethodPost, ts.URL+"/mcp", strings.NewReader(c.body))
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Accept", "application/json, text/event-stream")
+			for k, v := range c.headers {
+				if k == "Host" {
+					req.Host = v
+					continue
+				}
+				req.Header.Set(k, v)
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			body, _ := io.ReadAll(resp.Body)
+			if resp.StatusCode != c.want || !strings.Contains(string(body), c.inBody) {
+				t.Fatalf("status %d body %q; want %d containing %q", resp.StatusCode, body, c.want, c.inBody)
+			}
+		})
+	}
+}

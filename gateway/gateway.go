@@ -1,0 +1,341 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/skillgate/skillgate/gateway/catalog"
+	"github.com/skillgate/skillgate/gateway/config"
+	"github.com/skillgate/skillgate/gateway/frontend"
+	"github.com/skillgate/skillgate/plugins/sdk"
+)
+
+// Reserved names are the gateway's own; no source can shadow them.
+var Reserved = []string{"find_tools", "describe_tools", "call_tool", "activate", "deactivate"}
+
+// Options configure a Gateway.
+type Options struct {
+	// Config is the configuration to serve; nil means config.BuiltinDefault().
+	Config *config.Config
+	// Logger receives the gateway's structured log; nil discards it.
+	Logger *slog.Logger
+	// Executable is the skillgate binary re-executed for built-in executors;
+	// default os.Executable().
+	Executable string
+	// Version is announced to clients.
+	Version string
+}
+
+// Gateway is one running skillgate.
+type Gateway struct {
+	opts  Options
+	log   *slog.Logger
+	store *catalog.Store
+	fe    *frontend.Server
+	execs *executors
+
+	mu      sync.Mutex
+	cfg     *config.Config
+	sources map[string]*source // by source ID
+	cancel  context.CancelFunc
+	wg      sync.WaitGroup
+	closed  bool
+}
+
+// New builds a gateway. It starts nothing.
+func New(opts Options) (*Gateway, error) {
+	if opts.Config == nil {
+		opts.Config = config.BuiltinDefault()
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if opts.Executable == "" {
+		exe, err := os.Executable()
+		if err != nil {
+			return nil, fmt.Errorf("find the skillgate binary to run built-in executors: %w", err)
+		}
+		opts.Executable = exe
+	}
+	cfg := opts.Config
+	g := &Gateway{
+		opts:    opts,
+		log:     opts.Logger,
+		cfg:     cfg,
+		sources: map[string]*source{},
+		store: catalog.NewStore(catalog.Options{
+			Separator: cfg.Names.Separator,
+			Policy:    cfg.Names.Collisions,
+			Reserved:  Reserved,
+		}),
+	}
+	g.execs = newExecutors(opts.Executable, g.log, hostLog{g.log})
+	g.fe = frontend.New(router{g}, frontend.Options{
+		Name:    "skillgate",
+		Version: opts.Version,
+		Logger:  g.log,
+		HTTP: frontend.HTTPOptions{
+			AllowedOrigins: cfg.Listen.AllowedOrigins,
+			Tokens:         cfg.Auth.Tokens,
+			BodyCap:        int64(cfg.Limits.HTTPBodyCap),
+		},
+	})
+	return g, nil
+}
+
+// Start launches the executors and loads every source. A source that fails
+// to load is reported in Status and retried in the background; it never
+// stops the others. Start returns once every source has had a first try.
+func (g *Gateway) Start(ctx context.Context) error {
+	g.mu.Lock()
+	if g.closed {
+		g.mu.Unlock()
+		return ErrClosed
+	}
+	runCtx, cancel := context.WithCancel(context.Background())
+	g.cancel = cancel
+	cfg := g.cfg
+	g.mu.Unlock()
+
+	g.wg.Add(1)
+	go func() {
+		defer g.wg.Done()
+		g.follow(runCtx)
+	}()
+	g.execs.watch = func(exec string, ch sdk.Change) { g.onChange(exec, ch) }
+	g.execs.runCtx = runCtx
+	g.execs.wg = &g.wg
+	g.execs.discover(cfg.Plugins.Dirs)
+	g.applyConfig(ctx, cfg)
+	return nil
+}
+
+// follow pushes every new catalog snapshot to the front end.
+func (g *Gateway) follow(ctx context.Context) {
+	ch, stop := g.store.Subscribe()
+	defer stop()
+	g.fe.Update(g.store.Load())
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case snap := <-ch:
+			g.fe.Update(snap)
+		}
+	}
+}
+
+// Snapshot returns the catalog being served.
+func (g *Gateway) Snapshot() *catalog.Snapshot { return g.store.Load() }
+
+// Handler returns the gateway's HTTP handler: the MCP endpoint at /mcp,
+// /healthz and /readyz.
+func (g *Gateway) Handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", g.fe.Handler())
+	mux.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, `{"status":"ok"}`+"\n")
+	})
+	mux.HandleFunc("/readyz", func(w http.ResponseWriter, r *http.Request) {
+		st := g.Status()
+		ready := true
+		for _, s := range st {
+			if s.State != "ready" {
+				ready = false
+			}
+		}
+		w.Header().Set("Content-Type", "application/json")
+		if !ready {
+			w.WriteHeader(http.StatusServiceUnavailable)
+		}
+		_ = json.NewEncoder(w).Encode(map[string]any{"ready": ready, "sources": st})
+	})
+	return mux
+}
+
+// Run starts the gateway, serves HTTP on the configured address until ctx
+// is done, then shuts everything down.
+func (g *Gateway) Run(ctx context.Context) error {
+	addr := g.cfg.Listen.HTTP
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w (set listen.http to a free address)", addr, err)
+	}
+	return g.Serve(ctx, ln)
+}
+
+// Serve is Run on a listener the caller opened.
+func (g *Gateway) Serve(ctx context.Context, ln net.Listener) error {
+	defer g.Close()
+	if err := g.Start(ctx); err != nil {
+		ln.Close()
+		return err
+	}
+	srv := &http.Server{Handler: g.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	g.log.Info("serving MCP", "url", "http://"+ln.Addr().String()+"/mcp")
+	select {
+	case <-ctx.Done():
+		shutCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(shutCtx)
+		return nil
+	case err := <-errc:
+		return err
+	}
+}
+
+// ServeStdio starts the gateway and serves one client over in/out until in
+// closes or ctx is done, then shuts everything down.
+func (g *Gateway) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) error {
+	defer g.Close()
+	if err := g.Start(ctx); err != nil {
+		return err
+	}
+	return g.fe.ServeStdio(ctx, in, out)
+}
+
+// Close unloads every source and kills every executor. It is idempotent and
+// safe after a partial start.
+func (g *Gateway) Close() error {
+	g.mu.Lock()
+	if g.closed {
+		g.mu.Unlock()
+		return nil
+	}
+	g.closed = true
+	cancel := g.cancel
+	srcs := make([]*source, 0, len(g.sources))
+	for _, s := range g.sources {
+		srcs = append(srcs, s)
+	}
+	g.mu.Unlock()
+	if cancel != nil {
+		cancel()
+	}
+	ctx, stop := context.WithTimeout(context.Background(), 10*time.Second)
+	defer stop()
+	var wg sync.WaitGroup
+	for _, s := range srcs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s.stop(ctx)
+		}()
+	}
+	wg.Wait()
+	err := g.execs.close()
+	g.wg.Wait()
+	return err
+}
+
+// SourceStatus is one source's state, as /readyz and `skillgate servers`
+// show it.
+type SourceStatus struct {
+	Name      string    `json:"name"`
+	Executor  string    `json:"executor"`
+	State     string    `json:"state"`
+	PID       int       `json:"pid,omitempty"`
+	Restarts  int       `json:"restarts"`
+	LastError string    `json:"last_error,omitempty"`
+	Tools     int       `json:"tools"`
+	Since     time.Time `json:"since"`
+}
+
+// Status lists every source's state, sorted by name.
+func (g *Gateway) Status() []SourceStatus {
+	g.mu.Lock()
+	srcs := make([]*source, 0, len(g.sources))
+	for _, s := range g.sources {
+		srcs = append(srcs, s)
+	}
+	g.mu.Unlock()
+	out := make([]SourceStatus, 0, len(srcs))
+	for _, s := range srcs {
+		out = append(out, s.status())
+	}
+	slices.SortFunc(out, func(a, b SourceStatus) int {
+		switch {
+		case a.Name < b.Name:
+			return -1
+		case a.Name > b.Name:
+			return 1
+		}
+		return 0
+	})
+	return out
+}
+
+// router sends front-end requests to the item's executor.
+type router struct{ g *Gateway }
+
+func (r router) Call(ctx context.Context, it *catalog.Item, method string, params json.RawMessage, call sdk.Call) (json.RawMessage, error) {
+	g := r.g
+	g.mu.Lock()
+	src := g.sources[it.Source]
+	timeout := time.Duration(g.cfg.Limits.RequestTimeout)
+	g.mu.Unlock()
+	if src == nil {
+		return nil, &sdk.RPCError{Code: sdk.CodeInvalidParams, Message: fmt.Sprintf("source %q of %s is gone; list again", it.Source, it.Name)}
+	}
+	if src.timeout > 0 {
+		timeout = src.timeout
+	}
+	if timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, timeout)
+		defer cancel()
+	}
+	res, err := src.exec.Call(ctx, sdk.CallRequest{Source: it.Source, Method: method, Params: params}, call)
+	if err != nil {
+		var rpcErr *sdk.RPCError
+		if errors.As(err, &rpcErr) {
+			return nil, err
+		}
+		if errors.Is(err, context.DeadlineExceeded) && ctx.Err() != nil {
+			return nil, fmt.Errorf("%s: no result within %s (raise limits.request_timeout or the server's timeout)", it.Name, timeout)
+		}
+		return nil, fmt.Errorf("%s (source %s): %w", it.Name, it.Source, err)
+	}
+	return res, nil
+}
+
+// hostLog writes executors' Host.Log calls into the gateway's log.
+type hostLog struct{ log *slog.Logger }
+
+func (h hostLog) Log(_ context.Context, level, msg string, attrs map[string]string) error {
+	args := make([]any, 0, 2*len(attrs))
+	for k, v := range attrs {
+		args = append(args, k, v)
+	}
+	var l slog.Level
+	_ = l.UnmarshalText([]byte(level))
+	h.log.Log(context.Background(), l, msg, args...)
+	return nil
+}
+
+// CallTool calls a tool of the catalog by its exposed name, as a client's
+// tools/call would, and returns the CallToolResult JSON.
+func (g *Gateway) CallTool(ctx context.Context, name string, args json.RawMessage, call sdk.Call) (json.RawMessage, error) {
+	it, ok := g.store.Load().Tool(name)
+	if !ok {
+		return nil, fmt.Errorf("%w: %s (see `skillgate tools list`)", frontend.ErrUnknownTool, name)
+	}
+	params, err := json.Marshal(map[string]any{"name": it.Original, "arguments": args})
+	if err != nil {
+		return nil, err
+	}
+	return router{g}.Call(ctx, it, "tools/call", params, call)
+}

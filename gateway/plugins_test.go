@@ -1,0 +1,103 @@
+package gateway_test
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/skillgate/skillgate/internal/testenv"
+	"github.com/skillgate/skillgate/plugins/sdk"
+)
+
+// recorder collects what a call reports.
+type recorder struct {
+	progress []sdk.Progress
+}
+
+func (r *recorder) Progress(p sdk.Progress) error { r.progress = append(r.progress, p); return nil }
+func (r *recorder) Notify(sdk.Notification) error { return nil }
+func (r *recorder) Request(context.Context, string, json.RawMessage) (json.RawMessage, error) {
+	return nil, sdk.ErrUnsupported
+}
+func (r *recorder) CallTool(context.Context, string, json.RawMessage) (json.RawMessage, error) {
+	return nil, sdk.ErrUnsupported
+}
+
+// TestThirdPartyExecutor builds examples/executor-hello on its own module
+// and lets the gateway find it in a plugins dir.
+func TestThirdPartyExecutor(t *testing.T) {
+	root := testenv.RepoRoot(t)
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "hello")
+	build := exec.Command("go", "build", "-o", bin, ".")
+	build.Dir = filepath.Join(root, "examples", "executor-hello")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("build executor-hello: %v\n%s", err, out)
+	}
+	// A non-executable file next to it is reported, not fatal.
+	if err := os.WriteFile(filepath.Join(dir, "README.txt"), []byte("not a plugin"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := startGateway(t, "plugins: {dirs: ["+dir+"]}\n", nil)
+	r.waitReady(t, "hello")
+
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	rec := &recorder{}
+	res, err := r.gw.CallTool(ctx, "hello__greet", json.RawMessage(`{"name":"Ada"}`), rec)
+	if err != nil {
+		t.Fatalf("hello__greet: %v", err)
+	}
+	if !strings.Contains(string(res), "Ada") {
+		t.Fatalf("hello__greet result lacks the name: %s", res)
+	}
+	if len(rec.progress) == 0 {
+		t.Errorf("no progress reached the caller")
+	}
+}
+
+// TestExecutorCrashRecovers kills the mcp executor process: the gateway's
+// plugin host restarts it, reloads its sources, and calls work again.
+func TestExecutorCrashRecovers(t *testing.T) {
+	confURL := testenv.ConformanceServer(t)
+	r := startGateway(t, "servers:\n  conf:\n    url: "+confURL+"\n", nil)
+	r.waitReady(t, "conf")
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if _, err := r.gw.CallTool(ctx, "conf__test_simple_text", json.RawMessage(`{}`), nil); err != nil {
+		t.Fatalf("before the crash: %v", err)
+	}
+	var killed int
+	for _, pid := range testenv.ChildPIDs() {
+		cmd, _ := os.ReadFile(filepath.Join("/proc", itoa(pid), "cmdline"))
+		if strings.Contains(string(cmd), "plugin\x00serve\x00mcp") {
+			if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+				t.Fatal(err)
+			}
+			killed = pid
+		}
+	}
+	if killed == 0 {
+		t.Fatalf("no mcp executor process among the children %v", testenv.ChildPIDs())
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		_, err := r.gw.CallTool(ctx, "conf__test_simple_text", json.RawMessage(`{}`), nil)
+		if err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("calls still fail 30s after the executor was killed: %v", err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func itoa(i int) string { return strconv.Itoa(i) }

@@ -1,0 +1,313 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/skillgate/skillgate/gateway/catalog"
+	"github.com/skillgate/skillgate/gateway/config"
+	"github.com/skillgate/skillgate/plugins/sdk"
+)
+
+// source is one loaded spec: a server of the config or a plugin's default
+// source.
+type source struct {
+	id        string
+	execName  string
+	inprocess bool
+	namespace string
+	priority  int
+	order     int
+	kind      string
+	spec      json.RawMessage
+	server    *config.Server // nil for plugin sources
+	timeout   time.Duration
+
+	exec   sdk.Executor
+	cancel context.CancelFunc // ends the retry loop
+
+	mu     sync.Mutex
+	st     SourceStatus
+	loaded bool
+}
+
+func (s *source) status() SourceStatus {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.st
+}
+
+func (s *source) setState(state, lastErr string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.st.State != state {
+		s.st.Since = time.Now()
+	}
+	s.st.State = state
+	if lastErr != "" || state == "ready" {
+		s.st.LastError = lastErr
+	}
+}
+
+// serverSpec is the mcp executor's spec for a config server entry.
+func serverSpec(sv *config.Server, lim config.Limits) json.RawMessage {
+	spec := map[string]any{
+		"command": sv.Command, "args": sv.Args, "env": sv.Env, "cwd": sv.Cwd,
+		"url": sv.URL, "headers": sv.Headers, "transport": sv.Transport,
+		"protocol_version": sv.ProtocolVersion, "start": sv.Start,
+	}
+	if sv.Timeout > 0 {
+		spec["timeout"] = time.Duration(sv.Timeout).String()
+	}
+	if lim.ShutdownGrace > 0 {
+		spec["shutdown_grace"] = time.Duration(lim.ShutdownGrace).String()
+	}
+	b, _ := json.Marshal(spec)
+	return b
+}
+
+// sourcesFor turns a config into the sources it declares.
+func (g *Gateway) sourcesFor(cfg *config.Config) []*source {
+	var out []*source
+	for i, name := range cfg.ServerOrder {
+		sv := cfg.Servers[name]
+		if sv == nil || sv.Disabled {
+			continue
+		}
+		ns := name
+		if sv.Namespace != nil {
+			ns = *sv.Namespace
+		}
+		iso := sv.Isolation
+		if iso == "" {
+			if ex := cfg.Executors["mcp"]; ex != nil {
+				iso = ex.Isolation
+			}
+		}
+		out = append(out, &source{
+			id: name, execName: "mcp", inprocess: iso == "inprocess",
+			namespace: ns, priority: sv.Priority, order: i, kind: "mcp",
+			spec: serverSpec(sv, cfg.Limits), server: sv, timeout: time.Duration(sv.Timeout),
+			st: SourceStatus{Name: name, Executor: "mcp", State: "starting", Since: time.Now()},
+		})
+	}
+	return out
+}
+
+// pluginSources gives each third-party executor one source named after it,
+// loaded with an empty spec of its first kind.
+func (g *Gateway) pluginSources(names []string, base int) []*source {
+	out := make([]*source, 0, len(names))
+	for i, n := range names {
+		out = append(out, &source{
+			id: n, execName: n, namespace: n, order: base + i, spec: json.RawMessage(`{}`),
+			st: SourceStatus{Name: n, Executor: n, State: "starting", Since: time.Now()},
+		})
+	}
+	return out
+}
+
+// applyConfig loads every source of cfg, at most 8 at a time, and returns
+// when each has had a first try.
+func (g *Gateway) applyConfig(ctx context.Context, cfg *config.Config) {
+	srcs := g.sourcesFor(cfg)
+	g.execs.mu.Lock()
+	var plugins []string
+	for n := range g.execs.thirdParty {
+		plugins = append(plugins, n)
+	}
+	g.execs.mu.Unlock()
+	srcs = append(srcs, g.pluginSources(slices.Sorted(slices.Values(plugins)), len(srcs))...)
+	g.startSources(ctx, srcs)
+}
+
+func (g *Gateway) startSources(ctx context.Context, srcs []*source) {
+	sem := make(chan struct{}, 8)
+	var wg sync.WaitGroup
+	for _, s := range srcs {
+		g.mu.Lock()
+		if _, dup := g.sources[s.id]; dup {
+			g.mu.Unlock()
+			g.log.Error("source skipped: its name is taken", "source", s.id)
+			continue
+		}
+		g.sources[s.id] = s
+		g.mu.Unlock()
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			if err := g.load(ctx, s); err != nil {
+				g.retry(s)
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// load loads s into its executor and publishes its definitions.
+func (g *Gateway) load(ctx context.Context, s *source) error {
+	ex, info, err := g.execs.get(ctx, s.execName, s.inprocess)
+	if err != nil {
+		s.setState("failed", err.Error())
+		g.log.Error("source failed", "source", s.id, "err", err)
+		return err
+	}
+	s.mu.Lock()
+	s.exec = ex
+	if s.kind == "" && len(info.Kinds) > 0 {
+		s.kind = info.Kinds[0]
+	}
+	kind := s.kind
+	s.mu.Unlock()
+	defs, err := ex.Load(ctx, sdk.LoadRequest{Source: s.id, Kind: kind, Spec: s.spec})
+	if err != nil {
+		s.setState("failed", err.Error())
+		g.log.Error("source failed to load", "source", s.id, "executor", s.execName, "err", err)
+		return err
+	}
+	s.mu.Lock()
+	s.loaded = true
+	s.st.Tools = len(defs.Tools)
+	s.mu.Unlock()
+	s.setState("ready", "")
+	g.publish(s, defs)
+	g.log.Info("source ready", "source", s.id, "tools", len(defs.Tools), "resources", len(defs.Resources), "prompts", len(defs.Prompts))
+	return nil
+}
+
+func (g *Gateway) publish(s *source, defs sdk.Definitions) {
+	g.store.SetSource(catalog.Source{
+		ID: s.id, Executor: s.execName, Namespace: s.namespace,
+		Priority: s.priority, Order: s.order, Defs: defs,
+	})
+}
+
+// retry keeps loading a failed source with capped exponential backoff
+// until it loads or the gateway stops.
+func (g *Gateway) retry(s *source) {
+	g.mu.Lock()
+	if g.cancel == nil || g.closed {
+		g.mu.Unlock()
+		return
+	}
+	ctx, cancel := context.WithCancel(g.execs.runCtx)
+	s.cancel = cancel
+	g.wg.Add(1)
+	g.mu.Unlock()
+	go func() {
+		defer g.wg.Done()
+		backoff := 500 * time.Millisecond
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(backoff):
+			}
+			if g.load(ctx, s) == nil {
+				return
+			}
+			s.mu.Lock()
+			s.st.Restarts++
+			s.mu.Unlock()
+			backoff = min(backoff*2, 30*time.Second)
+		}
+	}()
+}
+
+// stop unloads s and removes it from the catalog.
+func (s *source) stop(ctx context.Context) {
+	if s.cancel != nil {
+		s.cancel()
+	}
+	s.mu.Lock()
+	ex, loaded := s.exec, s.loaded
+	s.loaded = false
+	s.mu.Unlock()
+	if ex != nil && loaded {
+		if err := ex.Unload(ctx, s.id); err != nil && !errors.Is(err, sdk.ErrUnknownSource) && !errors.Is(err, sdk.ErrPluginShutdown) {
+			s.setState("failed", fmt.Sprintf("unload: %v", err))
+			return
+		}
+	}
+	s.setState("stopped", "")
+}
+
+// onChange applies what an executor reports about its sources.
+func (g *Gateway) onChange(exec string, ch sdk.Change) {
+	g.mu.Lock()
+	s := g.sources[ch.Source]
+	g.mu.Unlock()
+	if s == nil {
+		return
+	}
+	if ch.Status != nil {
+		s.mu.Lock()
+		s.st.PID = ch.Status.PID
+		s.st.Restarts = ch.Status.Restarts
+		s.mu.Unlock()
+		state := ch.Status.State
+		s.setState(state, ch.Status.LastError)
+	}
+	if ch.Definitions != nil {
+		s.mu.Lock()
+		live := s.loaded
+		s.st.Tools = len(ch.Definitions.Tools)
+		s.mu.Unlock()
+		if live {
+			g.publish(s, *ch.Definitions)
+		}
+	}
+	if ch.Notification != nil {
+		g.fe.Notify(ch.Notification.Method, ch.Notification.Params)
+	}
+}
+
+// Reload applies a new config: sources whose settings did not change keep
+// running (and their clients' sessions stay); changed ones are reloaded,
+// removed ones unloaded, new ones loaded.
+func (g *Gateway) Reload(ctx context.Context, cfg *config.Config) error {
+	g.mu.Lock()
+	if g.closed {
+		g.mu.Unlock()
+		return ErrClosed
+	}
+	old := g.cfg
+	g.cfg = cfg
+	g.mu.Unlock()
+
+	var stale, fresh []*source
+	want := map[string]*source{}
+	for _, s := range g.sourcesFor(cfg) {
+		want[s.id] = s
+	}
+	g.mu.Lock()
+	for id, cur := range g.sources {
+		if cur.server == nil {
+			continue // plugin sources follow plugin dirs, not servers
+		}
+		n, ok := want[id]
+		if !ok || !cur.server.Equal(n.server) || cur.namespace != n.namespace {
+			stale = append(stale, cur)
+			delete(g.sources, id)
+		}
+	}
+	for id, n := range want {
+		if _, ok := g.sources[id]; !ok {
+			fresh = append(fresh, n)
+		}
+	}
+	g.mu.Unlock()
+	for _, s := range stale {
+		s.stop(ctx)
+		g.store.RemoveSource(s.id)
+	}
+	g.startSources(ctx, fresh)
+	g.log.Info("config reloaded", "from", old.Source, "to", cfg.Source, "reloaded", len(stale), "started", len(fresh))
+	return nil
+}

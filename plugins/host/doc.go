@@ -1,0 +1,60 @@
+// Package host is the gateway's side of executor plugins: it discovers,
+// launches, handshakes, supervises, restarts and kills them.
+//
+// An executor plugin is a process serving the plugins/sdk contract through
+// hashicorp/go-plugin (gRPC only). [Start] launches one and returns a
+// [*Plugin], which implements [sdk.Executor] and [sdk.Watcher] itself, on
+// top of whichever process currently runs: when the process dies, in-flight
+// calls fail at once with an error wrapping [sdk.ErrPluginShutdown], the
+// process is relaunched with capped exponential backoff, every source loaded
+// before is loaded again, and the new definitions reach the watchers as an
+// [sdk.Change]. A [Manager] holds a gateway's plugins by name and kills them
+// all on Close.
+//
+//	m := host.NewManager(host.Options{Logger: logger})
+//	defer m.Close()
+//	specs, problems := host.Discover([]string{"./plugins"}) // third-party executors
+//	for _, err := range problems {
+//		logger.Warn("plugin skipped", "error", err)
+//	}
+//	for _, spec := range specs {
+//		exec, err := m.Start(ctx, spec)
+//		if err != nil {
+//			return err // says which executor and why
+//		}
+//		defs, err := exec.Load(ctx, sdk.LoadRequest{Source: "greeter", Kind: "hello", Spec: json.RawMessage(`{}`)})
+//		...
+//	}
+//
+// # Built-in executors
+//
+// Built-ins (mcp, script, wasm) ship in the skillgate binary and still run
+// out of process: the gateway re-executes its own binary with hidden
+// arguments, and the cmd layer serves the named executor from there with
+// sdk.Serve:
+//
+//	self, err := os.Executable()
+//	...
+//	exec, err := m.Start(ctx, host.Spec{Name: "mcp", Path: self, Args: []string{"plugin", "serve", "mcp"}})
+//
+// so one binary ships everything and a crashing executor never takes the
+// gateway down.
+//
+// # Processes
+//
+// A plugin process gets a clean environment (PATH, HOME, TMPDIR and LANG
+// from the gateway, then [Spec.Env]), stdin from a pipe the gateway never
+// writes (never the gateway's own stdin, which is the MCP stream in stdio
+// mode), and leads a session and process group of its own. When it exits,
+// or when it is killed, its process group is SIGKILLed, and on Linux every
+// other process left in its session too, so that what it started dies with
+// it even when it moved a child to a process group of its own (as an
+// executor does to kill an upstream server's tree). Only a descendant that
+// starts a session of its own escapes. Each line the plugin writes to
+// stdout or stderr becomes a record of [Options.Logger] with an "executor"
+// attribute; JSON lines (hclog's or slog's) keep their level, message and
+// fields.
+//
+// Sessions and process groups are a Unix thing; on Windows the plugin's
+// process tree is killed instead (untested).
+package host

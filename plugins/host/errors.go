@@ -1,0 +1,34 @@
+package host
+
+import (
+	"errors"
+
+	"github.com/skillgate/skillgate/plugins/sdk"
+)
+
+// Sentinel errors. Errors returned by this package wrap them with the
+// executor's name and what to do next.
+var (
+	// ErrClosed means the plugin or manager was closed. It matches
+	// sdk.ErrPluginShutdown too, so callers of an executor need check only that.
+	ErrClosed error = closedError{}
+	// ErrNotExecutable means a plugin's file cannot be executed.
+	ErrNotExecutable = errors.New("not executable")
+	// ErrHandshake means the program started but is not an executor plugin
+	// this gateway can speak to: it printed something other than go-plugin's
+	// handshake, exited before it, or speaks another protocol version.
+	ErrHandshake = errors.New("executor plugin handshake failed")
+	// ErrStartTimeout means the plugin did not complete its handshake and
+	// Info in time.
+	ErrStartTimeout = errors.New("executor plugin did not start in time")
+	// ErrDuplicate means a manager already runs an executor of that name.
+	ErrDuplicate = errors.New("executor already started")
+	// ErrInvalidName means an executor name is empty or has characters other
+	// than letters, digits, '-' and '_'.
+	ErrInvalidName = errors.New("invalid executor name")
+)
+
+type closedError struct{}
+
+func (closedError) Error() string { return "executor plugin closed" }
+func (closedError) Unwrap() error { return sdk.ErrPluginShutdown }

@@ -1,0 +1,345 @@
+//go:build linux
+
+package host_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"runtime/pprof"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/go-plugin"
+
+	"github.com/skillgate/skillgate/internal/testenv"
+	"github.com/skillgate/skillgate/plugins/host"
+	"github.com/skillgate/skillgate/plugins/sdk"
+)
+
+// The test binary doubles as the plugin (go-plugin's helperProcess pattern):
+// run with envMode set, it behaves as the mode says instead of running tests.
+const (
+	envMode      = "SKILLGATE_HOST_TEST_MODE"
+	envExitAfter = "SKILLGATE_HOST_TEST_EXIT_AFTER_INFO" // a duration: exit 3 that long after Info
+	envLinger    = "SKILLGATE_HOST_TEST_LINGER"          // keep running after sdk.Serve returns
+)
+
+func TestMain(m *testing.M) {
+	if mode, ok := os.LookupEnv(envMode); ok {
+		os.Exit(helper(mode))
+	}
+	os.Exit(m.Run())
+}
+
+func helper(mode string) int {
+	switch mode {
+	case "serve":
+		sdk.Serve(newEcho())
+		if os.Getenv(envLinger) != "" {
+			time.Sleep(time.Hour)
+		}
+	case "garbage":
+		fmt.Println("hello, I am not a plugin")
+		time.Sleep(time.Hour)
+	case "exit":
+		fmt.Fprintln(os.Stderr, "boom: config missing")
+		return 1
+	case "hang":
+		time.Sleep(time.Hour)
+	case "v2":
+		hs := sdk.Handshake
+		hs.ProtocolVersion = 2
+		plugin.Serve(&plugin.ServeConfig{HandshakeConfig: hs, Plugins: sdk.PluginSet(newEcho(), nil), GRPCServer: sdk.NewGRPCServer})
+	default:
+		fmt.Fprintf(os.Stderr, "unknown mode %q\n", mode)
+		return 2
+	}
+	return 0
+}
+
+// echo is the test executor.
+type echo struct {
+	mu      sync.Mutex
+	host    sdk.Host
+	changes chan sdk.Change
+}
+
+func newEcho() *echo { return &echo{changes: make(chan sdk.Change, 16)} }
+
+func (e *echo) SetHost(h sdk.Host) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.host = h
+}
+
+func (e *echo) Info(context.Context) (sdk.Info, error) {
+	if d, err := time.ParseDuration(os.Getenv(envExitAfter)); err == nil {
+		time.AfterFunc(d, func() { os.Exit(3) })
+	}
+	return sdk.Info{Name: "echo", Version: "1.0.0", Kinds: []string{"echo"}}, nil
+}
+
+func (e *echo) Load(_ context.Context, req sdk.LoadRequest) (sdk.Definitions, error) {
+	if bytes.Contains(req.Spec, []byte("fail")) {
+		return sdk.Definitions{}, fmt.Errorf("%w: asked to fail", sdk.ErrInvalidSpec)
+	}
+	tool := fmt.Sprintf(`{"name":"echo","description":"source %s, pid %d","inputSchema":{"type":"object"}}`, req.Source, os.Getpid())
+	return sdk.Definitions{Tools: []json.RawMessage{json.RawMessage(tool)}}, nil
+}
+
+func (e *echo) Unload(context.Context, string) error { return nil }
+
+func (e *echo) Call(ctx context.Context, req sdk.CallRequest, call sdk.Call) (json.RawMessage, error) {
+	switch req.Method {
+	case "echo":
+		return req.Params, nil
+	case "block":
+		_ = call.Progress(sdk.Progress{Progress: 1, Message: "blocking"})
+		<-ctx.Done()
+		return nil, ctx.Err()
+	case "exit":
+		os.Exit(3)
+	case "panic":
+		panic("boom")
+	case "spawn", "spawnpg":
+		cmd := exec.Command("sleep", "1000")
+		// spawnpg starts it in a process group of its own, as an executor
+		// does with an upstream it wants to kill as a tree.
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: req.Method == "spawnpg"}
+		if err := cmd.Start(); err != nil {
+			return nil, err
+		}
+		go func() { _ = cmd.Wait() }()
+		return json.Marshal(map[string]int{"pid": cmd.Process.Pid})
+	case "big":
+		var n int
+		if err := json.Unmarshal(req.Params, &n); err != nil {
+			return nil, err
+		}
+		return json.Marshal(strings.Repeat("x", n))
+	case "env":
+		return json.Marshal(os.Environ())
+	case "log":
+		line := `{"@level":"warn","@message":"disk low","@timestamp":"2026-01-02T03:04:05.000000Z","free":"1"}` + "\n"
+		_, _ = syscall.Write(2, []byte(line)) // the real stderr; os.Stderr goes through go-plugin
+		fmt.Fprintln(os.Stderr, "plain line")
+		e.mu.Lock()
+		h := e.host
+		e.mu.Unlock()
+		return json.RawMessage(`{}`), h.Log(ctx, "info", "via host", map[string]string{"k": "v"})
+	case "notify":
+		e.changes <- sdk.Change{Source: req.Source, Notification: &sdk.Notification{Method: "notifications/resources/updated", Params: req.Params}}
+		return json.RawMessage(`{}`), nil
+	}
+	return nil, fmt.Errorf("%w: method %s", sdk.ErrUnsupported, req.Method)
+}
+
+func (e *echo) Watch(ctx context.Context, emit func(sdk.Change)) error {
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case ch := <-e.changes:
+			emit(ch)
+		}
+	}
+}
+
+// helperSpec launches the test binary in mode.
+func helperSpec(t testing.TB, mode string, env ...string) host.Spec {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A race-enabled binary sleeps 1s at exit unless told otherwise.
+	base := []string{envMode + "=" + mode, "GORACE=atexit_sleep_ms=0"}
+	return host.Spec{Name: "echo", Path: exe, Env: append(base, env...)}
+}
+
+// checkLeaks fails the test if, once it and its cleanups are done, child
+// processes are left or goroutines did not wind down. Register it first so
+// that it runs last.
+func checkLeaks(t *testing.T) {
+	t.Helper()
+	testenv.Subreaper(t) // orphaned grandchildren become our children and are counted
+	before := runtime.NumGoroutine()
+	t.Cleanup(func() {
+		testenv.WaitNoChildren(t, 5*time.Second)
+		deadline := time.Now().Add(5 * time.Second)
+		for runtime.NumGoroutine() > before {
+			if time.Now().After(deadline) {
+				var b strings.Builder
+				_ = pprof.Lookup("goroutine").WriteTo(&b, 1)
+				t.Errorf("goroutines: %d before, %d after\n%s", before, runtime.NumGoroutine(), b.String())
+				return
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	})
+}
+
+// logSink is a slog.Handler that keeps records for assertions.
+type logSink struct {
+	mu    *sync.Mutex
+	recs  *[]logRecord
+	attrs []slog.Attr
+}
+
+type logRecord struct {
+	Level slog.Level
+	Msg   string
+	Attrs map[string]any
+}
+
+func newLogSink() *logSink { return &logSink{mu: &sync.Mutex{}, recs: &[]logRecord{}} }
+
+func (s *logSink) Enabled(context.Context, slog.Level) bool { return true }
+
+func (s *logSink) Handle(_ context.Context, r slog.Record) error {
+	rec := logRecord{Level: r.Level, Msg: r.Message, Attrs: map[string]any{}}
+	for _, a := range s.attrs {
+		rec.Attrs[a.Key] = a.Value.Any()
+	}
+	r.Attrs(func(a slog.Attr) bool {
+		rec.Attrs[a.Key] = a.Value.Any()
+		return true
+	})
+	s.mu.Lock()
+	*s.recs = append(*s.recs, rec)
+	s.mu.Unlock()
+	return nil
+}
+
+func (s *logSink) WithAttrs(as []slog.Attr) slog.Handler {
+	c := *s
+	c.attrs = append(append([]slog.Attr(nil), s.attrs...), as...)
+	return &c
+}
+
+func (s *logSink) WithGroup(string) slog.Handler { return s }
+
+func (s *logSink) records() []logRecord {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]logRecord(nil), *s.recs...)
+}
+
+// dumpOnFailure logs the records when the test failed.
+func (s *logSink) dumpOnFailure(t *testing.T) {
+	t.Cleanup(func() {
+		if !t.Failed() {
+			return
+		}
+		for _, r := range s.records() {
+			if r.Level >= slog.LevelInfo || r.Attrs["stream"] != nil {
+				t.Logf("%v %s %v", r.Level, r.Msg, r.Attrs)
+			}
+		}
+	})
+}
+
+// waitFor polls cond until it holds or the timeout passes.
+func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %v waiting for %s", timeout, what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// changes collects what a watcher receives.
+type changes struct {
+	mu  sync.Mutex
+	all []sdk.Change
+}
+
+func (c *changes) emit(ch sdk.Change) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.all = append(c.all, ch)
+}
+
+func (c *changes) find(f func(sdk.Change) bool) (sdk.Change, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, ch := range c.all {
+		if f(ch) {
+			return ch, true
+		}
+	}
+	return sdk.Change{}, false
+}
+
+// watch runs p.Watch for the rest of the test.
+func watch(t *testing.T, p *host.Plugin) *changes {
+	t.Helper()
+	c := &changes{}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- p.Watch(ctx, c.emit) }()
+	t.Cleanup(func() {
+		cancel()
+		<-done
+	})
+	return c
+}
+
+// blockingCall is an sdk.Call that reports the first progress.
+type blockingCall struct {
+	progressed chan struct{}
+	once       sync.Once
+}
+
+func (c *blockingCall) Progress(sdk.Progress) error {
+	c.once.Do(func() { close(c.progressed) })
+	return nil
+}
+func (c *blockingCall) Notify(sdk.Notification) error { return nil }
+func (c *blockingCall) Request(context.Context, string, json.RawMessage) (json.RawMessage, error) {
+	return nil, sdk.ErrUnsupported
+}
+func (c *blockingCall) CallTool(context.Context, string, json.RawMessage) (json.RawMessage, error) {
+	return nil, sdk.ErrUnsupported
+}
+
+// alive reports whether pid runs (zombies do not count).
+func alive(pid int) bool {
+	data, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+	if err != nil {
+		return false
+	}
+	i := bytes.LastIndexByte(data, ')')
+	if i < 0 || i+2 >= len(data) {
+		return false
+	}
+	state := data[i+2]
+	return state != 'Z' && state != 'X'
+}
+
+func startPlugin(t *testing.T, spec host.Spec, opts host.Options) *host.Plugin {
+	t.Helper()
+	p, err := host.Start(context.Background(), spec, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = p.Close() })
+	return p
+}
+
+func isShutdown(err error) bool { return errors.Is(err, sdk.ErrPluginShutdown) }

@@ -1,0 +1,241 @@
+package host
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/go-plugin"
+	"github.com/hashicorp/go-plugin/runner"
+	"google.golang.org/grpc"
+
+	"github.com/skillgate/skillgate/plugins/sdk"
+)
+
+// instance is one process of a plugin, from launch to teardown.
+type instance struct {
+	gp      *plugin.Client
+	exec    *sdk.Client
+	conn    *grpc.ClientConn // for health checks
+	proc    *proc
+	pid     int
+	started time.Time
+	stop    context.CancelFunc // ends the instance's goroutines
+
+	probe chan struct{} // asks the monitor for a health check
+
+	downOnce sync.Once
+	down     chan struct{} // closed once the instance is known to be gone
+	cause    string        // why; written before down is closed
+
+	teardownOnce sync.Once
+}
+
+// die records that the instance is gone, and why; the first cause counts.
+func (i *instance) die(cause string) {
+	i.downOnce.Do(func() {
+		i.cause = cause
+		close(i.down)
+	})
+}
+
+func (i *instance) isDown() (cause string, down bool) {
+	select {
+	case <-i.down:
+		return i.cause, true
+	default:
+		return "", false
+	}
+}
+
+func (i *instance) requestProbe() {
+	select {
+	case i.probe <- struct{}{}:
+	default:
+	}
+}
+
+// launch starts one process and returns it handshaken, with Info answered
+// and its monitor and watch goroutines running under life. ctx bounds the
+// launch.
+func (p *Plugin) launch(ctx, life context.Context) (*instance, sdk.Info, error) {
+	name, path := p.spec.Name, p.spec.Path
+	if err := checkExecutable(path); err != nil {
+		return nil, sdk.Info{}, fmt.Errorf("start executor %q: %w", name, err)
+	}
+	stderr := newLineLogger(p.log, "stderr")
+	pr := newProc(name, nil, stderr)
+	gp := plugin.NewClient(&plugin.ClientConfig{
+		HandshakeConfig:  sdk.Handshake,
+		Plugins:          sdk.PluginSet(nil, p.opts.Host),
+		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
+		RunnerFunc: func(_ hclog.Logger, base *exec.Cmd, _ string) (runner.Runner, error) {
+			// base carries only go-plugin's variables (SkipHostEnv).
+			cmd := exec.Command(path, p.spec.Args...)
+			cmd.Env = append(childEnv(p.spec.Env), base.Env...)
+			pr.cmd = cmd
+			return pr, nil
+		},
+		SkipHostEnv: true,
+		GRPCDialOptions: []grpc.DialOption{grpc.WithDefaultCallOptions(
+			grpc.MaxCallRecvMsgSize(sdk.MaxMessageSize),
+			grpc.MaxCallSendMsgSize(sdk.MaxMessageSize),
+		)},
+		// Our own deadline (below) comes first and explains itself better.
+		StartTimeout: p.opts.StartTimeout + time.Minute,
+		Logger:       &hclogAdapter{log: p.log},
+		SyncStdout:   newLineLogger(p.log, "stdout"),
+		SyncStderr:   newLineLogger(p.log, "stderr"),
+	})
+
+	startCtx, cancel := context.WithTimeout(ctx, p.opts.StartTimeout)
+	defer cancel()
+	stop := context.AfterFunc(startCtx, pr.kill)
+	exec, conn, info, err := handshake(startCtx, gp)
+	if !stop() && err == nil {
+		err = startCtx.Err() // killed right after it answered
+	}
+	if err != nil {
+		pr.kill()
+		gp.Kill()
+		if exec != nil {
+			_ = exec.Close()
+		}
+		return nil, sdk.Info{}, p.startError(ctx, startCtx, pr, stderr, err)
+	}
+
+	ictx, icancel := context.WithCancel(life)
+	inst := &instance{
+		gp:      gp,
+		exec:    exec,
+		conn:    conn,
+		proc:    pr,
+		pid:     pr.PID(),
+		started: time.Now(),
+		stop:    icancel,
+		probe:   make(chan struct{}, 1),
+		down:    make(chan struct{}),
+	}
+	p.wg.Add(2)
+	go p.monitor(ictx, inst, stderr)
+	go p.watch(ictx, inst)
+	return inst, info, nil
+}
+
+// handshake runs go-plugin's handshake, dispenses the executor and calls Info.
+func handshake(ctx context.Context, gp *plugin.Client) (*sdk.Client, *grpc.ClientConn, sdk.Info, error) {
+	rpc, err := gp.Client()
+	if err != nil {
+		return nil, nil, sdk.Info{}, err
+	}
+	raw, err := rpc.Dispense(sdk.PluginName)
+	if err != nil {
+		return nil, nil, sdk.Info{}, fmt.Errorf("%w: dispense: %v", ErrHandshake, err)
+	}
+	exec, ok := raw.(*sdk.Client)
+	if !ok {
+		return nil, nil, sdk.Info{}, fmt.Errorf("%w: dispensed %T, not an executor", ErrHandshake, raw)
+	}
+	var conn *grpc.ClientConn
+	if g, ok := rpc.(*plugin.GRPCClient); ok {
+		conn = g.Conn
+	}
+	info, err := exec.Info(ctx)
+	if err != nil {
+		return exec, nil, sdk.Info{}, fmt.Errorf("Info: %w", err)
+	}
+	return exec, conn, info, nil
+}
+
+// startError explains why a launch failed. go-plugin's errors are strings
+// meant for its own users; this says what went wrong in the gateway's terms.
+func (p *Plugin) startError(ctx, startCtx context.Context, pr *proc, stderr *lineLogger, err error) error {
+	what := fmt.Sprintf("executor %q (%s)", p.spec.Name, p.spec.Path)
+	if ctx.Err() != nil {
+		return fmt.Errorf("start %s: %w", what, ctx.Err())
+	}
+	note := exitNote(pr, stderr)
+	if errors.Is(startCtx.Err(), context.DeadlineExceeded) {
+		return fmt.Errorf("start %s: %w: no handshake and Info within %v%s", what, ErrStartTimeout, p.opts.StartTimeout, note)
+	}
+	msg := err.Error()
+	const unrecognized = "Unrecognized remote plugin message: "
+	switch {
+	case strings.HasPrefix(msg, unrecognized):
+		line, _, _ := strings.Cut(msg[len(unrecognized):], "\n")
+		if line == "" {
+			return fmt.Errorf("start %s: %w: it exited before the go-plugin handshake%s", what, ErrHandshake, note)
+		}
+		return fmt.Errorf("start %s: %w: it printed %q where the go-plugin handshake was expected; "+
+			"an executor must be built with plugins/sdk and call sdk.Serve%s", what, ErrHandshake, clip(line), note)
+	case msg == "plugin exited before we could connect":
+		return fmt.Errorf("start %s: %w: it exited before the go-plugin handshake%s", what, ErrHandshake, note)
+	case strings.HasPrefix(msg, "incompatible API version"):
+		return fmt.Errorf("start %s: %w: it speaks another executor protocol (%s), this gateway speaks version %d; "+
+			"rebuild it against a matching plugins/sdk", what, ErrHandshake, firstLine(msg), sdk.ProtocolVersion)
+	case strings.HasPrefix(msg, "incompatible core API version"),
+		strings.HasPrefix(msg, "unsupported plugin protocol"),
+		strings.HasPrefix(msg, "error parsing"),
+		strings.HasPrefix(msg, "Error parsing"),
+		strings.HasPrefix(msg, "unknown address type"):
+		return fmt.Errorf("start %s: %w: %s; an executor must be built with plugins/sdk and call sdk.Serve",
+			what, ErrHandshake, firstLine(msg))
+	}
+	return fmt.Errorf("start %s: %w%s", what, err, note)
+}
+
+// exitNote describes how a process that failed to start ended, and the last
+// thing it wrote to stderr, as " (exit status 1; stderr: \"...\")".
+func exitNote(pr *proc, stderr *lineLogger) string {
+	var parts []string
+	if pr.PID() > 0 {
+		t := time.NewTimer(time.Second)
+		select {
+		case <-pr.exited:
+		case <-t.C:
+		}
+		t.Stop()
+		if err, exited := pr.exitErr(); exited && !pr.wasKilled() {
+			if err == nil {
+				parts = append(parts, "exit status 0")
+			} else {
+				parts = append(parts, err.Error())
+			}
+		}
+		t = time.NewTimer(exitGrace)
+		select {
+		case <-pr.copied:
+		case <-t.C:
+		}
+		t.Stop()
+	}
+	if lines, panicLine := stderr.Tail(); panicLine != "" {
+		parts = append(parts, "stderr: "+strconv.Quote(clip(panicLine)))
+	} else if len(lines) > 0 {
+		parts = append(parts, "stderr: "+strconv.Quote(clip(lines[len(lines)-1])))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return " (" + strings.Join(parts, "; ") + ")"
+}
+
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return strings.TrimSpace(line)
+}
+
+// clip shortens s for an error message.
+func clip(s string) string {
+	const n = 200
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "..."
+}

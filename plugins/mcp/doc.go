@@ -1,0 +1,32 @@
+// Package mcp is the built-in "mcp" executor: it imports MCP servers, each
+// a source of tools, resources, resource templates and prompts for the
+// gateway. A source is a stdio server launched and supervised as a child
+// process, or a remote server reached over streamable HTTP or legacy SSE.
+// It is the only package of skillgate that talks to MCP servers as a client
+// (through mcp-go's client/transport for HTTP).
+//
+// Each source has exactly one upstream, shared by all calls: one process
+// for stdio, never one per session or per call. Its spec (see [Spec]) uses
+// the keys of Claude Desktop and friends:
+//
+//	{"command": "npx", "args": ["-y", "@modelcontextprotocol/server-everything"]}
+//	{"url": "http://127.0.0.1:9000/mcp", "headers": {"Authorization": "Bearer t"}}
+//
+// Definitions and results cross the executor boundary as the raw JSON the
+// upstream sent, so nothing a newer MCP revision adds is lost. Progress and
+// log notifications of a call, and the server requests it causes (sampling,
+// elicitation, roots), are routed to that call's client. An upstream that
+// dies is reported failed with its exit status and last stderr lines, its
+// in-flight calls fail at once with sdk.ErrUnavailable, and it is restarted
+// with exponential backoff (200ms to 30s); other sources are not affected.
+//
+// The executor runs out of process like any plugin:
+//
+//	func main() {
+//		e := mcp.New()
+//		defer e.Close()
+//		sdk.Serve(e)
+//	}
+//
+// or in the gateway's process, through the same sdk.Executor interface.
+package mcp

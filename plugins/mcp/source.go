@@ -1,0 +1,489 @@
+package mcp
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/mark3labs/mcp-go/client/transport"
+	mcpgo "github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/skillgate/skillgate/plugins/sdk"
+)
+
+// Restart backoff: the first restart waits minBackoff, each failure doubles
+// the wait up to maxBackoff, and an upstream that stayed up for
+// healthyAfter starts again from minBackoff.
+var (
+	minBackoff   = 200 * time.Millisecond
+	maxBackoff   = 30 * time.Second
+	healthyAfter = 30 * time.Second
+)
+
+// startTimeout bounds starting an upstream: launch or connect, handshake and
+// listing everything.
+var startTimeout = 2 * time.Minute
+
+// States of a source, as sent in sdk.Status.State.
+const (
+	StateStarting   = "starting"
+	StateReady      = "ready"
+	StateFailed     = "failed"
+	StateRestarting = "restarting"
+	StateStopped    = "stopped"
+)
+
+// source is one loaded upstream and its supervisor: exactly one live
+// connection (one process for stdio) shared by every call, restarted with
+// backoff when it fails.
+type source struct {
+	e    *Executor
+	name string
+	spec *Spec
+	log  *slog.Logger
+
+	ctx    context.Context // ends when the source is unloaded
+	cancel context.CancelFunc
+	done   chan struct{} // closed when the supervisor returns
+
+	mu       sync.Mutex
+	state    string
+	pid      int
+	restarts int
+	lastErr  string
+	nextTry  time.Time
+	conn     *conn         // the live connection, when ready
+	attempt  chan struct{} // closed when the current start attempt ends
+	running  bool          // the supervisor is running
+	defs     sdk.Definitions
+	subs     map[string]bool // resources clients subscribed to
+}
+
+func newSource(e *Executor, name string, spec *Spec) *source {
+	s := &source{
+		e: e, name: name, spec: spec, log: e.log.With("source", name),
+		done: make(chan struct{}), subs: map[string]bool{}, state: StateStopped,
+	}
+	s.ctx, s.cancel = context.WithCancel(context.Background())
+	return s
+}
+
+// status is the source's health.
+func (s *source) status() sdk.Status {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.statusLocked()
+}
+
+func (s *source) statusLocked() sdk.Status {
+	return sdk.Status{State: s.state, PID: s.pid, Restarts: s.restarts, LastError: s.lastErr}
+}
+
+// setState records a new state and tells the watchers.
+func (s *source) setState(state string, pid int, lastErr string) {
+	s.mu.Lock()
+	s.state, s.pid = state, pid
+	if lastErr != "" || state == StateReady {
+		s.lastErr = lastErr
+	}
+	st := s.statusLocked()
+	s.mu.Unlock()
+	s.log.Info("upstream "+state, "pid", pid, "restarts", st.Restarts, "error", lastErr)
+	s.e.broadcast(sdk.Change{Source: s.name, Status: &st})
+}
+
+// startEager starts the supervisor and waits for the first start attempt.
+// If it fails the supervisor stops: Load reports the failure instead.
+func (s *source) startEager(ctx context.Context) (sdk.Definitions, error) {
+	first := make(chan error, 1)
+	s.launch(first)
+	select {
+	case err := <-first:
+		if err != nil {
+			s.stop()
+			return sdk.Definitions{}, err
+		}
+		return s.definitionsSnapshot(), nil
+	case <-ctx.Done():
+		s.stop()
+		return sdk.Definitions{}, ctx.Err()
+	}
+}
+
+// probe is Load of a lazy source: start, list, stop.
+func (s *source) probe(ctx context.Context) (sdk.Definitions, error) {
+	s.setState(StateStarting, 0, "")
+	ctx, cancel := context.WithTimeout(ctx, startTimeout)
+	defer cancel()
+	c, defs, err := s.connect(ctx)
+	if err != nil {
+		s.setState(StateFailed, 0, err.Error())
+		return sdk.Definitions{}, err
+	}
+	s.mu.Lock()
+	s.defs = defs
+	s.mu.Unlock()
+	c.close()
+	s.setState(StateStopped, 0, "")
+	return defs, nil
+}
+
+// launch starts the supervisor (once). first, when not nil, receives the
+// outcome of the first attempt, and a failed first attempt ends the
+// supervisor.
+func (s *source) launch(first chan<- error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.running || s.ctx.Err() != nil {
+		return
+	}
+	s.running = true
+	s.attempt = make(chan struct{})
+	go s.supervise(first)
+}
+
+// supervise keeps one connection alive until the source is unloaded.
+func (s *source) supervise(first chan<- error) {
+	defer close(s.done)
+	backoff := minBackoff
+	for n := 0; ; n++ {
+		state := StateStarting
+		if n > 0 {
+			state = StateRestarting
+			s.mu.Lock()
+			s.restarts++
+			s.attempt = make(chan struct{})
+			s.mu.Unlock()
+		}
+		s.setState(state, 0, "")
+		ctx, cancel := context.WithTimeout(s.ctx, startTimeout)
+		c, defs, err := s.connect(ctx)
+		cancel()
+		// The outcome and the end of the attempt are published together,
+		// so acquire never sees neither a conn nor an attempt.
+		s.mu.Lock()
+		prev := s.defs
+		if err == nil {
+			s.defs, s.conn = defs, c
+		} else {
+			s.nextTry = time.Now().Add(backoff)
+		}
+		close(s.attempt)
+		s.attempt = nil
+		s.mu.Unlock()
+
+		if err != nil {
+			if s.ctx.Err() != nil {
+				s.setState(StateStopped, 0, "")
+				return
+			}
+			s.setState(StateFailed, 0, err.Error())
+			if first != nil {
+				first <- err
+				return
+			}
+			if !waitCtx(s.ctx, backoff) {
+				s.setState(StateStopped, 0, "")
+				return
+			}
+			backoff = min(2*backoff, maxBackoff)
+			continue
+		}
+
+		up := time.Now()
+		c.start()
+		s.setState(StateReady, c.w.pid(), "")
+		if first != nil {
+			first <- nil
+			first = nil
+		} else if !sameDefinitions(prev, defs) {
+			d := defs
+			s.e.broadcast(sdk.Change{Source: s.name, Definitions: &d})
+		}
+
+		select {
+		case <-c.w.dead():
+			s.mu.Lock()
+			s.conn = nil
+			if time.Since(up) >= healthyAfter {
+				backoff = minBackoff
+			}
+			s.nextTry = time.Now().Add(backoff)
+			s.mu.Unlock()
+			cause := c.w.cause()
+			s.setState(StateFailed, c.w.pid(), cause.Error())
+			c.close()
+			if !waitCtx(s.ctx, backoff) {
+				s.setState(StateStopped, 0, "")
+				return
+			}
+			backoff = min(2*backoff, maxBackoff)
+		case <-s.ctx.Done():
+			s.mu.Lock()
+			s.conn = nil
+			s.mu.Unlock()
+			c.close()
+			s.setState(StateStopped, 0, "")
+			return
+		}
+	}
+}
+
+// connect opens a session with the upstream and lists its definitions.
+func (s *source) connect(ctx context.Context) (*conn, sdk.Definitions, error) {
+	c, err := s.handshake(ctx)
+	if err != nil {
+		return nil, sdk.Definitions{}, err
+	}
+	var defs sdk.Definitions
+	if err := c.definitions(ctx, kindAll, &defs); err != nil {
+		c.close()
+		return nil, sdk.Definitions{}, s.startError(err, c)
+	}
+	if !c.modern {
+		s.resubscribe(ctx, c)
+	}
+	return c, defs, nil
+}
+
+// handshake launches or connects the upstream and negotiates the protocol:
+// stdio speaks 2025-11-25 unless pinned; HTTP tries 2026-07-28 and falls
+// back to 2025-11-25, then (auto transport) to legacy SSE.
+func (s *source) handshake(ctx context.Context) (*conn, error) {
+	pin := s.spec.ProtocolVersion
+	switch s.spec.transport() {
+	case TransportStdio:
+		c := newConn(s)
+		w, err := startStdio(s.spec, s.log, c.handlers())
+		if err != nil {
+			return nil, err
+		}
+		c.w = w
+		if pin == "" {
+			pin = mcpgo.LATEST_LEGACY_PROTOCOL_VERSION
+		}
+		if mcpgo.IsModernProtocol(pin) {
+			err = c.discover(ctx, pin)
+		} else {
+			err = c.initialize(ctx, pin)
+		}
+		if err != nil {
+			c.close()
+			return nil, s.startError(err, c)
+		}
+		return c, nil
+	case TransportSSE:
+		if pin == "" {
+			pin = mcpgo.LATEST_LEGACY_PROTOCOL_VERSION
+		}
+		return s.dialHTTP(ctx, TransportSSE, pin)
+	}
+	if pin != "" {
+		return s.dialHTTP(ctx, TransportStreamableHTTP, pin)
+	}
+	c, err := s.dialHTTP(ctx, TransportStreamableHTTP, mcpgo.LATEST_PROTOCOL_VERSION)
+	if err == nil || ctx.Err() != nil {
+		return c, err
+	}
+	s.log.Info("modern protocol not available; falling back to 2025-11-25", "reason", err)
+	c, err = s.dialHTTP(ctx, TransportStreamableHTTP, mcpgo.LATEST_LEGACY_PROTOCOL_VERSION)
+	if err != nil && s.spec.Transport == TransportAuto && errors.Is(err, transport.ErrLegacySSEServer) {
+		s.log.Info("streamable HTTP refused; trying legacy SSE", "reason", err)
+		return s.dialHTTP(ctx, TransportSSE, mcpgo.LATEST_LEGACY_PROTOCOL_VERSION)
+	}
+	return c, err
+}
+
+// dialHTTP connects over HTTP and shakes hands with one protocol version.
+func (s *source) dialHTTP(ctx context.Context, kind, version string) (*conn, error) {
+	c := newConn(s)
+	modern := mcpgo.IsModernProtocol(version)
+	w, err := startHTTP(ctx, s.spec, kind, !modern && kind == TransportStreamableHTTP, s.log, c.handlers())
+	if err != nil {
+		return nil, err
+	}
+	c.w = w
+	if modern {
+		err = c.discover(ctx, version)
+	} else {
+		err = c.initialize(ctx, version)
+	}
+	if err != nil {
+		c.close()
+		return nil, err
+	}
+	return c, nil
+}
+
+// startError explains a failed start, preferring why the upstream died.
+func (s *source) startError(err error, c *conn) error {
+	if cause := c.w.cause(); cause != nil && !errors.Is(err, sdk.ErrUnavailable) {
+		return fmt.Errorf("%w: %v", err, cause)
+	}
+	return err
+}
+
+// acquire returns the live connection, starting a lazy source or waiting
+// for a start attempt in progress. While the upstream waits to be
+// restarted, it fails at once.
+func (s *source) acquire(ctx context.Context) (*conn, error) {
+	for {
+		s.mu.Lock()
+		if s.conn != nil {
+			c := s.conn
+			s.mu.Unlock()
+			return c, nil
+		}
+		if s.ctx.Err() != nil {
+			s.mu.Unlock()
+			return nil, fmt.Errorf("%w: source %q was unloaded", sdk.ErrUnknownSource, s.name)
+		}
+		if !s.running {
+			s.mu.Unlock()
+			s.launch(nil)
+			continue
+		}
+		if s.attempt != nil {
+			attempt := s.attempt
+			s.mu.Unlock()
+			select {
+			case <-attempt:
+				continue
+			case <-ctx.Done():
+				return nil, fmt.Errorf("source %q: waiting for the upstream to start: %w", s.name, ctx.Err())
+			}
+		}
+		err := fmt.Errorf("%w: source %q is %s: %s; next start in %s", sdk.ErrUnavailable, s.name,
+			s.state, s.lastErr, time.Until(s.nextTry).Round(time.Millisecond))
+		s.mu.Unlock()
+		return nil, err
+	}
+}
+
+// reload re-lists a source whose spec did not change; ok is false when the
+// source must be started anew.
+func (s *source) reload(ctx context.Context) (sdk.Definitions, bool) {
+	s.mu.Lock()
+	c, running := s.conn, s.running
+	s.mu.Unlock()
+	if c == nil {
+		if !running && s.spec.Start == StartLazy {
+			return s.definitionsSnapshot(), true
+		}
+		return sdk.Definitions{}, false
+	}
+	defs := s.definitionsSnapshot()
+	if err := c.definitions(ctx, kindAll, &defs); err != nil {
+		return sdk.Definitions{}, false
+	}
+	s.setDefinitions(c, defs)
+	return defs, true
+}
+
+// stop ends the supervisor and the upstream and waits for both.
+func (s *source) stop() {
+	s.cancel()
+	s.mu.Lock()
+	running := s.running
+	s.mu.Unlock()
+	if running {
+		<-s.done
+	}
+}
+
+func (s *source) definitionsSnapshot() sdk.Definitions {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.defs
+}
+
+// setDefinitions takes a re-listed set from the live conn c and tells the
+// watchers when it changed.
+func (s *source) setDefinitions(c *conn, defs sdk.Definitions) {
+	s.mu.Lock()
+	if s.conn != c {
+		s.mu.Unlock()
+		return
+	}
+	changed := !sameDefinitions(s.defs, defs)
+	s.defs = defs
+	s.mu.Unlock()
+	if changed {
+		s.e.broadcast(sdk.Change{Source: s.name, Definitions: &defs})
+	}
+}
+
+// notify passes a source-level notification to the watchers.
+func (s *source) notify(n sdk.Notification) {
+	s.e.broadcast(sdk.Change{Source: s.name, Notification: &n})
+}
+
+// subscribe records a resource subscription, so that it survives restarts.
+func (s *source) subscribe(uri string, on bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if on {
+		s.subs[uri] = true
+	} else {
+		delete(s.subs, uri)
+	}
+}
+
+func (s *source) subscriptions() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	uris := make([]string, 0, len(s.subs))
+	for u := range s.subs {
+		uris = append(uris, u)
+	}
+	sort.Strings(uris)
+	return uris
+}
+
+// resubscribe renews the subscriptions of the previous session.
+func (s *source) resubscribe(ctx context.Context, c *conn) {
+	for _, uri := range s.subscriptions() {
+		if _, err := c.request(ctx, "resources/subscribe", mustJSON(map[string]string{"uri": uri})); err != nil {
+			s.log.Warn("renewing a resource subscription failed", "uri", uri, "err", err)
+		}
+	}
+}
+
+// call forwards one request to the upstream.
+func (s *source) call(ctx context.Context, method string, params json.RawMessage, call sdk.Call) (json.RawMessage, error) {
+	if t := time.Duration(s.spec.Timeout); t > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, t)
+		defer cancel()
+	}
+	c, err := s.acquire(ctx)
+	if err != nil {
+		return nil, err
+	}
+	res, err := c.call(ctx, method, params, call)
+	if err == nil && !c.modern && (method == "resources/subscribe" || method == "resources/unsubscribe") {
+		var p struct {
+			URI string `json:"uri"`
+		}
+		if json.Unmarshal(params, &p) == nil && p.URI != "" {
+			s.subscribe(p.URI, method == "resources/subscribe")
+		}
+	}
+	return res, err
+}
+
+// sameDefinitions compares two sets byte for byte.
+func sameDefinitions(a, b sdk.Definitions) bool {
+	eq := func(x, y []json.RawMessage) bool {
+		return slices.EqualFunc(x, y, func(p, q json.RawMessage) bool { return bytes.Equal(p, q) })
+	}
+	return eq(a.Tools, b.Tools) && eq(a.Resources, b.Resources) &&
+		eq(a.ResourceTemplates, b.ResourceTemplates) && eq(a.Prompts, b.Prompts) && bytes.Equal(a.Server, b.Server)
+}

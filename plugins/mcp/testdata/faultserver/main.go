@@ -1,0 +1,375 @@
+// Command faultserver is a stdio MCP server that misbehaves on purpose, for
+// the mcp executor's fault tests. JSON-RPC is written by hand so that every
+// byte on the wire is under the test's control.
+//
+// Start-up faults are chosen by flags; faults during a call by the tool
+// called (see tools below).
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+var (
+	exitAtStart  = flag.Bool("exit-at-start", false, "write to stderr and exit 3 before reading anything")
+	exitIfExists = flag.String("exit-if-exists", "", "like -exit-at-start, when this file exists")
+	banner       = flag.Bool("banner", false, "print banner lines on stdout before anything else")
+	pages        = flag.Int("pages", 1, "split tools/list into this many pages")
+	discoverAny  = flag.Bool("answer-unknown-with-empty", false, "answer unknown methods (server/discover too) with {}")
+	ignoreEOF    = flag.Bool("ignore-eof", false, "keep running after stdin closes")
+	ignoreTerm   = flag.Bool("ignore-term", false, "ignore SIGTERM")
+	pidFile      = flag.String("pid-file", "", "append this process's pid to the file")
+)
+
+var (
+	outMu sync.Mutex
+	out   = bufio.NewWriterSize(os.Stdout, 1<<20)
+
+	mu        sync.Mutex
+	waiting   = map[string]chan json.RawMessage{}
+	grown     []string
+	cancelled []json.RawMessage
+	nextReq   int
+)
+
+type message struct {
+	ID     json.RawMessage `json:"id,omitempty"`
+	Method string          `json:"method,omitempty"`
+	Params json.RawMessage `json:"params,omitempty"`
+	Result json.RawMessage `json:"result,omitempty"`
+	Error  json.RawMessage `json:"error,omitempty"`
+}
+
+func main() {
+	flag.Parse()
+	if *pidFile != "" {
+		f, err := os.OpenFile(*pidFile, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+		if err == nil {
+			fmt.Fprintln(f, os.Getpid())
+			f.Close()
+		}
+	}
+	if *exitAtStart {
+		fatal("fatal: missing configuration FAULT_TOKEN")
+	}
+	if *exitIfExists != "" {
+		if _, err := os.Stat(*exitIfExists); err == nil {
+			fatal("fatal: marker " + *exitIfExists + " exists")
+		}
+	}
+	if *ignoreTerm {
+		signal.Ignore(syscall.SIGTERM)
+	}
+	fmt.Fprintln(os.Stderr, "faultserver starting, env FAULT_ENV="+os.Getenv("FAULT_ENV"))
+	if *banner {
+		raw("Welcome to faultserver v0 (this line is not JSON)")
+		raw(`{"hello":"a JSON object that is not JSON-RPC"}`)
+		raw("")
+	}
+	in := bufio.NewReaderSize(os.Stdin, 1<<16)
+	for {
+		line, err := in.ReadBytes('\n')
+		if len(line) > 0 {
+			var m message
+			if json.Unmarshal(line, &m) != nil {
+				continue
+			}
+			dispatch(m)
+		}
+		if err != nil {
+			break
+		}
+	}
+	fmt.Fprintln(os.Stderr, "faultserver: stdin closed")
+	if *ignoreEOF {
+		sleepForever()
+	}
+}
+
+// sleepForever blocks without tripping the runtime's deadlock detector.
+func sleepForever() {
+	for {
+		time.Sleep(time.Hour)
+	}
+}
+
+func fatal(msg string) {
+	fmt.Fprintln(os.Stderr, msg)
+	os.Exit(3)
+}
+
+func dispatch(m message) {
+	switch {
+	case m.Method == "" && m.ID != nil: // a response to one of our requests
+		mu.Lock()
+		ch := waiting[string(m.ID)]
+		mu.Unlock()
+		if ch != nil {
+			if m.Error != nil {
+				ch <- m.Error
+			} else {
+				ch <- m.Result
+			}
+		}
+	case m.ID == nil: // a notification
+		if m.Method == "notifications/cancelled" {
+			var p struct {
+				RequestID json.RawMessage `json:"requestId"`
+			}
+			_ = json.Unmarshal(m.Params, &p)
+			mu.Lock()
+			cancelled = append(cancelled, p.RequestID)
+			mu.Unlock()
+		}
+	case m.Method == "tools/call" && strings.Contains(string(m.Params), `"stopread"`):
+		// Stop reading stdin for good, staying alive: block the read loop.
+		fmt.Fprintln(os.Stderr, "faultserver: no longer reading stdin")
+		sleepForever()
+	default:
+		go handle(m)
+	}
+}
+
+func handle(m message) {
+	switch m.Method {
+	case "initialize":
+		var p struct {
+			ProtocolVersion string `json:"protocolVersion"`
+		}
+		_ = json.Unmarshal(m.Params, &p)
+		reply(m.ID, map[string]any{
+			"protocolVersion": p.ProtocolVersion,
+			"capabilities": map[string]any{
+				"tools":     map[string]any{"listChanged": true},
+				"resources": map[string]any{"subscribe": true, "listChanged": true},
+				"prompts":   map[string]any{},
+				"logging":   map[string]any{},
+			},
+			"serverInfo":   map[string]any{"name": "faultserver", "version": "0"},
+			"x-future":     map[string]any{"kept": true},
+			"instructions": "misbehaves on purpose",
+		})
+	case "ping":
+		reply(m.ID, map[string]any{})
+	case "tools/list":
+		listTools(m)
+	case "resources/list":
+		reply(m.ID, json.RawMessage(`{"resources":[{"uri":"fault://a","name":"a","x-extra":{"n":1.50}}]}`))
+	case "resources/templates/list":
+		reply(m.ID, json.RawMessage(`{"resourceTemplates":[]}`))
+	case "prompts/list":
+		reply(m.ID, json.RawMessage(`{"prompts":[{"name":"p","x-extra":true}]}`))
+	case "resources/subscribe", "resources/unsubscribe":
+		reply(m.ID, map[string]any{})
+	case "resources/read":
+		reply(m.ID, json.RawMessage(`{"contents":[{"uri":"fault://a","text":"A"}]}`))
+	case "tools/call":
+		callTool(m)
+	default:
+		if *discoverAny {
+			reply(m.ID, map[string]any{})
+			return
+		}
+		replyError(m.ID, -32601, "method not found: "+m.Method, nil)
+	}
+}
+
+var toolNames = []string{"echo", "progress", "crash", "exit", "hang", "stopread", "garbage", "huge",
+	"wrongid", "flood", "sample", "grow", "rpcerror", "cancelled", "touch", "spawn", "stderr"}
+
+func listTools(m message) {
+	names := append(append([]string{}, toolNames...), grownNames()...)
+	var p struct {
+		Cursor string `json:"cursor"`
+	}
+	_ = json.Unmarshal(m.Params, &p)
+	per := (len(names) + *pages - 1) / *pages
+	start := 0
+	if p.Cursor != "" {
+		start, _ = strconv.Atoi(strings.TrimPrefix(p.Cursor, "c"))
+	}
+	end := min(start+per, len(names))
+	var tools []string
+	for _, n := range names[start:end] {
+		// Unknown fields and odd number spellings must survive untouched.
+		tools = append(tools, fmt.Sprintf(`{"name":%q,"inputSchema":{"type":"object"},"x-extra":{"big":12345678901234567890,"f":1.0}}`, n))
+	}
+	res := `{"tools":[` + strings.Join(tools, ",") + `]`
+	if end < len(names) {
+		res += fmt.Sprintf(`,"nextCursor":"c%d"`, end)
+	}
+	reply(m.ID, json.RawMessage(res+"}"))
+}
+
+func grownNames() []string {
+	mu.Lock()
+	defer mu.Unlock()
+	return append([]string{}, grown...)
+}
+
+func callTool(m message) {
+	var p struct {
+		Name      string         `json:"name"`
+		Arguments map[string]any `json:"arguments"`
+		Meta      struct {
+			ProgressToken json.RawMessage `json:"progressToken"`
+		} `json:"_meta"`
+	}
+	_ = json.Unmarshal(m.Params, &p)
+	num := func(k string, def int) int {
+		if v, ok := p.Arguments[k].(float64); ok {
+			return int(v)
+		}
+		return def
+	}
+	switch p.Name {
+	case "echo":
+		text, _ := p.Arguments["text"].(string)
+		reply(m.ID, json.RawMessage(`{"content":[{"type":"text","text":`+quote(text)+`}],"x-result-extra":[1,2.50]}`))
+	case "progress":
+		steps := num("steps", 3)
+		for i := 1; i <= steps; i++ {
+			if p.Meta.ProgressToken != nil {
+				notify("notifications/progress", map[string]any{
+					"progressToken": p.Meta.ProgressToken, "progress": i, "total": steps, "message": fmt.Sprintf("step %d", i)})
+			}
+		}
+		notify("notifications/message", map[string]any{"level": "info", "logger": "fault", "data": "progress done"})
+		text(m.ID, "done")
+	case "crash":
+		fmt.Fprintln(os.Stderr, "faultserver: crashing now (SIGKILL)")
+		_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
+	case "exit":
+		fmt.Fprintln(os.Stderr, "faultserver: exiting with status 7")
+		os.Exit(7)
+	case "hang":
+		sleepForever()
+	case "garbage":
+		raw("GARBAGE LINE, not JSON at all")
+		raw(`{"jsonrpc":"2.0","id":987654,"result":{"stray":true}}`)
+		raw(`{"jsonrpc":"2.0","id":"not-ours","result":{}}`)
+		raw(`[1,2,3]`)
+		raw(`{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"debug","data":"among garbage"}}`)
+		text(m.ID, "survived garbage")
+	case "huge":
+		n := num("bytes", 5<<20)
+		reply(m.ID, json.RawMessage(`{"content":[{"type":"text","text":"`+strings.Repeat("x", n)+`"}]}`))
+	case "wrongid":
+		raw(`{"jsonrpc":"2.0","id":` + string(m.ID) + `000,"result":{"wrong":true}}`)
+		raw(`{"jsonrpc":"2.0","id":"` + string(m.ID) + `","result":{"wrong":true}}`)
+		text(m.ID, "right id")
+	case "flood":
+		n := num("n", 10000)
+		for i := range n {
+			notify("notifications/message", map[string]any{"level": "debug", "data": i})
+			if i%10 == 0 {
+				notify("notifications/progress", map[string]any{"progressToken": "not-a-token", "progress": i})
+			}
+		}
+		text(m.ID, fmt.Sprintf("flooded %d", n))
+	case "sample":
+		res := request("sampling/createMessage", map[string]any{
+			"messages":  []any{map[string]any{"role": "user", "content": map[string]any{"type": "text", "text": "hi"}}},
+			"maxTokens": 10, "x-request-extra": json.RawMessage(`12345678901234567890`),
+		})
+		text(m.ID, string(res))
+	case "grow":
+		mu.Lock()
+		grown = append(grown, fmt.Sprintf("grown-%d", len(grown)+1))
+		mu.Unlock()
+		notify("notifications/tools/list_changed", nil)
+		text(m.ID, "grew")
+	case "rpcerror":
+		replyError(m.ID, -32042, "custom failure", json.RawMessage(`{"why":[1,2.50,"x"]}`))
+	case "cancelled":
+		mu.Lock()
+		b, _ := json.Marshal(cancelled)
+		mu.Unlock()
+		text(m.ID, string(b))
+	case "touch":
+		notify("notifications/resources/updated", map[string]any{"uri": "fault://a"})
+		text(m.ID, "touched")
+	case "spawn":
+		cmd := exec.Command("sleep", "1000")
+		if err := cmd.Start(); err != nil {
+			replyError(m.ID, -32603, err.Error(), nil)
+			return
+		}
+		text(m.ID, strconv.Itoa(cmd.Process.Pid))
+	case "stderr":
+		fmt.Fprintln(os.Stderr, strings.Repeat("e", num("bytes", 10000)))
+		fmt.Fprintln(os.Stderr, "short line after the long one")
+		text(m.ID, "wrote stderr")
+	default:
+		replyError(m.ID, -32602, "unknown tool "+p.Name, nil)
+	}
+}
+
+func quote(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}
+
+func text(id json.RawMessage, s string) {
+	reply(id, json.RawMessage(`{"content":[{"type":"text","text":`+quote(s)+`}]}`))
+}
+
+func reply(id json.RawMessage, result any) {
+	b, _ := json.Marshal(result)
+	raw(`{"jsonrpc":"2.0","id":` + string(id) + `,"result":` + string(b) + `}`)
+}
+
+func replyError(id json.RawMessage, code int, msg string, data json.RawMessage) {
+	e := map[string]any{"code": code, "message": msg}
+	if data != nil {
+		e["data"] = data
+	}
+	b, _ := json.Marshal(e)
+	raw(`{"jsonrpc":"2.0","id":` + string(id) + `,"error":` + string(b) + `}`)
+}
+
+func notify(method string, params any) {
+	if params == nil {
+		raw(`{"jsonrpc":"2.0","method":` + quote(method) + `}`)
+		return
+	}
+	b, _ := json.Marshal(params)
+	raw(`{"jsonrpc":"2.0","method":` + quote(method) + `,"params":` + string(b) + `}`)
+}
+
+// request sends a server-to-client request and waits for the answer.
+func request(method string, params any) json.RawMessage {
+	mu.Lock()
+	nextReq++
+	id := quote("s" + strconv.Itoa(nextReq))
+	ch := make(chan json.RawMessage, 1)
+	waiting[id] = ch
+	mu.Unlock()
+	b, _ := json.Marshal(params)
+	raw(`{"jsonrpc":"2.0","id":` + id + `,"method":` + quote(method) + `,"params":` + string(b) + `}`)
+	select {
+	case res := <-ch:
+		return res
+	case <-time.After(30 * time.Second):
+		return json.RawMessage(`"timeout"`)
+	}
+}
+
+func raw(line string) {
+	outMu.Lock()
+	defer outMu.Unlock()
+	out.WriteString(line)
+	out.WriteByte('\n')
+	out.Flush()
+}

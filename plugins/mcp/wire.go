@@ -1,0 +1,134 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/skillgate/skillgate/plugins/sdk"
+)
+
+// A wire is one live link to an upstream below the MCP protocol: it moves
+// JSON-RPC messages and nothing else. stdioWire runs a child process;
+// httpWire adapts mcp-go's streamable HTTP and SSE transports.
+//
+// roundTrip and notify may be called concurrently. The handlers given at
+// start are called from the wire's own goroutines: notify handlers in the
+// order the upstream sent them (they must not block), request handlers each
+// on a goroutine of its own.
+type wire interface {
+	// roundTrip sends a request and waits for its response, ctx, or the
+	// wire's death (then the error wraps the cause).
+	roundTrip(ctx context.Context, req *rpcRequest) (*rpcResponse, error)
+	// notify sends a notification.
+	notify(ctx context.Context, method string, params json.RawMessage) error
+	// dead is closed once the wire has failed or was closed; cause says why.
+	dead() <-chan struct{}
+	cause() error
+	// pid is the upstream's process id, 0 for remote upstreams.
+	pid() int
+	// close shuts the link down gracefully and waits until it is down.
+	close() error
+	// setProtocolVersion tells HTTP transports the version to put in the
+	// MCP-Protocol-Version header.
+	setProtocolVersion(v string)
+}
+
+// rpcRequest is an outgoing request. Params is sent as it is.
+type rpcRequest struct {
+	id     int64
+	method string
+	params json.RawMessage
+	header http.Header
+}
+
+// rpcResponse is a response: Result exactly as the upstream sent it, or Err.
+type rpcResponse struct {
+	result json.RawMessage
+	err    *sdk.RPCError
+}
+
+// wireHandlers receive what the upstream sends on its own.
+type wireHandlers struct {
+	// notification is called for each notification, in order; it must not block.
+	notification func(method string, params json.RawMessage)
+	// request answers a server-to-client request. An error that is an
+	// *sdk.RPCError is sent as it is; others become internal errors.
+	request func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error)
+}
+
+// rpcErrorFrom turns a raw JSON-RPC error object into an *sdk.RPCError,
+// keeping data as it was sent.
+func rpcErrorFrom(raw json.RawMessage) *sdk.RPCError {
+	var e struct {
+		Code    *int64          `json:"code"`
+		Message string          `json:"message"`
+		Data    json.RawMessage `json:"data"`
+	}
+	if err := json.Unmarshal(raw, &e); err != nil || e.Code == nil {
+		return &sdk.RPCError{Code: sdk.CodeInternalError, Message: "upstream sent a malformed error: " + truncate(string(raw), 200)}
+	}
+	return &sdk.RPCError{Code: *e.Code, Message: e.Message, Data: e.Data}
+}
+
+// asRPCError turns a handler's error into the JSON-RPC error to answer with.
+func asRPCError(err error) *sdk.RPCError {
+	var e *sdk.RPCError
+	if errors.As(err, &e) {
+		return e
+	}
+	return &sdk.RPCError{Code: sdk.CodeInternalError, Message: err.Error()}
+}
+
+// truncate shortens s to at most n bytes, marking the cut.
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…(" + strconv.Itoa(len(s)) + " bytes)"
+}
+
+// limiter lets through a burst of log lines per second and counts the rest,
+// so an upstream flooding garbage cannot flood the executor's log.
+type limiter struct {
+	mu         sync.Mutex
+	per        int
+	window     time.Time
+	n          int
+	suppressed int
+}
+
+// allow reports whether one more line may be logged now. When a new window
+// starts after lines were suppressed, it also returns how many.
+func (l *limiter) allow() (ok bool, suppressed int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	now := time.Now()
+	if now.Sub(l.window) >= time.Second {
+		suppressed, l.suppressed = l.suppressed, 0
+		l.window, l.n = now, 0
+	}
+	if l.n >= l.per {
+		l.suppressed++
+		return false, suppressed
+	}
+	l.n++
+	return true, suppressed
+}
+
+// logLimited logs through lim.
+func logLimited(log *slog.Logger, lim *limiter, level slog.Level, msg string, attrs ...any) {
+	ok, suppressed := lim.allow()
+	if suppressed > 0 {
+		log.Warn(fmt.Sprintf("suppressed %d similar log lines", suppressed))
+	}
+	if ok {
+		log.Log(context.Background(), level, msg, attrs...)
+	}
+}

@@ -1,0 +1,230 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"sync"
+	"time"
+
+	"github.com/mark3labs/mcp-go/client/transport"
+	mcpgo "github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/skillgate/skillgate/plugins/sdk"
+)
+
+// httpWire adapts one of mcp-go's HTTP transports (streamable HTTP or the
+// legacy HTTP+SSE) to a wire. Results stay raw; notification params and the
+// params of server requests pass through mcp-go's decoding (maps), which
+// keeps every field but not number precision beyond float64 or key order.
+type httpWire struct {
+	t   transport.Interface
+	log *slog.Logger
+	h   wireHandlers
+
+	ctx    context.Context // the transport's lifetime
+	cancel context.CancelFunc
+	http   *http.Transport // this wire's own connection pool
+
+	deadCh   chan struct{}
+	deadOnce sync.Once
+	deadErr  error
+}
+
+// startHTTP creates and starts a transport of the given kind for spec.URL.
+// listen opens the legacy standalone GET stream for notifications outside
+// calls (2025-11-25 and older only).
+func startHTTP(ctx context.Context, spec *Spec, kind string, listen bool, log *slog.Logger, h wireHandlers) (*httpWire, error) {
+	w := &httpWire{log: log, h: h, deadCh: make(chan struct{})}
+	w.ctx, w.cancel = context.WithCancel(context.Background())
+	// A pool of its own, so that closing the wire closes its connections.
+	w.http = http.DefaultTransport.(*http.Transport).Clone()
+	client := &http.Client{Transport: w.http}
+	switch kind {
+	case TransportSSE:
+		t, err := transport.NewSSE(spec.URL, transport.WithHeaders(spec.Headers), transport.WithSSELogger(log), transport.WithHTTPClient(client),
+			// calls are bounded by their contexts, not by a fixed 60s
+			transport.WithResponseTimeout(24*time.Hour))
+		if err != nil {
+			w.cancel()
+			return nil, err
+		}
+		t.SetConnectionLostHandler(func(err error) { w.die(fmt.Errorf("SSE stream lost: %w", err)) })
+		w.t = t
+	default:
+		opts := []transport.StreamableHTTPCOption{transport.WithHTTPHeaders(spec.Headers), transport.WithHTTPLogger(log), transport.WithHTTPBasicClient(client)}
+		if listen {
+			// Deprecated only for 2026-07-28, which listen is never used with.
+			//lint:ignore SA1019 the legacy GET stream is how 2025-11-25 servers send list_changed
+			opts = append(opts, transport.WithContinuousListening())
+		}
+		t, err := transport.NewStreamableHTTP(spec.URL, opts...)
+		if err != nil {
+			w.cancel()
+			return nil, err
+		}
+		w.t = t
+	}
+	w.t.SetNotificationHandler(w.onNotification)
+	if b, ok := w.t.(transport.BidirectionalInterface); ok {
+		b.SetRequestHandler(w.onRequest)
+	}
+	// The transport keeps the context it starts with for its streams, so it
+	// gets the wire's lifetime; ctx only bounds the wait.
+	started := make(chan error, 1)
+	go func() { started <- w.t.Start(w.ctx) }()
+	select {
+	case err := <-started:
+		if err != nil {
+			_ = w.close()
+			return nil, fmt.Errorf("connect %s: %w", spec.URL, err)
+		}
+	case <-ctx.Done():
+		_ = w.close()
+		<-started
+		return nil, ctx.Err()
+	}
+	return w, nil
+}
+
+func (w *httpWire) pid() int              { return 0 }
+func (w *httpWire) dead() <-chan struct{} { return w.deadCh }
+
+func (w *httpWire) cause() error {
+	select {
+	case <-w.deadCh:
+		return w.deadErr
+	default:
+		return nil
+	}
+}
+
+func (w *httpWire) die(cause error) {
+	w.deadOnce.Do(func() {
+		w.deadErr = cause
+		close(w.deadCh)
+	})
+}
+
+func (w *httpWire) setProtocolVersion(v string) {
+	if c, ok := w.t.(transport.HTTPConnection); ok {
+		c.SetProtocolVersion(v)
+	}
+}
+
+func (w *httpWire) roundTrip(ctx context.Context, req *rpcRequest) (*rpcResponse, error) {
+	if err := w.cause(); err != nil {
+		return nil, err
+	}
+	r := transport.JSONRPCRequest{JSONRPC: mcpgo.JSONRPC_VERSION, ID: mcpgo.NewRequestId(req.id), Method: req.method, Header: req.header}
+	if len(req.params) > 0 {
+		r.Params = req.params
+	}
+	resp, err := w.t.SendRequest(ctx, r)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		if fatalHTTP(err) {
+			w.die(err)
+		}
+		return nil, err
+	}
+	if resp.Error != nil {
+		e := &sdk.RPCError{Code: int64(resp.Error.Code), Message: resp.Error.Message}
+		if resp.Error.Data != nil {
+			e.Data, _ = json.Marshal(resp.Error.Data)
+		}
+		return &rpcResponse{err: e}, nil
+	}
+	if len(resp.Result) == 0 {
+		return &rpcResponse{err: &sdk.RPCError{Code: sdk.CodeInternalError, Message: "the upstream's response has neither result nor error"}}, nil
+	}
+	return &rpcResponse{result: resp.Result}, nil
+}
+
+func (w *httpWire) notify(ctx context.Context, method string, params json.RawMessage) error {
+	n := mcpgo.JSONRPCNotification{JSONRPC: mcpgo.JSONRPC_VERSION, Notification: mcpgo.Notification{Method: method}}
+	if len(params) > 0 {
+		if err := json.Unmarshal(params, &n.Params); err != nil {
+			return err
+		}
+	}
+	err := w.t.SendNotification(ctx, n)
+	if err != nil && ctx.Err() == nil && fatalHTTP(err) {
+		w.die(err)
+	}
+	return err
+}
+
+func (w *httpWire) onNotification(n mcpgo.JSONRPCNotification) {
+	w.h.notification(n.Method, notificationParams(n.Params))
+}
+
+// notificationParams re-encodes params decoded by mcp-go, without the empty
+// _meta its decoder adds.
+func notificationParams(p mcpgo.NotificationParams) json.RawMessage {
+	if len(p.Meta) == 0 {
+		p.Meta = nil
+	}
+	if p.Meta == nil && len(p.AdditionalFields) == 0 {
+		return nil
+	}
+	b, err := json.Marshal(p)
+	if err != nil {
+		return nil
+	}
+	return b
+}
+
+func (w *httpWire) onRequest(ctx context.Context, req transport.JSONRPCRequest) (*transport.JSONRPCResponse, error) {
+	var params json.RawMessage
+	if req.Params != nil {
+		b, err := json.Marshal(req.Params)
+		if err != nil {
+			return nil, err
+		}
+		params = b
+	}
+	res, err := w.h.request(ctx, req.Method, params)
+	if err != nil {
+		e := asRPCError(err)
+		var data any
+		if len(e.Data) > 0 {
+			data = e.Data
+		}
+		return transport.NewJSONRPCErrorResponse(req.ID, int(e.Code), e.Message, data), nil
+	}
+	if len(res) == 0 {
+		res = json.RawMessage(`{}`)
+	}
+	return transport.NewJSONRPCResultResponse(req.ID, res), nil
+}
+
+func (w *httpWire) close() error {
+	w.die(errors.New("upstream connection closed"))
+	err := w.t.Close()
+	w.cancel()
+	w.http.CloseIdleConnections()
+	return err
+}
+
+// fatalHTTP reports whether err means the connection is gone (rather than
+// one request failing): the network failed, the session ended, or the
+// transport is closed.
+func fatalHTTP(err error) bool {
+	var ue *url.Error
+	var ne net.Error
+	switch {
+	case errors.Is(err, transport.ErrSessionTerminated), errors.Is(err, transport.ErrTransportClosed):
+		return true
+	case errors.As(err, &ue), errors.As(err, &ne):
+		return true
+	}
+	return false
+}

@@ -1,0 +1,634 @@
+package mcp
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/skillgate/skillgate/plugins/sdk"
+)
+
+// Limits of the stdio wire. Variables so tests can lower them.
+var (
+	// maxMessageBytes is the longest line accepted from an upstream's stdout.
+	// A longer line is skipped; a response among them fails its call.
+	maxMessageBytes = 32 << 20
+	// stdinStall is how long a write to the upstream's stdin may make no
+	// progress before the upstream is declared stuck and killed.
+	stdinStall = 5 * time.Second
+	// drainWait is how long the wire waits, after the upstream exited, for
+	// the rest of its output before closing the pipes.
+	drainWait = time.Second
+)
+
+const (
+	maxStderrLine = 4 << 10 // longer stderr lines are cut when logged
+	stderrTail    = 8       // stderr lines kept for failure reasons
+	stderrTailLen = 300     // bytes kept of each of those lines
+)
+
+// childEnvKeys are the only variables a child inherits from the executor.
+var childEnvKeys = []string{"PATH", "HOME", "TMPDIR", "LANG"}
+
+// stdioWire runs a stdio MCP server as a child process in its own process
+// group and speaks newline-delimited JSON-RPC with it.
+//
+// mcp-go's transport.Stdio is not used: it reads lines without a bound,
+// writes stdin without a deadline while holding its write lock (an upstream
+// that stops reading blocks every sender), only reaps the child in Close (so
+// a crash is never noticed), signals the leader rather than the group with
+// fixed 2s/3s timers, and decodes params of server requests into maps.
+type stdioWire struct {
+	log   *slog.Logger
+	h     wireHandlers
+	grace time.Duration
+
+	cmd    *exec.Cmd
+	stdin  *os.File // write end, ours
+	stdout *os.File // read end, ours
+	stderr *os.File // read end, ours
+
+	ctx    context.Context // ends when the wire dies; server requests run under it
+	cancel context.CancelFunc
+
+	writeMu sync.Mutex
+
+	mu      sync.Mutex
+	pending map[int64]chan *rpcResponse
+	tail    []string // last stderr lines
+
+	deadCh    chan struct{}
+	deadOnce  sync.Once
+	deadErr   error
+	exited    chan struct{} // closed once the child was reaped
+	finished  chan struct{} // closed once every goroutine of the wire ended
+	readDone  chan struct{}
+	errDone   chan struct{}
+	closing   atomic.Bool
+	closeOnce sync.Once
+
+	garbage limiter
+}
+
+// startStdio launches spec's command and starts reading from it.
+func startStdio(spec *Spec, log *slog.Logger, h wireHandlers) (*stdioWire, error) {
+	env := childEnv(spec.Env)
+	path, err := resolveCommand(spec.Command, spec.Cwd, envValue(env, "PATH"))
+	if err != nil {
+		return nil, err
+	}
+	inR, inW, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		closeAll(inR, inW)
+		return nil, err
+	}
+	errR, errW, err := os.Pipe()
+	if err != nil {
+		closeAll(inR, inW, outR, outW)
+		return nil, err
+	}
+	cmd := &exec.Cmd{
+		Path:        path,
+		Args:        append([]string{spec.Command}, spec.Args...),
+		Env:         env,
+		Dir:         spec.Cwd,
+		Stdin:       inR,
+		Stdout:      outW,
+		Stderr:      errW,
+		SysProcAttr: sysProcAttr(),
+	}
+	err = cmd.Start()
+	closeAll(inR, outW, errW) // the child holds its own copies
+	if err != nil {
+		closeAll(inW, outR, errR)
+		return nil, fmt.Errorf("start %s: %w", spec.Command, err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	w := &stdioWire{
+		log: log.With("pid", cmd.Process.Pid), h: h, grace: time.Duration(spec.ShutdownGrace),
+		cmd: cmd, stdin: inW, stdout: outR, stderr: errR,
+		ctx: ctx, cancel: cancel,
+		pending: map[int64]chan *rpcResponse{},
+		deadCh:  make(chan struct{}), exited: make(chan struct{}), finished: make(chan struct{}),
+		readDone: make(chan struct{}), errDone: make(chan struct{}),
+		garbage: limiter{per: 5},
+	}
+	go w.readLoop()
+	go w.stderrLoop()
+	go w.waitLoop()
+	return w, nil
+}
+
+func (w *stdioWire) pid() int                    { return w.cmd.Process.Pid }
+func (w *stdioWire) dead() <-chan struct{}       { return w.deadCh }
+func (w *stdioWire) setProtocolVersion(_ string) {}
+
+func (w *stdioWire) cause() error {
+	select {
+	case <-w.deadCh:
+		return w.deadErr
+	default:
+		return nil
+	}
+}
+
+// die marks the wire dead with cause (the first cause wins) and fails every
+// pending request.
+func (w *stdioWire) die(cause error) {
+	w.deadOnce.Do(func() {
+		w.deadErr = cause
+		close(w.deadCh)
+		w.cancel()
+	})
+}
+
+func (w *stdioWire) roundTrip(ctx context.Context, req *rpcRequest) (*rpcResponse, error) {
+	ch := make(chan *rpcResponse, 1)
+	w.mu.Lock()
+	w.pending[req.id] = ch
+	w.mu.Unlock()
+	defer func() {
+		w.mu.Lock()
+		delete(w.pending, req.id)
+		w.mu.Unlock()
+	}()
+
+	line := make([]byte, 0, 64+len(req.method)+len(req.params))
+	line = append(line, `{"jsonrpc":"2.0","id":`...)
+	line = strconv.AppendInt(line, req.id, 10)
+	line = append(line, `,"method":`...)
+	line = appendJSONString(line, req.method)
+	if len(req.params) > 0 {
+		line = append(line, `,"params":`...)
+		var err error
+		if line, err = appendOneLine(line, req.params); err != nil {
+			return nil, &sdk.RPCError{Code: sdk.CodeInvalidParams, Message: "params are not valid JSON: " + err.Error()}
+		}
+	}
+	line = append(line, "}\n"...)
+	if err := w.write(line); err != nil {
+		return nil, err
+	}
+	select {
+	case resp := <-ch:
+		return resp, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case <-w.deadCh:
+		select {
+		case resp := <-ch: // it answered just before dying
+			return resp, nil
+		default:
+		}
+		return nil, w.deadErr
+	}
+}
+
+func (w *stdioWire) notify(_ context.Context, method string, params json.RawMessage) error {
+	line := append([]byte(`{"jsonrpc":"2.0","method":`), appendJSONString(nil, method)...)
+	if len(params) > 0 {
+		line = append(line, `,"params":`...)
+		var err error
+		if line, err = appendOneLine(line, params); err != nil {
+			return err
+		}
+	}
+	return w.write(append(line, "}\n"...))
+}
+
+// write writes one frame. A write that makes no progress for stdinStall
+// means the upstream stopped reading: it is killed, since a half-written
+// frame cannot be taken back anyway.
+func (w *stdioWire) write(frame []byte) error {
+	w.writeMu.Lock()
+	defer w.writeMu.Unlock()
+	if err := w.cause(); err != nil {
+		return err
+	}
+	for len(frame) > 0 {
+		if err := w.stdin.SetWriteDeadline(time.Now().Add(stdinStall)); err != nil {
+			return err
+		}
+		n, err := w.stdin.Write(frame)
+		frame = frame[n:]
+		if err == nil {
+			continue
+		}
+		if errors.Is(err, os.ErrDeadlineExceeded) && n > 0 {
+			continue // progress was made; give it another period
+		}
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			w.die(fmt.Errorf("upstream stopped reading its stdin (a write made no progress for %s)", stdinStall))
+			w.signal(syscall.SIGKILL)
+			return w.deadErr
+		}
+		// A pipe refuses writes only when its reader is gone: the upstream
+		// exited or closed its stdin. Wait for the reason it died.
+		select {
+		case <-w.deadCh:
+		case <-time.After(drainWait + 2*time.Second):
+			w.die(fmt.Errorf("writing to the upstream's stdin failed: %w", err))
+			w.signal(syscall.SIGKILL)
+		}
+		return w.deadErr
+	}
+	return nil
+}
+
+// envelope is any JSON-RPC message; the parts stay raw.
+type envelope struct {
+	ID     json.RawMessage `json:"id"`
+	Method string          `json:"method"`
+	Params json.RawMessage `json:"params"`
+	Result json.RawMessage `json:"result"`
+	Error  json.RawMessage `json:"error"`
+}
+
+func (w *stdioWire) readLoop() {
+	defer close(w.readDone)
+	lr := &lineReader{r: bufio.NewReaderSize(w.stdout, 64<<10), max: maxMessageBytes}
+	for {
+		line, size, skipped, err := lr.next()
+		if err != nil {
+			if !errors.Is(err, io.EOF) && !errors.Is(err, os.ErrClosed) {
+				w.log.Warn("reading upstream stdout failed", "err", err)
+			}
+			// The child normally exits right after; if it does not,
+			// it closed stdout on its own and is of no more use.
+			go func() {
+				select {
+				case <-w.exited:
+				case <-time.After(drainWait):
+					w.die(errors.New("upstream closed its stdout but kept running"))
+					w.signal(syscall.SIGKILL)
+				}
+			}()
+			return
+		}
+		if skipped {
+			w.skipped(line, size)
+			continue
+		}
+		w.dispatch(line)
+	}
+}
+
+// skipped handles a line over the size limit: if it looks like a response,
+// its call fails with a clear error instead of waiting for a timeout.
+func (w *stdioWire) skipped(prefix []byte, size int) {
+	logLimited(w.log, &w.garbage, slog.LevelWarn, "upstream wrote a line over the size limit on stdout; skipped it",
+		"bytes", size, "limit", maxMessageBytes, "start", truncate(string(prefix), 120))
+	id, ok := sniffResponseID(prefix)
+	if !ok {
+		return
+	}
+	w.deliver(id, &rpcResponse{err: &sdk.RPCError{
+		Code:    sdk.CodeInternalError,
+		Message: fmt.Sprintf("the upstream's response is %d bytes, over the %d-byte limit", size, maxMessageBytes),
+	}})
+}
+
+func (w *stdioWire) dispatch(line []byte) {
+	line = bytes.TrimSpace(line)
+	if len(line) == 0 {
+		return
+	}
+	var m envelope
+	if line[0] != '{' || json.Unmarshal(line, &m) != nil {
+		logLimited(w.log, &w.garbage, slog.LevelWarn, "upstream wrote a line that is not JSON-RPC on stdout; ignored it",
+			"line", truncate(string(line), 200))
+		return
+	}
+	hasID := len(m.ID) > 0 && string(m.ID) != "null"
+	switch {
+	case m.Method != "" && !hasID:
+		w.h.notification(m.Method, m.Params)
+	case m.Method != "":
+		go w.serve(m.ID, m.Method, m.Params)
+	case hasID:
+		id, err := strconv.ParseInt(string(m.ID), 10, 64)
+		if err != nil {
+			logLimited(w.log, &w.garbage, slog.LevelWarn, "upstream answered with an id it was never sent; ignored it", "id", truncate(string(m.ID), 80))
+			return
+		}
+		resp := &rpcResponse{result: m.Result}
+		if len(m.Error) > 0 && string(m.Error) != "null" {
+			resp = &rpcResponse{err: rpcErrorFrom(m.Error)}
+		} else if len(m.Result) == 0 {
+			resp = &rpcResponse{err: &sdk.RPCError{Code: sdk.CodeInternalError, Message: "the upstream's response has neither result nor error"}}
+		}
+		if !w.deliver(id, resp) {
+			logLimited(w.log, &w.garbage, slog.LevelWarn, "upstream answered with an id that is not pending; ignored it", "id", id)
+		}
+	default:
+		logLimited(w.log, &w.garbage, slog.LevelWarn, "upstream wrote a JSON object that is not JSON-RPC; ignored it",
+			"line", truncate(string(line), 200))
+	}
+}
+
+func (w *stdioWire) deliver(id int64, resp *rpcResponse) bool {
+	w.mu.Lock()
+	ch, ok := w.pending[id]
+	delete(w.pending, id)
+	w.mu.Unlock()
+	if ok {
+		ch <- resp // buffered, and each id is delivered at most once
+	}
+	return ok
+}
+
+// serve answers one server-to-client request.
+func (w *stdioWire) serve(id json.RawMessage, method string, params json.RawMessage) {
+	res, err := w.h.request(w.ctx, method, params)
+	line := append([]byte(`{"jsonrpc":"2.0","id":`), id...)
+	if err != nil {
+		e := asRPCError(err)
+		b, _ := json.Marshal(e)
+		line = append(append(line, `,"error":`...), b...)
+	} else {
+		if len(res) == 0 {
+			res = json.RawMessage(`{}`)
+		}
+		var cerr error
+		line = append(line, `,"result":`...)
+		if line, cerr = appendOneLine(line, res); cerr != nil {
+			line = append([]byte(`{"jsonrpc":"2.0","id":`), id...)
+			line = append(line, `,"error":{"code":-32603,"message":"the client's answer was not valid JSON"}`...)
+		}
+	}
+	if err := w.write(append(line, "}\n"...)); err != nil && w.cause() == nil {
+		w.log.Warn("answering the upstream's request failed", "method", method, "err", err)
+	}
+}
+
+func (w *stdioWire) stderrLoop() {
+	defer close(w.errDone)
+	lr := &lineReader{r: bufio.NewReaderSize(w.stderr, 4<<10), max: maxStderrLine}
+	for {
+		line, size, skipped, err := lr.next()
+		if err != nil {
+			return
+		}
+		text := strings.TrimRight(string(line), "\r\n")
+		if skipped {
+			text += fmt.Sprintf("…(%d bytes)", size)
+		}
+		if text == "" {
+			continue
+		}
+		w.log.Info(text, "stream", "stderr")
+		w.mu.Lock()
+		if len(w.tail) == stderrTail {
+			w.tail = w.tail[1:]
+		}
+		w.tail = append(w.tail, truncate(text, stderrTailLen))
+		w.mu.Unlock()
+	}
+}
+
+// waitLoop reaps the child and turns its exit into the wire's death.
+func (w *stdioWire) waitLoop() {
+	defer close(w.finished)
+	err := w.cmd.Wait()
+	close(w.exited)
+	// Whatever the leader left behind in its group goes with it.
+	_ = syscall.Kill(-w.cmd.Process.Pid, syscall.SIGKILL)
+	// Let the readers take what the child wrote before it exited; a
+	// grandchild that escaped the group may hold the pipes open.
+	for _, done := range []struct {
+		ch <-chan struct{}
+		f  *os.File
+	}{{w.readDone, w.stdout}, {w.errDone, w.stderr}} {
+		select {
+		case <-done.ch:
+		case <-time.After(drainWait):
+			_ = done.f.Close()
+			<-done.ch
+		}
+	}
+	if w.closing.Load() {
+		w.die(errors.New("upstream stopped"))
+	} else {
+		w.die(fmt.Errorf("upstream exited (%s)%s", exitReason(err, w.cmd.ProcessState), w.stderrTail()))
+	}
+	closeAll(w.stdin, w.stdout, w.stderr)
+}
+
+// stderrTail renders the last stderr lines for a failure reason.
+func (w *stdioWire) stderrTail() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if len(w.tail) == 0 {
+		return "; it wrote nothing on stderr"
+	}
+	return "; last stderr: " + strings.Join(w.tail, " | ")
+}
+
+// signal sends sig to the child's process group while the leader is not
+// reaped (after that its pid may be reused).
+func (w *stdioWire) signal(sig syscall.Signal) {
+	select {
+	case <-w.exited:
+	default:
+		_ = syscall.Kill(-w.cmd.Process.Pid, sig)
+	}
+}
+
+// close shuts the child down: stdin is closed, SIGTERM goes to its group
+// halfway through the grace period and SIGKILL at its end.
+func (w *stdioWire) close() error {
+	w.closeOnce.Do(func() {
+		w.closing.Store(true)
+		_ = w.stdin.Close()
+		half := w.grace / 2
+		if !waitFor(w.exited, half) {
+			w.signal(syscall.SIGTERM)
+			if !waitFor(w.exited, w.grace-half) {
+				w.log.Warn("upstream did not exit in time; killing it", "grace", w.grace)
+				w.signal(syscall.SIGKILL)
+			}
+		}
+	})
+	<-w.finished
+	return nil
+}
+
+func waitFor(ch <-chan struct{}, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ch:
+		return true
+	case <-t.C:
+		return false
+	}
+}
+
+// exitReason describes how a child ended.
+func exitReason(err error, ps *os.ProcessState) string {
+	if ps == nil {
+		return err.Error()
+	}
+	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return "killed by signal " + ws.Signal().String()
+	}
+	return "exit status " + strconv.Itoa(ps.ExitCode())
+}
+
+// childEnv is the clean environment of a child: PATH, HOME, TMPDIR and LANG
+// from ours, then the spec's variables.
+func childEnv(extra map[string]string) []string {
+	vals := map[string]string{}
+	for _, k := range childEnvKeys {
+		if v, ok := os.LookupEnv(k); ok {
+			vals[k] = v
+		}
+	}
+	for k, v := range extra {
+		vals[k] = v
+	}
+	env := make([]string, 0, len(vals))
+	for k, v := range vals {
+		env = append(env, k+"="+v)
+	}
+	sort.Strings(env)
+	return env
+}
+
+func envValue(env []string, key string) string {
+	for _, kv := range env {
+		if k, v, _ := strings.Cut(kv, "="); k == key {
+			return v
+		}
+	}
+	return ""
+}
+
+// resolveCommand finds the program to run: a name without a slash in the
+// child's PATH (absolute entries only), a relative path against cwd.
+func resolveCommand(command, cwd, path string) (string, error) {
+	if strings.Contains(command, "/") {
+		if !filepath.IsAbs(command) && cwd != "" {
+			command = filepath.Join(cwd, command)
+		}
+		return command, nil
+	}
+	for _, dir := range filepath.SplitList(path) {
+		if !filepath.IsAbs(dir) {
+			continue
+		}
+		p := filepath.Join(dir, command)
+		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("command %q not found in PATH %q; give its full path or set env.PATH", command, path)
+}
+
+func closeAll(fs ...*os.File) {
+	for _, f := range fs {
+		_ = f.Close()
+	}
+}
+
+// lineReader reads newline-terminated lines of at most max bytes. A longer
+// line is consumed and reported as skipped, with its first bytes.
+type lineReader struct {
+	r   *bufio.Reader
+	max int
+	buf []byte
+}
+
+const skippedPrefix = 512
+
+func (l *lineReader) next() (line []byte, size int, skipped bool, err error) {
+	if cap(l.buf) > 1<<20 {
+		l.buf = nil // do not hold on to one big message forever
+	}
+	l.buf = l.buf[:0]
+	for {
+		frag, err := l.r.ReadSlice('\n')
+		size += len(frag)
+		if !skipped && len(l.buf)+len(frag) > l.max {
+			skipped = true
+			if keep := skippedPrefix - len(l.buf); keep > 0 {
+				l.buf = append(l.buf, frag[:min(keep, len(frag))]...)
+			}
+			if len(l.buf) > skippedPrefix {
+				l.buf = l.buf[:skippedPrefix]
+			}
+		} else if !skipped {
+			l.buf = append(l.buf, frag...)
+		}
+		switch {
+		case err == nil:
+			return l.buf, size, skipped, nil
+		case errors.Is(err, bufio.ErrBufferFull):
+			continue
+		case errors.Is(err, io.EOF) && size > 0:
+			return l.buf, size, skipped, nil // a last line without newline
+		default:
+			return nil, size, skipped, err
+		}
+	}
+}
+
+// sniffResponseID finds the id of a response from the start of its line.
+func sniffResponseID(prefix []byte) (int64, bool) {
+	if bytes.Contains(prefix, []byte(`"method"`)) {
+		return 0, false
+	}
+	i := bytes.Index(prefix, []byte(`"id"`))
+	if i < 0 {
+		return 0, false
+	}
+	rest := bytes.TrimLeft(prefix[i+4:], " \t")
+	if len(rest) == 0 || rest[0] != ':' {
+		return 0, false
+	}
+	rest = bytes.TrimLeft(rest[1:], " \t")
+	end := 0
+	for end < len(rest) && (rest[end] >= '0' && rest[end] <= '9' || end == 0 && rest[end] == '-') {
+		end++
+	}
+	id, err := strconv.ParseInt(string(rest[:end]), 10, 64)
+	return id, err == nil
+}
+
+// appendJSONString appends s as a JSON string.
+func appendJSONString(dst []byte, s string) []byte {
+	b, _ := json.Marshal(s)
+	return append(dst, b...)
+}
+
+// appendOneLine appends raw JSON, compacting it when it spans lines (a
+// newline would end the frame).
+func appendOneLine(dst []byte, raw json.RawMessage) ([]byte, error) {
+	if bytes.IndexByte(raw, '\n') < 0 && bytes.IndexByte(raw, '\r') < 0 {
+		return append(dst, raw...), nil
+	}
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, raw); err != nil {
+		return dst, err
+	}
+	return append(dst, buf.Bytes()...), nil
+}
