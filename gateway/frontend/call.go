@@ -65,7 +65,7 @@ func (c *clientCall) Request(ctx context.Context, method string, params json.Raw
 	switch method {
 	case string(mcp.MethodSamplingCreateMessage):
 		var req mcp.CreateMessageRequest
-		if err := json.Unmarshal(params, &req.Params); err != nil {
+		if err := json.Unmarshal(params, &req.CreateMessageParams); err != nil {
 			return nil, invalidParams(method, err)
 		}
 		req.Method = method

@@ -40,6 +40,7 @@ func (s *Server) Handler() http.Handler {
 	inner := server.NewStreamableHTTPServer(s.mcp,
 		server.WithEndpointPath(o.Path),
 		server.WithStreamableHTTPLogger(s.log),
+		server.WithEventStore(newEventStore(256, 4096)),
 	)
 	return &guard{opts: o, next: inner}
 }

@@ -41,8 +41,14 @@ func TestConformanceHTTP(t *testing.T) {
 	t.Run("cases", func(t *testing.T) {
 		h := newHarness(t)
 
-		t.Run("modern by default", func(t *testing.T) {
-			defs := h.load("modern", map[string]any{"url": url})
+		t.Run("legacy by default", func(t *testing.T) {
+			defs := h.load("default", map[string]any{"url": url})
+			if v := serverVersion(t, defs); v != "2025-11-25" {
+				t.Fatalf("negotiated %s (server %s)", v, defs.Server)
+			}
+		})
+		t.Run("modern when pinned", func(t *testing.T) {
+			defs := h.load("modern", map[string]any{"url": url, "protocol_version": "2026-07-28"})
 			if v := serverVersion(t, defs); v != "2026-07-28" {
 				t.Fatalf("negotiated %s (server %s)", v, defs.Server)
 			}
@@ -192,7 +198,7 @@ func TestModernRoundTrips(t *testing.T) {
 	t.Cleanup(ts.Close) // after the executor's cleanup: it holds a listen stream
 
 	h := newHarness(t)
-	defs := h.load("rt", map[string]any{"url": ts.URL})
+	defs := h.load("rt", map[string]any{"url": ts.URL, "protocol_version": "2026-07-28"})
 	if v := serverVersion(t, defs); v != "2026-07-28" {
 		t.Fatalf("negotiated %s", v)
 	}

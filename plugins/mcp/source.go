@@ -253,9 +253,13 @@ func (s *source) connect(ctx context.Context) (*conn, sdk.Definitions, error) {
 	return c, defs, nil
 }
 
-// handshake launches or connects the upstream and negotiates the protocol:
-// stdio speaks 2025-11-25 unless pinned; HTTP tries 2026-07-28 and falls
-// back to 2025-11-25, then (auto transport) to legacy SSE.
+// handshake launches or connects the upstream and negotiates the protocol.
+// Unless pinned, every transport speaks 2025-11-25: servers written for it
+// (most today) ask the client for sampling, elicitation and roots with
+// server-initiated requests, which 2026-07-28 removed, so the older revision
+// is the one under which every tool works. Pinning 2026-07-28 on an HTTP
+// server falls back to 2025-11-25 when the server does not offer it, and
+// the auto transport falls back to legacy SSE.
 func (s *source) handshake(ctx context.Context) (*conn, error) {
 	pin := s.spec.ProtocolVersion
 	switch s.spec.transport() {
@@ -285,15 +289,17 @@ func (s *source) handshake(ctx context.Context) (*conn, error) {
 		}
 		return s.dialHTTP(ctx, TransportSSE, pin)
 	}
-	if pin != "" {
-		return s.dialHTTP(ctx, TransportStreamableHTTP, pin)
+	if pin == "" {
+		pin = mcpgo.LATEST_LEGACY_PROTOCOL_VERSION
 	}
-	c, err := s.dialHTTP(ctx, TransportStreamableHTTP, mcpgo.LATEST_PROTOCOL_VERSION)
-	if err == nil || ctx.Err() != nil {
-		return c, err
+	if mcpgo.IsModernProtocol(pin) {
+		c, err := s.dialHTTP(ctx, TransportStreamableHTTP, pin)
+		if err == nil || ctx.Err() != nil {
+			return c, err
+		}
+		s.log.Info("modern protocol not available; falling back to 2025-11-25", "reason", err)
 	}
-	s.log.Info("modern protocol not available; falling back to 2025-11-25", "reason", err)
-	c, err = s.dialHTTP(ctx, TransportStreamableHTTP, mcpgo.LATEST_LEGACY_PROTOCOL_VERSION)
+	c, err := s.dialHTTP(ctx, TransportStreamableHTTP, mcpgo.LATEST_LEGACY_PROTOCOL_VERSION)
 	if err != nil && s.spec.Transport == TransportAuto && errors.Is(err, transport.ErrLegacySSEServer) {
 		s.log.Info("streamable HTTP refused; trying legacy SSE", "reason", err)
 		return s.dialHTTP(ctx, TransportSSE, mcpgo.LATEST_LEGACY_PROTOCOL_VERSION)

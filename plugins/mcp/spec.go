@@ -63,8 +63,9 @@ type Spec struct {
 	// for URL), "stdio", "streamable-http" or "sse".
 	Transport string `json:"transport,omitempty"`
 	// ProtocolVersion pins the MCP revision spoken with the upstream. Empty
-	// means 2025-11-25 over stdio, and over HTTP the newest revision
-	// (2026-07-28) with a fall back to 2025-11-25.
+	// means 2025-11-25, under which servers may still ask the client for
+	// sampling, elicitation and roots. "2026-07-28" on an HTTP server falls
+	// back to 2025-11-25 when the server does not offer it.
 	ProtocolVersion string `json:"protocol_version,omitempty"`
 	// Start is "eager" (default) or "lazy".
 	Start string `json:"start,omitempty"`
