@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"strings"
 	"sync/atomic"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -64,6 +65,7 @@ func New(router Router, opts Options) *Server {
 		server.WithRecovery(),
 		server.WithPromptCompletionProvider(completer{s}),
 		server.WithResourceCompletionProvider(completer{s}),
+		server.WithToolFilter(rawListFilter),
 	}
 	if opts.Instructions != "" {
 		srvOpts = append(srvOpts, server.WithInstructions(opts.Instructions))
@@ -249,8 +251,11 @@ func (s *Server) resourceHandler() server.ResourceHandlerFunc {
 }
 
 // buildParams assembles a request's params for the source: base members,
-// an optional raw member, and _meta without the client's progress token
-// (which is returned, to answer progress with).
+// an optional raw member, and the client's _meta less what belongs to the
+// client-gateway hop: the progress token (returned, to answer progress
+// with) and the protocol's own io.modelcontextprotocol/ keys (protocol
+// version, client info and capabilities), which the executor sets for its
+// own hop to the upstream.
 func buildParams(base map[string]any, key string, raw json.RawMessage, meta *mcp.Meta) (json.RawMessage, mcp.ProgressToken) {
 	if key != "" && len(raw) > 0 {
 		base[key] = raw
@@ -258,8 +263,14 @@ func buildParams(base map[string]any, key string, raw json.RawMessage, meta *mcp
 	var token mcp.ProgressToken
 	if meta != nil {
 		token = meta.ProgressToken
-		if len(meta.AdditionalFields) > 0 {
-			base["_meta"] = meta.AdditionalFields
+		fwd := make(map[string]any, len(meta.AdditionalFields))
+		for k, v := range meta.AdditionalFields {
+			if !strings.HasPrefix(k, "io.modelcontextprotocol/") {
+				fwd[k] = v
+			}
+		}
+		if len(fwd) > 0 {
+			base["_meta"] = fwd
 		}
 	}
 	b, _ := json.Marshal(base)

@@ -42,11 +42,12 @@ func (s *Server) Handler() http.Handler {
 		server.WithStreamableHTTPLogger(s.log),
 		server.WithEventStore(newEventStore(256, 4096)),
 	)
-	return &guard{opts: o, next: inner}
+	return &guard{s: s, opts: o, next: inner}
 }
 
 // guard applies the gateway's HTTP rules before mcp-go sees a request.
 type guard struct {
+	s    *Server
 	opts HTTPOptions
 	next http.Handler
 }
@@ -79,6 +80,10 @@ func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		r.ContentLength = int64(len(body))
+		if isFullToolsList(body) {
+			serveToolsList(w, r, g.next, g.s.snap.Load().ToolsJSON())
+			return
+		}
 	}
 	g.next.ServeHTTP(w, r)
 }
