@@ -3,6 +3,8 @@ package gateway_test
 import (
 	"context"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -112,5 +114,39 @@ servers:
 	res, err := r.gw.CallTool(ctx, "conformance__test_simple_text", json.RawMessage(`{}`), nil)
 	if err != nil || !strings.Contains(string(res), "simple text") {
 		t.Fatalf("healthy server call: %s, %v", res, err)
+	}
+}
+
+// TestFederationExample serves examples/federation/skillgate.yaml as a user
+// would (with the conformance server's URL from the environment) and lists
+// and calls namespaced tools of both servers with MCP Inspector.
+func TestFederationExample(t *testing.T) {
+	root := testenv.RepoRoot(t)
+	testenv.NodeServer(t, "server-everything") // the example's npm dependency must be installed
+	path := filepath.Join(root, "examples", "federation", "skillgate.yaml")
+	yaml, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := startGatewayNamed(t, path, string(yaml), map[string]string{"CONFORMANCE_URL": testenv.ConformanceServer(t)})
+	r.waitReady(t, "everything", "conformance")
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	out, err := testenv.Inspector(t, ctx, r.url+"/mcp", "--method", "tools/list")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`"everything__echo"`, `"conformance__test_simple_text"`} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("tools/list lacks %s", want)
+		}
+	}
+	out, err = testenv.Inspector(t, ctx, r.url+"/mcp", "--method", "tools/call", "--tool-name", "everything__echo", "--tool-arg", "message=federated")
+	if err != nil || !strings.Contains(string(out), "Echo: federated") {
+		t.Errorf("everything__echo: %s %v", out, err)
+	}
+	out, err = testenv.Inspector(t, ctx, r.url+"/mcp", "--method", "tools/call", "--tool-name", "conformance__test_simple_text")
+	if err != nil || !strings.Contains(string(out), "simple text response") {
+		t.Errorf("conformance__test_simple_text: %s %v", out, err)
 	}
 }

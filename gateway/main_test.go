@@ -49,7 +49,14 @@ type running struct {
 // test ends. It waits until every source had its first load.
 func startGateway(t *testing.T, yaml string, vars map[string]string) *running {
 	t.Helper()
-	cfg, err := config.Parse(strings.NewReader(yaml), "test.yaml", func(k string) (string, bool) {
+	return startGatewayNamed(t, "test.yaml", yaml, vars)
+}
+
+// startGatewayNamed is startGateway for a config read from the file name,
+// whose folder anchors relative paths.
+func startGatewayNamed(t *testing.T, name, yaml string, vars map[string]string) *running {
+	t.Helper()
+	cfg, err := config.Parse(strings.NewReader(yaml), name, func(k string) (string, bool) {
 		v, ok := vars[k]
 		return v, ok
 	})

@@ -55,5 +55,8 @@ if ((have_sdk)); then
 	say "go test ($SDK)"
 	(cd "$SDK" && go test "${TEST_FLAGS[@]}" ./...)
 fi
+say "go test (examples/executor-hello, built on the SDK alone)"
+(cd examples/executor-hello && go vet ./... && go test "${TEST_FLAGS[@]}" ./...)
+
 say "go test (root module)"
 go test "${TEST_FLAGS[@]}" ./...

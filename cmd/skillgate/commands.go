@@ -1,11 +1,13 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"os"
 	"strconv"
@@ -19,6 +21,7 @@ import (
 	"github.com/skillgate/skillgate/gateway/catalog"
 	"github.com/skillgate/skillgate/gateway/config"
 	"github.com/skillgate/skillgate/plugins/builtin"
+	"github.com/skillgate/skillgate/plugins/mcp"
 	"github.com/skillgate/skillgate/plugins/sdk"
 )
 
@@ -204,7 +207,7 @@ and taken as strings otherwise.`,
 			call := &cliCall{w: cmd.ErrOrStderr()}
 			var res json.RawMessage
 			if url != "" {
-				res, err = callRemote(cmd.Context(), url, args[0], callArgs, call)
+				res, err = callRemote(cmd.Context(), newLogger(cmd, cmd.ErrOrStderr()), url, args[0], callArgs, call)
 			} else {
 				gw, err2 := startFromConfig(cmd)
 				if err2 != nil {
@@ -216,13 +219,13 @@ and taken as strings otherwise.`,
 			if err != nil {
 				return err
 			}
-			var pretty any
-			if json.Unmarshal(res, &pretty) == nil {
-				enc := json.NewEncoder(cmd.OutOrStdout())
-				enc.SetIndent("", "  ")
-				if err := enc.Encode(pretty); err != nil {
-					return err
-				}
+			var pretty bytes.Buffer
+			if err := json.Indent(&pretty, res, "", "  "); err != nil {
+				return fmt.Errorf("the tool's result is not JSON: %w", err)
+			}
+			pretty.WriteByte('\n')
+			if _, err := cmd.OutOrStdout().Write(pretty.Bytes()); err != nil {
+				return err
 			}
 			var r struct {
 				IsError bool `json:"isError"`
@@ -262,8 +265,9 @@ func buildArgs(rawJSON string, kv []string) (json.RawMessage, error) {
 
 // callRemote calls a tool on a running gateway, using the mcp executor in
 // process as the client.
-func callRemote(ctx context.Context, url, tool string, args json.RawMessage, call sdk.Call) (json.RawMessage, error) {
-	ex, _ := builtin.New("mcp")
+func callRemote(ctx context.Context, log *slog.Logger, url, tool string, args json.RawMessage, call sdk.Call) (json.RawMessage, error) {
+	ex := mcp.New(mcp.WithLogger(log))
+	defer ex.Close()
 	spec, _ := json.Marshal(map[string]any{"url": url})
 	if _, err := ex.Load(ctx, sdk.LoadRequest{Source: "remote", Kind: "mcp", Spec: spec}); err != nil {
 		return nil, fmt.Errorf("connect to %s: %w", url, err)

@@ -32,7 +32,7 @@ Or let a desktop client launch it over stdio:
 		SilenceErrors: true,
 	}
 	root.PersistentFlags().StringP("config", "c", "", "config file (default: the built-in default config)")
-	root.PersistentFlags().String("log-level", "info", "log level: debug, info, warn, error")
+	root.PersistentFlags().String("log-level", "", "log level: debug, info, warn, error (default info for run, warn otherwise)")
 	root.AddCommand(
 		newRunCmd(), newValidateCmd(), newImportCmd(), newToolsCmd(), newCallCmd(),
 		newServersCmd(), newVersionCmd(), newPluginCmd(),
@@ -52,6 +52,12 @@ func loadConfig(cmd *cobra.Command) (*config.Config, error) {
 // newLogger logs to stderr: stdout is for data (and for the protocol under --stdio).
 func newLogger(cmd *cobra.Command, w io.Writer) *slog.Logger {
 	lv, _ := cmd.Flags().GetString("log-level")
+	if lv == "" {
+		lv = "warn"
+		if cmd.Name() == "run" {
+			lv = "info"
+		}
+	}
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(lv)); err != nil {
 		fmt.Fprintf(os.Stderr, "skillgate: unknown --log-level %q, using info\n", lv)
