@@ -1,11 +1,13 @@
 package frontend
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync/atomic"
 
@@ -44,6 +46,7 @@ type Server struct {
 	log    *slog.Logger
 	mcp    *server.MCPServer
 	snap   atomic.Pointer[catalog.Snapshot]
+	raw    *stash
 }
 
 // New builds a front end serving an empty catalog until Update is called.
@@ -54,7 +57,7 @@ func New(router Router, opts Options) *Server {
 	if opts.Name == "" {
 		opts.Name = "skillgate"
 	}
-	s := &Server{router: router, opts: opts, log: opts.Logger}
+	s := &Server{router: router, opts: opts, log: opts.Logger, raw: newStash()}
 	srvOpts := []server.ServerOption{
 		server.WithToolCapabilities(true),
 		server.WithResourceCapabilities(true, true),
@@ -66,6 +69,7 @@ func New(router Router, opts Options) *Server {
 		server.WithPromptCompletionProvider(completer{s}),
 		server.WithResourceCompletionProvider(completer{s}),
 		server.WithToolFilter(rawListFilter),
+		server.WithPromptFilter(rawPromptFilter),
 	}
 	if opts.Instructions != "" {
 		srvOpts = append(srvOpts, server.WithInstructions(opts.Instructions))
@@ -148,7 +152,8 @@ func (s *Server) Notify(method string, params json.RawMessage) {
 func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) error {
 	st := server.NewStdioServer(s.mcp)
 	st.SetErrorLogger(slog.NewLogLogger(s.log.Handler(), slog.LevelWarn))
-	err := st.Listen(ctx, in, out)
+	sr := newStdioRewriter(s)
+	err := st.Listen(ctx, sr.watchIn(in), &outWriter{sr: sr, w: out})
 	if err == context.Canceled || err == io.EOF {
 		return nil
 	}
@@ -201,11 +206,10 @@ func (s *Server) toolHandler(name string) server.ToolHandlerFunc {
 		if err != nil {
 			return nil, err
 		}
-		var res mcp.CallToolResult
-		if err := json.Unmarshal(raw, &res); err != nil {
-			return nil, fmt.Errorf("tool %s returned an invalid result: %w", name, err)
+		if !json.Valid(raw) {
+			return nil, fmt.Errorf("tool %s returned a result that is not JSON", name)
 		}
-		return &res, nil
+		return &mcp.CallToolResult{Result: mcp.Result{Meta: markedMeta(s.raw.put(raw))}, Content: []mcp.Content{}}, nil
 	}
 }
 
@@ -224,7 +228,10 @@ func (s *Server) promptHandler(name string) server.PromptHandlerFunc {
 		if err != nil {
 			return nil, err
 		}
-		return mcp.ParseGetPromptResult((*json.RawMessage)(&raw))
+		if !json.Valid(raw) {
+			return nil, fmt.Errorf("prompt %s: the result is not JSON", name)
+		}
+		return &mcp.GetPromptResult{Result: mcp.Result{Meta: markedMeta(s.raw.put(raw))}, Messages: []mcp.PromptMessage{}}, nil
 	}
 }
 
@@ -242,11 +249,11 @@ func (s *Server) resourceHandler() server.ResourceHandlerFunc {
 		if err != nil {
 			return nil, err
 		}
-		res, err := mcp.ParseReadResourceResult((*json.RawMessage)(&raw))
-		if err != nil {
-			return nil, fmt.Errorf("resource %s: invalid result: %w", req.Params.URI, err)
+		if !json.Valid(raw) {
+			return nil, fmt.Errorf("resource %s: the result is not JSON", req.Params.URI)
 		}
-		return res.Contents, nil
+		// The stand-in carries its marker as its URI.
+		return []mcp.ResourceContents{mcp.TextResourceContents{URI: s.raw.put(raw)}}, nil
 	}
 }
 
@@ -257,8 +264,13 @@ func (s *Server) resourceHandler() server.ResourceHandlerFunc {
 // version, client info and capabilities), which the executor sets for its
 // own hop to the upstream.
 func buildParams(base map[string]any, key string, raw json.RawMessage, meta *mcp.Meta) (json.RawMessage, mcp.ProgressToken) {
+	members := make([]member, 0, len(base)+2)
+	for k, v := range base {
+		members = append(members, member{k, encode(v)})
+	}
+	slices.SortFunc(members, func(a, b member) int { return strings.Compare(a.key, b.key) })
 	if key != "" && len(raw) > 0 {
-		base[key] = raw
+		members = append(members, member{key, raw})
 	}
 	var token mcp.ProgressToken
 	if meta != nil {
@@ -270,11 +282,22 @@ func buildParams(base map[string]any, key string, raw json.RawMessage, meta *mcp
 			}
 		}
 		if len(fwd) > 0 {
-			base["_meta"] = fwd
+			members = append(members, member{"_meta", encode(fwd)})
 		}
 	}
-	b, _ := json.Marshal(base)
-	return b, token
+	return insertMembers([]byte("{}"), members), token
+}
+
+// encode is json.Marshal without HTML escaping: what a client wrote as
+// "<" reaches the source as "<".
+func encode(v any) []byte {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return []byte("null")
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
 }
 
 // completer forwards completion/complete to the source of the prompt or

@@ -80,8 +80,8 @@ func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		r.ContentLength = int64(len(body))
-		if isFullToolsList(body) {
-			serveToolsList(w, r, g.next, g.s.snap.Load().ToolsJSON())
+		if method, whole := requestMethod(body); rewrites(method) && (whole || !strings.HasSuffix(method, "/list")) {
+			g.s.serveRewritten(w, r, g.next, method)
 			return
 		}
 	}

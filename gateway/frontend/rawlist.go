@@ -1,28 +1,22 @@
 package frontend
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"net/http"
 	"strconv"
+	"strings"
 
 	"github.com/mark3labs/mcp-go/mcp"
 )
 
-// tools/list over HTTP is answered with the catalog snapshot's pre-encoded
-// bytes: the upstreams' definitions exactly as they sent them (names
-// changed), encoded once per snapshot instead of once per request.
-//
-// mcp-go still handles the request, so sessions, protocol versions and the
-// result's era-specific members stay its business; the request's context
-// asks rawListFilter to hand it an empty list, and the response's
-// `"tools":[]` is replaced by the snapshot's array.
-
+// rawListKey marks a request whose list the front end splices in itself,
+// so mcp-go is spared building (and encoding) it.
 type rawListKey struct{}
 
-// rawListFilter empties the list mcp-go builds for a request whose tools
-// the front end splices in itself.
+// rawListFilter empties the tool list mcp-go builds for a marked request.
 func rawListFilter(ctx context.Context, tools []mcp.Tool) []mcp.Tool {
 	if ctx.Value(rawListKey{}) != nil {
 		return nil
@@ -30,65 +24,214 @@ func rawListFilter(ctx context.Context, tools []mcp.Tool) []mcp.Tool {
 	return tools
 }
 
-// isFullToolsList reports whether body is a single tools/list request
-// without a cursor.
-func isFullToolsList(body []byte) bool {
-	if !bytes.Contains(body, []byte(`"tools/list"`)) {
-		return false
+// rawPromptFilter does the same for prompts.
+func rawPromptFilter(ctx context.Context, prompts []mcp.Prompt) []mcp.Prompt {
+	if ctx.Value(rawListKey{}) != nil {
+		return nil
 	}
+	return prompts
+}
+
+// requestMethod returns the method of a single JSON-RPC request, and
+// whether it asks for a whole list (no cursor).
+func requestMethod(body []byte) (method string, wholeList bool) {
 	var req struct {
 		Method string `json:"method"`
 		Params struct {
 			Cursor *string `json:"cursor"`
 		} `json:"params"`
 	}
-	return json.Unmarshal(body, &req) == nil && req.Method == string(mcp.MethodToolsList) && req.Params.Cursor == nil
+	if json.Unmarshal(body, &req) != nil {
+		return "", false
+	}
+	return req.Method, req.Params.Cursor == nil
 }
 
-var emptyTools = []byte(`"tools":[]`)
-
-// serveToolsList runs next with the raw-list marker and splices tools into
-// its buffered answer.
-func serveToolsList(w http.ResponseWriter, r *http.Request, next http.Handler, tools []byte) {
-	rec := &bufferedWriter{header: http.Header{}, status: http.StatusOK}
-	next.ServeHTTP(rec, r.WithContext(context.WithValue(r.Context(), rawListKey{}, true)))
-	body := rec.buf.Bytes()
-	if i := bytes.Index(body, emptyTools); i >= 0 {
-		out := make([]byte, 0, len(body)+len(tools))
-		out = append(out, body[:i+len(emptyTools)-2]...)
-		out = append(out, tools...)
-		out = append(out, body[i+len(emptyTools):]...)
-		body = out
+// serveRewritten runs next and rewrites the answer to a request for
+// method on its way out: a JSON answer is buffered and rewritten whole; an
+// SSE answer streams through, its notifications untouched and as soon as
+// they come, and its result event rewritten.
+func (s *Server) serveRewritten(w http.ResponseWriter, r *http.Request, next http.Handler, method string) {
+	if method == string(mcp.MethodToolsList) || method == string(mcp.MethodPromptsList) {
+		r = r.WithContext(context.WithValue(r.Context(), rawListKey{}, true))
 	}
-	for k, v := range rec.header {
-		w.Header()[k] = v
-	}
-	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
-	w.WriteHeader(rec.status)
-	_, _ = w.Write(body)
+	rw := &rewriter{s: s, w: w, method: method}
+	next.ServeHTTP(rw, r)
+	rw.finish()
 }
 
-// bufferedWriter holds a whole response so it can be edited before it is
-// sent. Flush is a no-op: a tools/list answer is complete when the handler
-// returns.
-type bufferedWriter struct {
-	header http.Header
+// rewriter is the ResponseWriter of a rewritten answer.
+type rewriter struct {
+	s      *Server
+	w      http.ResponseWriter
+	method string
+
 	status int
-	wrote  bool
-	buf    bytes.Buffer
+	sse    bool
+	buf    bytes.Buffer // JSON: the whole body; SSE: the current partial line
 }
 
-func (b *bufferedWriter) Header() http.Header { return b.header }
+func (rw *rewriter) Header() http.Header { return rw.w.Header() }
 
-func (b *bufferedWriter) WriteHeader(status int) {
-	if !b.wrote {
-		b.status, b.wrote = status, true
+func (rw *rewriter) WriteHeader(status int) {
+	if rw.status != 0 {
+		return
+	}
+	rw.status = status
+	rw.sse = strings.HasPrefix(rw.w.Header().Get("Content-Type"), "text/event-stream")
+	if rw.sse {
+		rw.w.WriteHeader(status)
 	}
 }
 
-func (b *bufferedWriter) Write(p []byte) (int, error) {
-	b.wrote = true
-	return b.buf.Write(p)
+func (rw *rewriter) Write(p []byte) (int, error) {
+	if rw.status == 0 {
+		rw.WriteHeader(http.StatusOK)
+	}
+	if !rw.sse {
+		return rw.buf.Write(p)
+	}
+	n := len(p)
+	for len(p) > 0 {
+		i := bytes.IndexByte(p, '\n')
+		if i < 0 {
+			rw.buf.Write(p)
+			break
+		}
+		rw.buf.Write(p[:i+1])
+		if err := rw.emitLine(); err != nil {
+			return 0, err
+		}
+		p = p[i+1:]
+	}
+	return n, nil
 }
 
-func (b *bufferedWriter) Flush() {}
+// emitLine writes the buffered SSE line, rewriting a data line that holds
+// the answer.
+func (rw *rewriter) emitLine() error {
+	line := rw.buf.Bytes()
+	if data, ok := bytes.CutPrefix(line, []byte("data: ")); ok {
+		data = bytes.TrimRight(data, "\r\n")
+		if out := rw.s.rewrite(data, rw.method); !bytes.Equal(out, data) {
+			line = append(append([]byte("data: "), out...), '\n')
+		}
+	}
+	_, err := rw.w.Write(line)
+	rw.buf.Reset()
+	return err
+}
+
+func (rw *rewriter) Flush() {
+	if f, ok := rw.w.(http.Flusher); ok && rw.sse {
+		f.Flush()
+	}
+}
+
+// finish writes a buffered JSON answer, or what is left of an SSE one.
+func (rw *rewriter) finish() {
+	if rw.status == 0 {
+		return
+	}
+	if rw.sse {
+		if rw.buf.Len() > 0 {
+			_ = rw.emitLine()
+		}
+		rw.Flush()
+		return
+	}
+	body := rw.buf.Bytes()
+	if trimmed := bytes.TrimSpace(body); len(trimmed) > 0 && trimmed[0] == '{' {
+		if out := rw.s.rewrite(trimmed, rw.method); !bytes.Equal(out, trimmed) {
+			body = append(out, '\n')
+		}
+	}
+	rw.w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+	rw.w.WriteHeader(rw.status)
+	_, _ = rw.w.Write(body)
+}
+
+// stdioRewriter sits between mcp-go's stdio server and the client: it
+// reads requests to learn each id's method, and rewrites answers.
+type stdioRewriter struct {
+	s       *Server
+	mu      chan struct{}
+	methods map[string]string // request id -> method
+}
+
+func newStdioRewriter(s *Server) *stdioRewriter {
+	return &stdioRewriter{s: s, mu: make(chan struct{}, 1), methods: map[string]string{}}
+}
+
+func (sr *stdioRewriter) lock()   { sr.mu <- struct{}{} }
+func (sr *stdioRewriter) unlock() { <-sr.mu }
+
+// watchIn returns a reader of in that records the methods of requests
+// whose answers are rewritten.
+func (sr *stdioRewriter) watchIn(in interface{ Read([]byte) (int, error) }) *inWatcher {
+	return &inWatcher{sr: sr, r: bufio.NewReaderSize(in, 64<<10)}
+}
+
+type inWatcher struct {
+	sr  *stdioRewriter
+	r   *bufio.Reader
+	buf []byte
+}
+
+func (iw *inWatcher) Read(p []byte) (int, error) {
+	if len(iw.buf) == 0 {
+		line, err := iw.r.ReadBytes('\n')
+		if len(line) == 0 {
+			return 0, err
+		}
+		var req struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+		}
+		if json.Unmarshal(line, &req) == nil && len(req.ID) > 0 && rewrites(req.Method) {
+			iw.sr.lock()
+			iw.sr.methods[string(req.ID)] = req.Method
+			iw.sr.unlock()
+		}
+		iw.buf = line
+	}
+	n := copy(p, iw.buf)
+	iw.buf = iw.buf[n:]
+	return n, nil
+}
+
+// outWriter rewrites answer lines on their way to the client.
+type outWriter struct {
+	sr  *stdioRewriter
+	w   interface{ Write([]byte) (int, error) }
+	buf []byte
+}
+
+func (ow *outWriter) Write(p []byte) (int, error) {
+	n := len(p)
+	ow.buf = append(ow.buf, p...)
+	for {
+		i := bytes.IndexByte(ow.buf, '\n')
+		if i < 0 {
+			return n, nil
+		}
+		line := ow.buf[:i]
+		var env struct {
+			ID json.RawMessage `json:"id"`
+		}
+		out := line
+		if json.Unmarshal(line, &env) == nil && len(env.ID) > 0 {
+			ow.sr.lock()
+			method, ok := ow.sr.methods[string(env.ID)]
+			delete(ow.sr.methods, string(env.ID))
+			ow.sr.unlock()
+			if ok {
+				out = ow.sr.s.rewrite(line, method)
+			}
+		}
+		if _, err := ow.w.Write(append(out[:len(out):len(out)], '\n')); err != nil {
+			return 0, err
+		}
+		ow.buf = ow.buf[i+1:]
+	}
+}
