@@ -39,7 +39,17 @@ func (c *clientCall) Progress(p sdk.Progress) error {
 	if p.Message != "" {
 		params["message"] = p.Message
 	}
-	return c.s.mcp.SendNotificationToClient(c.ctx, string(mcp.MethodNotificationProgress), params)
+	return c.notify(string(mcp.MethodNotificationProgress), params)
+}
+
+// notify sends a notification to the call's client and counts it, so the
+// result waits until it is written.
+func (c *clientCall) notify(method string, params map[string]any) error {
+	if err := c.s.mcp.SendNotificationToClient(c.ctx, method, params); err != nil {
+		return err
+	}
+	deliveryFrom(c.ctx).noteSent()
+	return nil
 }
 
 // Notify implements sdk.Call.
@@ -50,7 +60,7 @@ func (c *clientCall) Notify(n sdk.Notification) error {
 			return fmt.Errorf("notification %s: params are not an object: %w", n.Method, err)
 		}
 	}
-	return c.s.mcp.SendNotificationToClient(c.ctx, n.Method, params)
+	return c.notify(n.Method, params)
 }
 
 // Request implements sdk.Call: a source's server-to-client request goes to

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -160,6 +161,10 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 	return err
 }
 
+// notificationWait bounds how long a result waits for its notifications to
+// be written (see delivery).
+const notificationWait = 250 * time.Millisecond
+
 // toolFromRaw builds mcp-go's Tool for the typed path (stdio lists and
 // tools/call dispatch), keeping both schemas as the source's bytes.
 func toolFromRaw(it *catalog.Item) (mcp.Tool, error) {
@@ -203,6 +208,7 @@ func (s *Server) toolHandler(name string) server.ToolHandlerFunc {
 		}
 		params, token := buildParams(map[string]any{"name": it.Original}, "arguments", args, req.Params.Meta)
 		raw, err := s.router.Call(ctx, it, string(mcp.MethodToolsCall), params, s.newCall(ctx, token))
+		deliveryFrom(ctx).wait(ctx, notificationWait)
 		if err != nil {
 			return nil, err
 		}
@@ -225,6 +231,7 @@ func (s *Server) promptHandler(name string) server.PromptHandlerFunc {
 		}
 		params, token := buildParams(map[string]any{"name": it.Original}, "arguments", args, req.Params.Meta)
 		raw, err := s.router.Call(ctx, it, string(mcp.MethodPromptsGet), params, s.newCall(ctx, token))
+		deliveryFrom(ctx).wait(ctx, notificationWait)
 		if err != nil {
 			return nil, err
 		}
@@ -246,6 +253,7 @@ func (s *Server) resourceHandler() server.ResourceHandlerFunc {
 		}
 		params, token := buildParams(map[string]any{"uri": req.Params.URI}, "", nil, req.Params.Meta)
 		raw, err := s.router.Call(ctx, it, string(mcp.MethodResourcesRead), params, s.newCall(ctx, token))
+		deliveryFrom(ctx).wait(ctx, notificationWait)
 		if err != nil {
 			return nil, err
 		}

@@ -55,9 +55,19 @@ func (s *Server) serveRewritten(w http.ResponseWriter, r *http.Request, next htt
 	if method == string(mcp.MethodToolsList) || method == string(mcp.MethodPromptsList) {
 		r = r.WithContext(context.WithValue(r.Context(), rawListKey{}, true))
 	}
-	rw := &rewriter{s: s, w: w, method: method}
-	next.ServeHTTP(rw, r)
+	ctx, d := withDelivery(r.Context())
+	rw := &rewriter{s: s, w: w, method: method, d: d}
+	next.ServeHTTP(rw, r.WithContext(ctx))
 	rw.finish()
+}
+
+// isNotification reports whether an SSE data payload is a notification.
+func isNotification(data []byte) bool {
+	var m struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+	}
+	return json.Unmarshal(data, &m) == nil && m.Method != "" && len(m.ID) == 0
 }
 
 // rewriter is the ResponseWriter of a rewritten answer.
@@ -65,6 +75,7 @@ type rewriter struct {
 	s      *Server
 	w      http.ResponseWriter
 	method string
+	d      *delivery
 
 	status int
 	sse    bool
@@ -115,6 +126,14 @@ func (rw *rewriter) emitLine() error {
 		data = bytes.TrimRight(data, "\r\n")
 		if out := rw.s.rewrite(data, rw.method); !bytes.Equal(out, data) {
 			line = append(append([]byte("data: "), out...), '\n')
+		} else if isNotification(data) {
+			_, err := rw.w.Write(line)
+			rw.buf.Reset()
+			if f, ok := rw.w.(http.Flusher); ok {
+				f.Flush()
+			}
+			rw.d.noteWritten()
+			return err
 		}
 	}
 	_, err := rw.w.Write(line)
