@@ -54,7 +54,7 @@ func (e *executors) discover(dirs []string) []string {
 	defer e.mu.Unlock()
 	names := make([]string, 0, len(specs))
 	for _, s := range specs {
-		if _, ok := builtin.New(s.Name); ok {
+		if builtin.Has(s.Name) {
 			e.log.Warn("plugin skipped: its name is a built-in executor's", "plugin", s.Path, "name", s.Name)
 			continue
 		}
@@ -87,7 +87,7 @@ func (e *executors) get(ctx context.Context, name string, inprocess bool) (sdk.E
 		}
 		ex = p
 	case inprocess:
-		impl, ok := builtin.New(name)
+		impl, ok := builtin.New(name, e.log.With("executor", name))
 		if !ok {
 			return nil, sdk.Info{}, fmt.Errorf("%w %q", ErrUnknownExecutor, name)
 		}
@@ -96,7 +96,7 @@ func (e *executors) get(ctx context.Context, name string, inprocess bool) (sdk.E
 		}
 		ex = impl
 	default:
-		if _, ok := builtin.New(name); !ok {
+		if !builtin.Has(name) {
 			return nil, sdk.Info{}, fmt.Errorf("%w %q (built-in: %v; third-party ones come from plugins.dirs)", ErrUnknownExecutor, name, builtin.Names())
 		}
 		p, err := e.mgr.Start(ctx, host.Spec{Name: name, Path: e.exe, Args: []string{"plugin", "serve", name}})

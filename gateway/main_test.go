@@ -24,7 +24,7 @@ import (
 // built-in executors out of process.
 func TestMain(m *testing.M) {
 	if len(os.Args) == 4 && os.Args[1] == "plugin" && os.Args[2] == "serve" {
-		ex, ok := builtin.New(os.Args[3])
+		ex, ok := builtin.New(os.Args[3], builtin.PluginLogger())
 		if !ok {
 			fmt.Fprintln(os.Stderr, "no built-in executor", os.Args[3])
 			os.Exit(2)

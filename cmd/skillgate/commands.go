@@ -377,7 +377,7 @@ func newPluginCmd() *cobra.Command {
 		Short: "Serve a built-in executor as a go-plugin process (the gateway runs this itself)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ex, ok := builtin.New(args[0])
+			ex, ok := builtin.New(args[0], builtin.PluginLogger())
 			if !ok {
 				return fmt.Errorf("no built-in executor %q (have %v)", args[0], builtin.Names())
 			}

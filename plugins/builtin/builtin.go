@@ -5,23 +5,39 @@
 package builtin
 
 import (
+	"log/slog"
+	"os"
 	"slices"
 
 	"github.com/skillgate/skillgate/plugins/mcp"
 	"github.com/skillgate/skillgate/plugins/sdk"
 )
 
-var registry = map[string]func() sdk.Executor{
-	"mcp": func() sdk.Executor { return mcp.New() },
+var registry = map[string]func(log *slog.Logger) sdk.Executor{
+	"mcp": func(log *slog.Logger) sdk.Executor { return mcp.New(mcp.WithLogger(log)) },
 }
 
-// New returns a fresh instance of the named built-in executor.
-func New(name string) (sdk.Executor, bool) {
+// New returns a fresh instance of the named built-in executor, logging to
+// log: the gateway's own logger in process, JSON on stderr (which the plugin
+// host reads) out of process.
+func New(name string, log *slog.Logger) (sdk.Executor, bool) {
 	f, ok := registry[name]
 	if !ok {
 		return nil, false
 	}
-	return f(), true
+	return f(log), true
+}
+
+// PluginLogger is the logger of a built-in executor served as a plugin:
+// JSON lines on stderr, which the gateway's plugin host parses.
+func PluginLogger() *slog.Logger {
+	return slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+}
+
+// Has reports whether name is a built-in executor.
+func Has(name string) bool {
+	_, ok := registry[name]
+	return ok
 }
 
 // Names lists the built-in executors, sorted.
