@@ -44,6 +44,8 @@ type Gateway struct {
 	fe    *frontend.Server
 	execs *executors
 
+	pubMu sync.Mutex // orders catalog updates to the front end
+
 	mu      sync.Mutex
 	cfg     *config.Config
 	sources map[string]*source // by source ID
@@ -107,11 +109,7 @@ func (g *Gateway) Start(ctx context.Context) error {
 	cfg := g.cfg
 	g.mu.Unlock()
 
-	g.wg.Add(1)
-	go func() {
-		defer g.wg.Done()
-		g.follow(runCtx)
-	}()
+	g.fe.Update(g.store.Load())
 	g.execs.watch = func(exec string, ch sdk.Change) { g.onChange(exec, ch) }
 	g.execs.runCtx = runCtx
 	g.execs.wg = &g.wg
@@ -120,19 +118,20 @@ func (g *Gateway) Start(ctx context.Context) error {
 	return nil
 }
 
-// follow pushes every new catalog snapshot to the front end.
-func (g *Gateway) follow(ctx context.Context) {
-	ch, stop := g.store.Subscribe()
-	defer stop()
-	g.fe.Update(g.store.Load())
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case snap := <-ch:
-			g.fe.Update(snap)
-		}
-	}
+// setSource publishes a source's definitions and makes the front end serve
+// them before returning, so a caller that saw it return (Reload, a ready
+// /readyz) also sees the tools. Updates are applied in order.
+func (g *Gateway) setSource(src catalog.Source) {
+	g.pubMu.Lock()
+	defer g.pubMu.Unlock()
+	g.fe.Update(g.store.SetSource(src))
+}
+
+// removeSource is setSource's opposite.
+func (g *Gateway) removeSource(id string) {
+	g.pubMu.Lock()
+	defer g.pubMu.Unlock()
+	g.fe.Update(g.store.RemoveSource(id))
 }
 
 // Snapshot returns the catalog being served.

@@ -8,6 +8,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"os"
 	"os/exec"
@@ -19,7 +20,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/skillgate/skillgate/gateway"
 	"github.com/skillgate/skillgate/gateway/catalog"
+	"github.com/skillgate/skillgate/gateway/config"
 	"github.com/skillgate/skillgate/internal/testenv"
 )
 
@@ -103,42 +106,55 @@ var richExchanges = []exchange{
 }
 
 // TestPassThrough compares what a client sees through the gateway with what
-// richserver sent, byte for byte, over streamable HTTP in both protocol
-// eras. The differences allowed are, and only are:
+// richserver sent, byte for byte: over streamable HTTP in the 2025-11-25
+// era (with a session) and the 2026-07-28 era (stateless), and over the
+// stdio front end. The differences allowed are, and only are:
 //
-//   - every era: the top-level "name" of a tool or prompt holds its exposed
+//   - Every era: the top-level "name" of a tool or prompt holds its exposed
 //     name (rich__rich); its value is replaced in place, nothing else moves.
 //     List results are the gateway's own envelopes: their items are compared
 //     one by one, each with the upstream's item.
-//   - 2026-07-28 (modern) only, on results the gateway relays whole
-//     (tools/call, prompts/get, resources/read) and on list envelopes:
-//     "resultType":"complete", which the revision requires on every result
-//     (and whose absence is reported as a failure); "ttlMs" and "cacheScope",
-//     the caching hints (SEP-2549) it requires on list and read results;
-//     and the member "io.modelcontextprotocol/serverInfo" in the result's
-//     _meta (servers SHOULD identify themselves in every result; _meta is
-//     created for it when the upstream sent none). Each may sit anywhere in
-//     its object. They are removed, and what is left must equal the
-//     upstream's bytes.
+//   - 2026-07-28 only, on results relayed whole (tools/call, prompts/get,
+//     resources/read) and on list envelopes, members the revision makes the
+//     gateway add when the upstream (which speaks 2025-11-25) did not send
+//     them, anywhere in the object:
+//     "resultType":"complete", required on every result;
+//     "ttlMs" (an integer >= 0) and "cacheScope" ("private" or "public"), the
+//     caching hints SEP-2549 requires on list and resources/read results;
+//     "io.modelcontextprotocol/serverInfo" inside _meta (servers SHOULD
+//     identify themselves in every result; _meta may be created for it).
+//     A required one that is missing or malformed fails the test. They are
+//     removed, and what is left must equal the upstream's bytes.
 //
 // Nothing else is allowed: not a reordered key, not a number spelled
 // differently (1.50 for 1.5), not a string escaped differently (& as
-// \u0026), not a dropped unknown member.
+// \u0026), not a dropped unknown member, not an added empty one.
 func TestPassThrough(t *testing.T) {
 	bin := goBuild(t, "./gateway/testdata/richserver", "richserver")
 
 	upstream := recordUpstream(t, bin, richExchanges)
 	checkGolden(t, upstream)
 
-	r := startGateway(t, "servers:\n  rich:\n    command: "+strconv.Quote(bin)+"\n", nil)
+	yaml := "servers:\n  rich:\n    command: " + strconv.Quote(bin) + "\n"
+	r := startGateway(t, yaml, nil)
 	r.waitReady(t, "rich")
-	snap := r.gw.Snapshot()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	// /readyz can say ready a moment before the front end serves the tools.
+	waitTools(t, ctx, newRawClient(t, ctx, r.url+"/mcp", legacyVersion), []string{"rich__rich"}, nil)
 
-	for _, era := range []string{legacyVersion, modernVersion} {
+	for _, era := range []string{legacyVersion, modernVersion, "stdio"} {
 		t.Run(era, func(t *testing.T) {
-			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-			defer cancel()
-			c := newRawClient(t, ctx, r.url+"/mcp", era)
+			var c interface {
+				call(ctx context.Context, method, params string) ([]byte, error)
+			}
+			snap := r.gw.Snapshot()
+			if era == "stdio" {
+				p, gw := serveStdio(t, ctx, yaml)
+				c, snap = p, gw.Snapshot()
+			} else {
+				c = newRawClient(t, ctx, r.url+"/mcp", era)
+			}
 			for _, ex := range richExchanges {
 				t.Run(ex.name, func(t *testing.T) {
 					params := ex.gwParams
@@ -168,13 +184,68 @@ func TestPassThrough(t *testing.T) {
 	}
 }
 
+// serveStdio runs a second gateway for yaml on the stdio front end, in
+// process, and returns an initialized 2025-11-25 client of it.
+func serveStdio(t *testing.T, ctx context.Context, yaml string) (*stdioPeer, *gateway.Gateway) {
+	t.Helper()
+	cfg, err := config.Parse(strings.NewReader(yaml), "stdio.yaml", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	logs := &lockedWriter{w: &strings.Builder{}, mu: make(chan struct{}, 1)}
+	gw, err := gateway.New(gateway.Options{Config: cfg, Logger: slog.New(slog.NewTextHandler(logs, nil)), Version: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		done <- gw.ServeStdio(context.Background(), inR, outW)
+		outW.Close()
+	}()
+	p := newStdioPeer(inW, outR)
+	t.Cleanup(func() {
+		inW.Close()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("ServeStdio: %v", err)
+			}
+		case <-time.After(30 * time.Second):
+			t.Errorf("ServeStdio did not return within 30s of stdin closing")
+		}
+		if t.Failed() {
+			t.Logf("stdio gateway log:\n%s", logs.String())
+		}
+	})
+	if _, err := p.request(ctx, "initialize", `{"protocolVersion":"`+legacyVersion+`","capabilities":{},"clientInfo":{"name":"raw-stdio","version":"0"}}`); err != nil {
+		t.Fatalf("initialize over stdio: %v", err)
+	}
+	if err := p.notify("notifications/initialized", ""); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		list, err := p.request(ctx, "tools/list", `{}`)
+		if err == nil && bytes.Contains(list, []byte(`"rich__rich"`)) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the stdio gateway never listed rich__rich: %s, %v", list, err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return p, gw
+}
+
 // compareWhole compares a result the gateway relays as a whole.
 func compareWhole(t *testing.T, era, method string, got, want []byte) {
 	t.Helper()
 	norm := got
 	if era == modernVersion {
 		var problems []string
-		norm, problems = stripModern(got, want)
+		norm, problems = stripModern(method, got, want)
 		for _, p := range problems {
 			t.Errorf("%s result: %s\ngot: %s", method, p, got)
 		}
@@ -189,7 +260,7 @@ func compareWhole(t *testing.T, era, method string, got, want []byte) {
 func compareList(t *testing.T, era string, ex exchange, snap *catalog.Snapshot, got, want []byte) {
 	t.Helper()
 	if era == modernVersion {
-		if _, problems := stripModern(got, want); len(problems) > 0 {
+		if _, problems := stripModern(ex.method, got, want); len(problems) > 0 {
 			for _, p := range problems {
 				t.Errorf("%s envelope: %s", ex.method, p)
 			}
@@ -257,26 +328,44 @@ func itemKey(item []byte) string {
 	return string(item)
 }
 
-// stripModern removes from a modern result the members the 2026-07-28
-// revision lets (or makes) the gateway add, when the upstream's result
-// (want) lacks them, and reports what is wrong with them.
-func stripModern(got, want []byte) ([]byte, []string) {
+// cacheable lists the methods whose 2026-07-28 results must carry the
+// caching hints ttlMs and cacheScope (SEP-2549).
+var cacheable = []string{"tools/list", "prompts/list", "resources/list", "resources/templates/list", "resources/read", "server/discover"}
+
+// stripModern removes from a modern result of method the members the
+// 2026-07-28 revision lets (or makes) the gateway add, when the upstream's
+// result (want) lacks them, and reports those that are required but
+// missing or malformed.
+func stripModern(method string, got, want []byte) ([]byte, []string) {
 	var problems []string
 	out := got
-	if memberValue(want, "resultType") == nil {
-		v := memberValue(got, "resultType")
-		switch {
-		case v == nil:
-			problems = append(problems, `lacks "resultType", which 2026-07-28 requires on every result`)
-		case string(v) != `"complete"`:
-			problems = append(problems, fmt.Sprintf(`"resultType" is %s, want "complete"`, v))
-		}
-		out = removeMember(out, "resultType")
+	type added struct {
+		key, why string
+		required bool
+		valid    func(v []byte) bool
 	}
-	for _, k := range []string{"ttlMs", "cacheScope"} {
-		if memberValue(want, k) == nil {
-			out = removeMember(out, k)
+	adds := []added{
+		{"resultType", "2026-07-28 requires on every result", true, func(v []byte) bool { return string(v) == `"complete"` }},
+		{"ttlMs", "2026-07-28 requires on list and read results (SEP-2549)", slices.Contains(cacheable, method), func(v []byte) bool {
+			n, err := strconv.ParseInt(string(v), 10, 64)
+			return err == nil && n >= 0
+		}},
+		{"cacheScope", "2026-07-28 requires on list and read results (SEP-2549)", slices.Contains(cacheable, method), func(v []byte) bool {
+			return string(v) == `"private"` || string(v) == `"public"`
+		}},
+	}
+	for _, a := range adds {
+		if memberValue(want, a.key) != nil {
+			continue // the upstream's own: compared like the rest
 		}
+		v := memberValue(got, a.key)
+		switch {
+		case v == nil && a.required:
+			problems = append(problems, fmt.Sprintf("lacks %q, which %s", a.key, a.why))
+		case v != nil && !a.valid(v):
+			problems = append(problems, fmt.Sprintf("%q is %s", a.key, v))
+		}
+		out = removeMember(out, a.key)
 	}
 	const serverInfo = "io.modelcontextprotocol/serverInfo"
 	if meta := memberValue(out, "_meta"); meta != nil {
@@ -386,9 +475,12 @@ func goBuild(t *testing.T, pkg, name string) string {
 // initialize; in the 2026-07-28 era every request stands alone, carrying
 // the protocol version, client info and capabilities in _meta and the
 // standard Mcp-* headers.
+// It is safe for concurrent use.
 type rawClient struct {
 	url, version, session string
-	nextID                int
+
+	mu     sync.Mutex
+	nextID int
 }
 
 func newRawClient(t *testing.T, ctx context.Context, url, version string) *rawClient {
@@ -442,8 +534,10 @@ func (c *rawClient) exchange(ctx context.Context, method, params string, isReque
 	body.WriteString(`{"jsonrpc":"2.0",`)
 	id := 0
 	if isRequest {
+		c.mu.Lock()
 		c.nextID++
 		id = c.nextID
+		c.mu.Unlock()
 		fmt.Fprintf(&body, `"id":%d,`, id)
 	}
 	body.WriteString(`"method":` + strconv.Quote(method))
@@ -527,6 +621,49 @@ func (c *rawClient) exchange(ctx context.Context, method, params string, isReque
 	return nil, resp.Header, fmt.Errorf("%s: HTTP %s, no answer with id %d among %d messages: %q", method, resp.Status, id, len(msgs), msgs)
 }
 
+// listen opens the session's standalone SSE stream (GET) and sends every
+// message on it to the returned channel until ctx ends.
+func (c *rawClient) listen(ctx context.Context) (<-chan []byte, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.url, nil)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set("MCP-Protocol-Version", c.version)
+	req.Header.Set("Mcp-Session-Id", c.session)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode != http.StatusOK || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		resp.Body.Close()
+		return nil, fmt.Errorf("GET %s: %s, Content-Type %q", c.url, resp.Status, resp.Header.Get("Content-Type"))
+	}
+	ch := make(chan []byte, 64)
+	go func() {
+		defer resp.Body.Close()
+		defer close(ch)
+		sc := bufio.NewScanner(resp.Body)
+		sc.Buffer(make([]byte, 1<<20), 64<<20)
+		var data []string
+		for sc.Scan() {
+			line := sc.Text()
+			switch {
+			case line == "" && len(data) > 0:
+				select {
+				case ch <- []byte(strings.Join(data, "\n")):
+				case <-ctx.Done():
+					return
+				}
+				data = nil
+			case strings.HasPrefix(line, "data:"):
+				data = append(data, strings.TrimPrefix(strings.TrimPrefix(line, "data:"), " "))
+			}
+		}
+	}()
+	return ch, nil
+}
+
 // withModernMeta puts the per-request _meta 2026-07-28 requires first in
 // params, leaving the rest of its bytes alone.
 func withModernMeta(params string) string {
@@ -570,7 +707,7 @@ func readSSE(r io.Reader) ([][]byte, error) {
 // stdioPeer is a line-delimited JSON-RPC client of a process's stdin and
 // stdout. It keeps every line the process wrote on stdout.
 type stdioPeer struct {
-	proc  *testenv.Process
+	proc  *testenv.Process // nil when not speaking to a process
 	stdin io.WriteCloser
 
 	mu      sync.Mutex
@@ -590,8 +727,15 @@ func startStdioPeer(t *testing.T, cmd *exec.Cmd) *stdioPeer {
 	if err != nil {
 		t.Fatal(err)
 	}
+	proc := testenv.Start(t, cmd)
+	p := newStdioPeer(stdin, stdout)
+	p.proc = proc
+	return p
+}
+
+// newStdioPeer speaks to whatever reads stdin and writes stdout.
+func newStdioPeer(stdin io.WriteCloser, stdout io.Reader) *stdioPeer {
 	p := &stdioPeer{stdin: stdin, waiting: map[string]chan []byte{}, eof: make(chan struct{})}
-	p.proc = testenv.Start(t, cmd)
 	go func() {
 		defer close(p.eof)
 		rd := bufio.NewReaderSize(stdout, 1<<16)
@@ -623,6 +767,11 @@ func (p *stdioPeer) received(line []byte) {
 		delete(p.waiting, string(m.ID))
 		ch <- line
 	}
+}
+
+// call is request, for the pass-through comparisons.
+func (p *stdioPeer) call(ctx context.Context, method, params string) ([]byte, error) {
+	return p.request(ctx, method, params)
 }
 
 // request sends a request and returns the raw bytes of its result.
@@ -940,4 +1089,41 @@ func jsonDiff(path string, got, want []byte, notes []string) []string {
 		notes = append(notes, fmt.Sprintf("%s: %s: %s, upstream %s", path, what, got, want))
 	}
 	return notes
+}
+
+// TestPassThroughComparator checks the comparison TestPassThrough relies
+// on: the allowed differences are removed, and nothing else is forgiven.
+func TestPassThroughComparator(t *testing.T) {
+	up := `{"content":[{"type":"text","text":"a&b"}],"_meta":{"k":1.50},"isError":false}`
+	strip := []struct {
+		name, method, got string
+		equal             bool
+		problems          int
+	}{
+		{"additions anywhere", "tools/call",
+			`{"resultType":"complete","content":[{"type":"text","text":"a&b"}],"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"g"},"k":1.50},"isError":false}`, true, 0},
+		{"missing resultType", "tools/call", up, true, 1},
+		{"wrong resultType", "tools/call", `{"resultType":"input_required","content":[{"type":"text","text":"a&b"}],"_meta":{"k":1.50},"isError":false}`, true, 1},
+		{"read without cache hints", "resources/read", `{"resultType":"complete","content":[{"type":"text","text":"a&b"}],"_meta":{"k":1.50},"isError":false}`, true, 2},
+		{"reordered", "tools/call", `{"resultType":"complete","_meta":{"k":1.50},"content":[{"type":"text","text":"a&b"}],"isError":false}`, false, 0},
+		{"respelled", "tools/call", `{"resultType":"complete","content":[{"type":"text","text":"a\u0026b"}],"_meta":{"k":1.5},"isError":false}`, false, 0},
+		{"dropped", "tools/call", `{"resultType":"complete","content":[{"type":"text","text":"a&b"}],"_meta":{"k":1.50}}`, false, 0},
+	}
+	for _, c := range strip {
+		t.Run(c.name, func(t *testing.T) {
+			norm, problems := stripModern(c.method, []byte(c.got), []byte(up))
+			if bytes.Equal(norm, []byte(up)) != c.equal || len(problems) != c.problems {
+				t.Errorf("stripModern = %s, %q; want equal %v with %d problems", norm, problems, c.equal, c.problems)
+			}
+		})
+	}
+	diff := strings.Join(jsonDiff("$", []byte(`{"b":[1.5,"a\u0026b"],"a":1}`), []byte(`{"a":1,"b":[1.50,"a&b"],"c":true}`), nil), "\n")
+	for _, want := range []string{"$.c: dropped", "keys reordered: [b a], upstream [a b]", "$.b[0]: same number, spelled differently", "$.b[1]: same string, escaped differently"} {
+		if !strings.Contains(diff, want) {
+			t.Errorf("jsonDiff lacks %q:\n%s", want, diff)
+		}
+	}
+	if got := spliceMember([]byte(`{"x":1, "name" : "a","y":2}`), "name", `"ns__a"`); string(got) != `{"x":1, "name" : "ns__a","y":2}` {
+		t.Errorf("spliceMember = %s", got)
+	}
 }

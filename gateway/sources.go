@@ -175,14 +175,14 @@ func (g *Gateway) load(ctx context.Context, s *source) error {
 	s.loaded = true
 	s.st.Tools = len(defs.Tools)
 	s.mu.Unlock()
-	s.setState("ready", "")
 	g.publish(s, defs)
+	s.setState("ready", "")
 	g.log.Info("source ready", "source", s.id, "tools", len(defs.Tools), "resources", len(defs.Resources), "prompts", len(defs.Prompts))
 	return nil
 }
 
 func (g *Gateway) publish(s *source, defs sdk.Definitions) {
-	g.store.SetSource(catalog.Source{
+	g.setSource(catalog.Source{
 		ID: s.id, Executor: s.execName, Namespace: s.namespace,
 		Priority: s.priority, Order: s.order, Defs: defs,
 	})
@@ -305,7 +305,7 @@ func (g *Gateway) Reload(ctx context.Context, cfg *config.Config) error {
 	g.mu.Unlock()
 	for _, s := range stale {
 		s.stop(ctx)
-		g.store.RemoveSource(s.id)
+		g.removeSource(s.id)
 	}
 	g.startSources(ctx, fresh)
 	g.log.Info("config reloaded", "from", old.Source, "to", cfg.Source, "reloaded", len(stale), "started", len(fresh))

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -47,7 +48,9 @@ type Server struct {
 	log    *slog.Logger
 	mcp    *server.MCPServer
 	snap   atomic.Pointer[catalog.Snapshot]
-	raw    *stash
+
+	updateMu sync.Mutex
+	raw      *stash
 }
 
 // New builds a front end serving an empty catalog until Update is called.
@@ -85,11 +88,15 @@ func New(router Router, opts Options) *Server {
 func (s *Server) Snapshot() *catalog.Snapshot { return s.snap.Load() }
 
 // Update makes the front end serve snap. Clients with sessions are told
-// about list changes.
+// about list changes. Calls never see a listed item they cannot reach: new
+// items are registered before the snapshot is served, gone ones removed
+// after. Updates are serialized.
 func (s *Server) Update(snap *catalog.Snapshot) {
-	s.snap.Store(snap)
+	s.updateMu.Lock()
+	defer s.updateMu.Unlock()
 
 	tools := make([]server.ServerTool, 0, len(snap.Tools()))
+	toolNames := map[string]bool{}
 	for _, it := range snap.Tools() {
 		t, err := toolFromRaw(it)
 		if err != nil {
@@ -97,10 +104,10 @@ func (s *Server) Update(snap *catalog.Snapshot) {
 			continue
 		}
 		tools = append(tools, server.ServerTool{Tool: t, Handler: s.toolHandler(it.Name)})
+		toolNames[it.Name] = true
 	}
-	s.mcp.SetTools(tools...)
-
 	prompts := make([]server.ServerPrompt, 0, len(snap.Prompts()))
+	promptNames := map[string]bool{}
 	for _, it := range snap.Prompts() {
 		var p mcp.Prompt
 		if err := json.Unmarshal(it.Raw, &p); err != nil {
@@ -109,10 +116,10 @@ func (s *Server) Update(snap *catalog.Snapshot) {
 		}
 		p.Name = it.Name
 		prompts = append(prompts, server.ServerPrompt{Prompt: p, Handler: s.promptHandler(it.Name)})
+		promptNames[it.Name] = true
 	}
-	s.mcp.SetPrompts(prompts...)
-
 	resources := make([]server.ServerResource, 0, len(snap.Resources()))
+	uris := map[string]bool{}
 	for _, it := range snap.Resources() {
 		var r mcp.Resource
 		if err := json.Unmarshal(it.Raw, &r); err != nil {
@@ -120,9 +127,8 @@ func (s *Server) Update(snap *catalog.Snapshot) {
 			continue
 		}
 		resources = append(resources, server.ServerResource{Resource: r, Handler: s.resourceHandler()})
+		uris[it.Name] = true
 	}
-	s.mcp.SetResources(resources...)
-
 	templates := make([]server.ServerResourceTemplate, 0, len(snap.ResourceTemplates()))
 	for _, it := range snap.ResourceTemplates() {
 		var rt mcp.ResourceTemplate
@@ -131,6 +137,47 @@ func (s *Server) Update(snap *catalog.Snapshot) {
 			continue
 		}
 		templates = append(templates, server.ServerResourceTemplate{Template: rt, Handler: server.ResourceTemplateHandlerFunc(s.resourceHandler())})
+	}
+
+	// Register first: a listed item is always callable.
+	if len(tools) > 0 {
+		s.mcp.AddTools(tools...)
+	}
+	if len(prompts) > 0 {
+		s.mcp.AddPrompts(prompts...)
+	}
+	if len(resources) > 0 {
+		s.mcp.AddResources(resources...)
+	}
+	if len(templates) > 0 {
+		s.mcp.AddResourceTemplates(templates...)
+	}
+	s.snap.Store(snap)
+	// Then drop what is gone.
+	var goneTools, gonePrompts, goneURIs []string
+	for name := range s.mcp.ListTools() {
+		if !toolNames[name] {
+			goneTools = append(goneTools, name)
+		}
+	}
+	for name := range s.mcp.ListPrompts() {
+		if !promptNames[name] {
+			gonePrompts = append(gonePrompts, name)
+		}
+	}
+	for uri := range s.mcp.ListResources() {
+		if !uris[uri] {
+			goneURIs = append(goneURIs, uri)
+		}
+	}
+	if len(goneTools) > 0 {
+		s.mcp.DeleteTools(goneTools...)
+	}
+	if len(gonePrompts) > 0 {
+		s.mcp.DeletePrompts(gonePrompts...)
+	}
+	if len(goneURIs) > 0 {
+		s.mcp.DeleteResources(goneURIs...)
 	}
 	s.mcp.SetResourceTemplates(templates...)
 }

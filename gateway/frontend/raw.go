@@ -224,7 +224,8 @@ func memberSpan(obj []byte, key string) (start, end int, ok bool) {
 }
 
 // mergeResult keeps raw as the source sent it and adds what mcp-go put in
-// typed that raw lacks (resultType and cache hints of the 2026-07-28 era,
+// typed that raw lacks (resultType and the ttlMs and cacheScope cache hints
+// of the 2026-07-28 era,
 // _meta members such as serverInfo), leaving out the stand-in's marker.
 // The source's own members keep their bytes and order.
 func mergeResult(raw, typed []byte) []byte {
@@ -233,7 +234,7 @@ func mergeResult(raw, typed []byte) []byte {
 		return raw
 	}
 	var add []member
-	for _, k := range []string{"resultType", "ttl", "cacheScope"} {
+	for _, k := range []string{"resultType", "ttlMs", "cacheScope"} {
 		if v, ok := t[k]; ok {
 			if _, has := r[k]; !has {
 				add = append(add, member{k, v})
