@@ -39,7 +39,7 @@ func TestReload(t *testing.T) {
 	r := startGateway(t, richServers(bin, "keep=keep", "change=v1", "drop=drop"), nil)
 	st := waitPIDs(t, r, "keep", "change", "drop")
 	for _, n := range []string{"keep", "change", "drop"} {
-		if st[n].PID == 0 || !processAlive(st[n].PID) {
+		if st[n].PID == 0 || !testenv.Alive(st[n].PID) {
 			t.Fatalf("%s: no live pid in /readyz: %+v", n, st[n])
 		}
 	}
@@ -118,7 +118,7 @@ func TestReload(t *testing.T) {
 		}
 	})
 	t.Run("added", func(t *testing.T) {
-		if st2["add"].PID == 0 || !processAlive(st2["add"].PID) {
+		if st2["add"].PID == 0 || !testenv.Alive(st2["add"].PID) {
 			t.Errorf("add: no live pid: %+v", st2["add"])
 		}
 		wantWho(t, ctx, c, "add__whoami", fmt.Sprintf("add %d", st2["add"].PID))
@@ -397,25 +397,11 @@ func toolNamesOf(t *testing.T, ctx context.Context, c *rawClient) map[string]boo
 	return names
 }
 
-// processAlive reports whether pid runs (zombies do not count).
-func processAlive(pid int) bool {
-	data, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
-	if err != nil {
-		return false
-	}
-	i := bytes.LastIndexByte(data, ')')
-	if i < 0 || i+2 >= len(data) {
-		return false
-	}
-	state := data[i+2]
-	return state != 'Z' && state != 'X'
-}
-
 // waitGone waits until pid no longer runs.
 func waitGone(t *testing.T, pid int, what string) {
 	t.Helper()
 	deadline := time.Now().Add(15 * time.Second)
-	for processAlive(pid) {
+	for testenv.Alive(pid) {
 		if time.Now().After(deadline) {
 			cmd, _ := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "cmdline"))
 			t.Errorf("%s (pid %d: %s) still runs 15s later", what, pid, bytes.ReplaceAll(cmd, []byte{0}, []byte{' '}))

@@ -22,6 +22,20 @@ type procStat struct {
 // reaped) and dead entries do not count.
 func (s procStat) live() bool { return s.state != 'Z' && s.state != 'X' }
 
+// Alive reports whether pid runs; zombies (exited, not yet reaped) do not
+// count.
+func Alive(pid int) bool {
+	data, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+	if err != nil {
+		return false
+	}
+	i := bytes.LastIndexByte(data, ')')
+	if i < 0 || i+2 >= len(data) {
+		return false
+	}
+	return procStat{state: data[i+2]}.live()
+}
+
 // processes lists every process in /proc. It returns nil where there is no /proc.
 func processes() []procStat {
 	entries, err := os.ReadDir("/proc")

@@ -11,10 +11,8 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"runtime"
 	"runtime/pprof"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -316,20 +314,6 @@ func (c *blockingCall) Request(context.Context, string, json.RawMessage) (json.R
 }
 func (c *blockingCall) CallTool(context.Context, string, json.RawMessage) (json.RawMessage, error) {
 	return nil, sdk.ErrUnsupported
-}
-
-// alive reports whether pid runs (zombies do not count).
-func alive(pid int) bool {
-	data, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
-	if err != nil {
-		return false
-	}
-	i := bytes.LastIndexByte(data, ')')
-	if i < 0 || i+2 >= len(data) {
-		return false
-	}
-	state := data[i+2]
-	return state != 'Z' && state != 'X'
 }
 
 func startPlugin(t *testing.T, spec host.Spec, opts host.Options) *host.Plugin {

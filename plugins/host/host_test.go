@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/skillgate/skillgate/internal/testenv"
 	"github.com/skillgate/skillgate/plugins/host"
 	"github.com/skillgate/skillgate/plugins/sdk"
 )
@@ -41,7 +42,7 @@ func TestRoundTrip(t *testing.T) {
 		t.Fatalf("Info = %+v, %v", info, err)
 	}
 	st := p.Status()
-	if st.State != host.StateRunning || st.PID == 0 || !alive(st.PID) || st.Restarts != 0 {
+	if st.State != host.StateRunning || st.PID == 0 || !testenv.Alive(st.PID) || st.Restarts != 0 {
 		t.Fatalf("Status = %+v", st)
 	}
 
@@ -137,7 +138,7 @@ func TestRoundTrip(t *testing.T) {
 	if st := p.Status(); st.State != host.StateStopped || st.PID != 0 {
 		t.Errorf("Status after Close = %+v", st)
 	}
-	if alive(st.PID) {
+	if testenv.Alive(st.PID) {
 		t.Errorf("plugin pid %d still runs after Close", st.PID)
 	}
 	_, err = p.Call(ctx, sdk.CallRequest{Source: "a", Method: "echo"}, nil)
@@ -425,7 +426,7 @@ func TestCloseKillsProcessGroup(t *testing.T) {
 		if err := json.Unmarshal(res, &out); err != nil {
 			t.Fatal(err)
 		}
-		if !alive(out.PID) {
+		if !testenv.Alive(out.PID) {
 			t.Fatalf("grandchild %d is not running", out.PID)
 		}
 		return out.PID
@@ -435,7 +436,7 @@ func TestCloseKillsProcessGroup(t *testing.T) {
 	// or in one of their own.
 	first, firstPG := spawn("spawn"), spawn("spawnpg")
 	_, _ = p.Call(ctx, sdk.CallRequest{Method: "exit"}, nil)
-	waitFor(t, 5*time.Second, "grandchildren killed with their crashed parent", func() bool { return !alive(first) && !alive(firstPG) })
+	waitFor(t, 5*time.Second, "grandchildren killed with their crashed parent", func() bool { return !testenv.Alive(first) && !testenv.Alive(firstPG) })
 	waitFor(t, 10*time.Second, "restart", func() bool {
 		st := p.Status()
 		return st.State == host.StateRunning && st.Restarts == 1
@@ -461,11 +462,11 @@ func TestCloseKillsProcessGroup(t *testing.T) {
 	if err := <-inflight; !errors.Is(err, host.ErrClosed) || !isShutdown(err) {
 		t.Errorf("call in flight during Close: %v, want ErrClosed and sdk.ErrPluginShutdown", err)
 	}
-	if alive(pid) {
+	if testenv.Alive(pid) {
 		t.Errorf("plugin %d still runs after Close", pid)
 	}
 	// SIGKILL takes effect when the process is next scheduled.
-	waitFor(t, 2*time.Second, "grandchildren killed by Close", func() bool { return !alive(second) && !alive(secondPG) })
+	waitFor(t, 2*time.Second, "grandchildren killed by Close", func() bool { return !testenv.Alive(second) && !testenv.Alive(secondPG) })
 }
 
 func TestKillWindow(t *testing.T) {
@@ -479,7 +480,7 @@ func TestKillWindow(t *testing.T) {
 	if d < 300*time.Millisecond || d > 3*time.Second {
 		t.Errorf("Close took %v, want about the 300ms kill window", d)
 	}
-	if alive(pid) {
+	if testenv.Alive(pid) {
 		t.Errorf("plugin %d still runs", pid)
 	}
 }
@@ -542,7 +543,7 @@ func TestManager(t *testing.T) {
 		t.Error("start in progress during Close succeeded")
 	}
 	for _, pid := range pids {
-		if alive(pid) {
+		if testenv.Alive(pid) {
 			t.Errorf("plugin %d still runs after Close", pid)
 		}
 	}
