@@ -27,10 +27,15 @@ test:
 deps:
 	bash scripts/test-deps.sh
 
-## bench: run the benchmarks of both modules; no test asserts speed, benchmarks do
-bench: deps
+## bench: the Go benchmarks of both modules, then the harness behind docs/PERFORMANCE.md
+##   (bench/run.sh; BENCH_FLAGS="-write docs/PERFORMANCE.md" stores its table).
+##   No test asserts speed, benchmarks do.
+BENCH_FLAGS ?=
+bench:
+	bash scripts/test-deps.sh --bench
 	go test -run '^$$' -bench . -benchmem ./...
 	if [ -f $(SDK)/go.mod ]; then cd $(SDK) && go test -run '^$$' -bench . -benchmem ./...; fi
+	bash bench/run.sh $(BENCH_FLAGS)
 
 ## lint: gofmt, go vet and (when installed) staticcheck, on both modules
 lint:

@@ -7,6 +7,10 @@
 #     at the mcp-go version go.mod requires.
 # It is idempotent and takes well under a second when everything is present.
 # Progress goes to stderr. Run it from anywhere; scripts/test.sh calls it.
+#
+# With --bench it also installs the load generators the benchmark harness
+# drives (wrk and hey, from Debian) when missing; `make bench` passes it. The
+# test path never needs them.
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -21,6 +25,14 @@ die() {
 	exit 1
 }
 
+BENCH=0
+for arg in "$@"; do
+	case $arg in
+	--bench) BENCH=1 ;;
+	*) die "unknown argument '$arg'" "usage: scripts/test-deps.sh [--bench]" ;;
+	esac
+done
+
 # --- Debian packages -------------------------------------------------------
 # command:package pairs; a package is installed only when its command is absent.
 APT_NEEDS=(
@@ -28,6 +40,9 @@ APT_NEEDS=(
 	"node:nodejs"
 	"npm:npm"
 )
+if ((BENCH)); then
+	APT_NEEDS+=("wrk:wrk" "hey:hey")
+fi
 missing=()
 for pair in "${APT_NEEDS[@]}"; do
 	command -v "${pair%%:*}" >/dev/null 2>&1 || missing+=("${pair#*:}")

@@ -3,17 +3,20 @@ package main
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"slices"
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/skillgate/skillgate/bench/internal/mcpclient"
 )
 
 // variant is one side of a comparison: a name and the request it repeats
 // (several, sent in turn, for a mix).
 type variant struct {
 	name string
-	reqs []request
+	reqs []mcpclient.Request
 }
 
 // outcome is what a variant measured over every round.
@@ -79,7 +82,7 @@ func (b *bench) listAndCall(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	defer bare.stop()
+	defer stopLogged(bare)
 	cfgP, err := b.writeConfig("process", 1, b.o.tools, "")
 	if err != nil {
 		return err
@@ -92,34 +95,49 @@ func (b *bench) listAndCall(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	defer gwP.stop()
+	defer stopLogged(gwP.proc)
 	gwI, err := startGateway(ctx, b.dir, "gw-inprocess", b.sg, cfgI, b.o.tools)
 	if err != nil {
 		return err
 	}
-	defer gwI.stop()
+	defer stopLogged(gwI.proc)
 
-	c := newClient(10 * time.Second)
+	// The gateway tells sessions that exist when its catalog changes at
+	// start-up (list_changed), and a legacy session that was told anything
+	// answers over SSE from then on. Sessions opened after it settled stay
+	// on plain JSON; sseEra measures the other kind on purpose.
+	time.Sleep(time.Second)
+
+	c := mcpclient.NewClient(10 * time.Second)
 	defer c.CloseIdleConnections()
-	for _, e := range []era{legacy, modern} {
-		epB, err := connect(ctx, c, bareURL, e)
+	for _, e := range []mcpclient.Era{mcpclient.Legacy, mcpclient.Modern, sseEra} {
+		if e == sseEra {
+			if !b.want("call") {
+				continue
+			}
+			if err := b.callOnSSE(ctx, c, bareURL, gwP.url, gwI.url); err != nil {
+				return err
+			}
+			continue
+		}
+		epB, err := mcpclient.Connect(ctx, c, bareURL, e)
 		if err != nil {
 			return err
 		}
-		epP, err := connect(ctx, c, gwP.url, e)
+		epP, err := mcpclient.Connect(ctx, c, gwP.url, e)
 		if err != nil {
 			return err
 		}
-		epI, err := connect(ctx, c, gwI.url, e)
+		epI, err := mcpclient.Connect(ctx, c, gwI.url, e)
 		if err != nil {
 			return err
 		}
 		if b.want("list") {
-			nB, sizeB, err := countTools(ctx, c, epB)
+			nB, sizeB, err := mcpclient.CountTools(ctx, c, epB)
 			if err != nil {
 				return fmt.Errorf("bare tools/list: %w", err)
 			}
-			nP, sizeP, err := countTools(ctx, c, epP)
+			nP, sizeP, err := mcpclient.CountTools(ctx, c, epP)
 			if err != nil {
 				return fmt.Errorf("gateway tools/list: %w", err)
 			}
@@ -128,8 +146,8 @@ func (b *bench) listAndCall(ctx context.Context) error {
 			}
 			b.rep.listBytes[e] = [2]int{sizeB, sizeP}
 			res, err := b.compare(ctx, "tools/list "+string(e), []variant{
-				{"bare", []request{epB.listRequest()}},
-				{"gateway", []request{epP.listRequest()}},
+				{"bare", []mcpclient.Request{epB.ListRequest()}},
+				{"gateway", []mcpclient.Request{epP.ListRequest()}},
 			})
 			if err != nil {
 				return err
@@ -138,17 +156,27 @@ func (b *bench) listAndCall(ctx context.Context) error {
 		}
 		if b.want("call") {
 			for _, x := range []struct {
-				ep   *endpoint
+				ep   *mcpclient.Endpoint
 				tool string
 			}{{epB, "echo"}, {epP, "up__echo"}, {epI, "up__echo"}} {
-				if err := checkCall(ctx, c, x.ep, x.tool); err != nil {
+				if err := mcpclient.CheckCall(ctx, c, x.ep, x.tool); err != nil {
 					return err
 				}
 			}
+			for _, x := range []struct {
+				name string
+				ep   *mcpclient.Endpoint
+			}{{"gateway (plugin process)", epP}, {"gateway (inprocess)", epI}} {
+				if sse, err := mcpclient.AnswersSSE(ctx, c, x.ep.CallRequest("up__echo")); err != nil {
+					return err
+				} else if sse {
+					b.rep.note("the %s %s session answered over SSE before the tools/call runs: it received a notification", x.name, e)
+				}
+			}
 			res, err := b.compare(ctx, "tools/call "+string(e), []variant{
-				{"direct", []request{epB.callRequest("echo")}},
-				{"process", []request{epP.callRequest("up__echo")}},
-				{"inprocess", []request{epI.callRequest("up__echo")}},
+				{"direct", []mcpclient.Request{epB.CallRequest("echo")}},
+				{"process", []mcpclient.Request{epP.CallRequest("up__echo")}},
+				{"inprocess", []mcpclient.Request{epI.CallRequest("up__echo")}},
 			})
 			if err != nil {
 				return err
@@ -156,6 +184,37 @@ func (b *bench) listAndCall(ctx context.Context) error {
 			b.rep.call[e] = res
 		}
 	}
+	return nil
+}
+
+// sseEra stands for legacy sessions that were sent a notification, after
+// which mcp-go answers them over SSE (through the event store, in the
+// gateway).
+const sseEra mcpclient.Era = "legacy-sse"
+
+// callOnSSE compares tools/call on legacy sessions that a progress
+// notification switched to SSE, on the bare upstream and the two gateways.
+func (b *bench) callOnSSE(ctx context.Context, c *http.Client, bareURL, procURL, inprocURL string) error {
+	var eps []*mcpclient.Endpoint
+	for _, x := range []struct{ url, tool string }{{bareURL, "progress"}, {procURL, "up__progress"}, {inprocURL, "up__progress"}} {
+		ep, err := mcpclient.Connect(ctx, c, x.url, mcpclient.Legacy)
+		if err != nil {
+			return err
+		}
+		if err := mcpclient.UpgradeToSSE(ctx, c, ep, x.tool); err != nil {
+			return err
+		}
+		eps = append(eps, ep)
+	}
+	res, err := b.compare(ctx, "tools/call "+string(sseEra), []variant{
+		{"direct", []mcpclient.Request{eps[0].CallRequest("echo")}},
+		{"process", []mcpclient.Request{eps[1].CallRequest("up__echo")}},
+		{"inprocess", []mcpclient.Request{eps[2].CallRequest("up__echo")}},
+	})
+	if err != nil {
+		return err
+	}
+	b.rep.call[sseEra] = res
 	return nil
 }
 
@@ -204,36 +263,39 @@ func (b *bench) rss(ctx context.Context) error {
 			return err
 		}
 		b.rep.rss[iso] = res
-		logf("rss %s: %.1f MiB after start, %.1f MiB peak under load (%d processes)", iso, mib(res.idle), mib(res.peak), res.procs)
+		logf("rss %s: %.1f MiB after start, %.1f MiB peak under load (%d processes); +%d KiB over %d calls on an SSE session", iso, mib(res.idle), mib(res.peak), res.procs, res.sseGrowth, res.sseCalls)
 	}
 	return nil
 }
 
 type rssResult struct {
-	idle, peak int // KiB
-	procs      int
+	idle, peak     int // KiB, gateway and executors
+	idleGW, peakGW int // KiB, the gateway process alone
+	procs          int
+	sseCalls       int // calls on a session answering over SSE
+	sseGrowth      int // KiB the gateway and executors grew meanwhile
 }
 
 func mib(kib int) float64 { return float64(kib) / 1024 }
 
 func (b *bench) rssOf(ctx context.Context, gw *gateway, servers int) (rssResult, error) {
 	time.Sleep(time.Second) // let start-up garbage be collected
-	idle, procs := treeRSS(gw.pid(), b.sg)
-	res := rssResult{idle: idle, peak: idle, procs: procs}
+	idle, idleGW, procs := treeRSS(gw.pid(), b.sg)
+	res := rssResult{idle: idle, peak: idle, idleGW: idleGW, peakGW: idleGW, procs: procs}
 
-	c := newClient(10 * time.Second)
+	c := mcpclient.NewClient(10 * time.Second)
 	defer c.CloseIdleConnections()
-	ep, err := connect(ctx, c, gw.url, legacy)
+	ep, err := mcpclient.Connect(ctx, c, gw.url, mcpclient.Legacy)
 	if err != nil {
 		return res, err
 	}
-	calls := make([]request, 0, servers)
+	calls := make([]mcpclient.Request, 0, servers)
 	for i := range servers {
 		tool := fmt.Sprintf("s%d__echo", i)
-		if err := checkCall(ctx, c, ep, tool); err != nil {
+		if err := mcpclient.CheckCall(ctx, c, ep, tool); err != nil {
 			return res, err
 		}
-		calls = append(calls, ep.callRequest(tool))
+		calls = append(calls, ep.CallRequest(tool))
 	}
 	if b.lg.tool != "wrk" {
 		calls = calls[:1]
@@ -250,20 +312,44 @@ func (b *bench) rssOf(ctx context.Context, gw *gateway, servers int) (rssResult,
 			case <-stop:
 				return
 			case <-t.C:
-				kib, _ := treeRSS(gw.pid(), b.sg)
+				kib, gwKiB, _ := treeRSS(gw.pid(), b.sg)
 				mu.Lock()
-				res.peak = max(res.peak, kib)
+				if kib > res.peak {
+					res.peak, res.peakGW = kib, gwKiB
+				}
 				mu.Unlock()
 			}
 		}
 	}()
 	d := min(b.o.duration, 3*time.Second)
-	_, err1 := b.lg.run(ctx, d, ep.listRequest())
+	_, err1 := b.lg.run(ctx, d, ep.ListRequest())
 	_, err2 := b.lg.run(ctx, d, calls...)
 	close(stop)
 	<-done
 	if err1 != nil {
 		return res, err1
 	}
-	return res, err2
+	if err2 != nil {
+		return res, err2
+	}
+
+	// A legacy session that was sent a notification answers over SSE from
+	// then on; measure what each call on it leaves behind.
+	sse, err := mcpclient.Connect(ctx, c, gw.url, mcpclient.Legacy)
+	if err != nil {
+		return res, err
+	}
+	if err := mcpclient.UpgradeToSSE(ctx, c, sse, "s0__progress"); err != nil {
+		return res, err
+	}
+	before, _, _ := treeRSS(gw.pid(), b.sg)
+	t, err := b.lg.run(ctx, d, sse.CallRequest("s0__echo"))
+	if err != nil {
+		return res, err
+	}
+	time.Sleep(time.Second)
+	after, _, _ := treeRSS(gw.pid(), b.sg)
+	res.sseCalls = int(t.rps * d.Seconds())
+	res.sseGrowth = after - before
+	return res, nil
 }

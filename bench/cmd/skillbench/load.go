@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/skillgate/skillgate/bench/internal/mcpclient"
 )
 
 // loadgen drives concurrent traffic with an external load generator, so
@@ -40,7 +42,7 @@ var (
 )
 
 // run sends reqs (round robin) to their URL for d.
-func (l *loadgen) run(ctx context.Context, d time.Duration, reqs ...request) (throughput, error) {
+func (l *loadgen) run(ctx context.Context, d time.Duration, reqs ...mcpclient.Request) (throughput, error) {
 	ctx, cancel := context.WithTimeout(ctx, d+30*time.Second)
 	defer cancel()
 	r := reqs[0]
@@ -53,20 +55,20 @@ func (l *loadgen) run(ctx context.Context, d time.Duration, reqs ...request) (th
 			return throughput{}, err
 		}
 		cmd = exec.CommandContext(ctx, "wrk", "-t", strconv.Itoa(l.threads), "-c", strconv.Itoa(l.concurrency),
-			"-d", fmt.Sprintf("%.0fs", d.Seconds()), "--timeout", "10s", "-s", script, r.url)
+			"-d", fmt.Sprintf("%.0fs", d.Seconds()), "--timeout", "10s", "-s", script, r.URL)
 	case "hey":
 		if len(reqs) > 1 {
 			return throughput{}, fmt.Errorf("hey sends one request body; use wrk for a mix")
 		}
-		args := []string{"-z", d.String(), "-c", strconv.Itoa(l.concurrency), "-m", "POST", "-d", string(r.body)}
-		for k, v := range r.headers {
+		args := []string{"-z", d.String(), "-c", strconv.Itoa(l.concurrency), "-m", "POST", "-d", string(r.Body)}
+		for k, v := range r.Headers {
 			if k == "Content-Type" {
 				args = append(args, "-T", v)
 				continue
 			}
 			args = append(args, "-H", k+": "+v)
 		}
-		cmd = exec.CommandContext(ctx, "hey", append(args, r.url)...)
+		cmd = exec.CommandContext(ctx, "hey", append(args, r.URL)...)
 	default:
 		return throughput{}, fmt.Errorf("unknown load generator %q", l.tool)
 	}
@@ -80,6 +82,9 @@ func (l *loadgen) run(ctx context.Context, d time.Duration, reqs ...request) (th
 	}
 	var t throughput
 	t.rps, _ = strconv.ParseFloat(string(m[1]), 64)
+	if t.rps == 0 {
+		return throughput{}, fmt.Errorf("%s: no request completed:\n%s", l.tool, out)
+	}
 	switch l.tool {
 	case "wrk":
 		if m := reNon2xx.FindSubmatch(out); m != nil {
@@ -110,7 +115,7 @@ func (l *loadgen) run(ctx context.Context, d time.Duration, reqs ...request) (th
 }
 
 // wrkScript is a wrk Lua script POSTing reqs in turn (all to one URL).
-func wrkScript(reqs []request) []byte {
+func wrkScript(reqs []mcpclient.Request) []byte {
 	var b strings.Builder
 	b.WriteString("wrk.method = \"POST\"\n")
 	lua := func(s string) string { return "[==[" + s + "]==]" }
@@ -123,20 +128,20 @@ func wrkScript(reqs []request) []byte {
 		var s strings.Builder
 		s.WriteString("{")
 		for _, k := range keys {
-			fmt.Fprintf(&s, "[%s] = %s, ", lua(k), lua(h[k]))
+			fmt.Fprintf(&s, "[ %s ] = %s, ", lua(k), lua(h[k]))
 		}
 		s.WriteString("}")
 		return s.String()
 	}
 	if len(reqs) == 1 {
-		fmt.Fprintf(&b, "wrk.body = %s\n", lua(string(reqs[0].body)))
-		fmt.Fprintf(&b, "wrk.headers = %s\n", hdrs(reqs[0].headers))
+		fmt.Fprintf(&b, "wrk.body = %s\n", lua(string(reqs[0].Body)))
+		fmt.Fprintf(&b, "wrk.headers = %s\n", hdrs(reqs[0].Headers))
 		return []byte(b.String())
 	}
 	b.WriteString("local reqs = {}\n")
 	b.WriteString("init = function(args)\n")
 	for i, r := range reqs {
-		fmt.Fprintf(&b, "  reqs[%d] = wrk.format(\"POST\", nil, %s, %s)\n", i+1, hdrs(r.headers), lua(string(r.body)))
+		fmt.Fprintf(&b, "  reqs[%d] = wrk.format(\"POST\", nil, %s, %s)\n", i+1, hdrs(r.Headers), lua(string(r.Body)))
 	}
 	b.WriteString("end\nlocal i = 0\nrequest = function()\n  i = i % #reqs + 1\n  return reqs[i]\nend\n")
 	return []byte(b.String())
@@ -151,8 +156,8 @@ type latency struct {
 // sequential sends r one at a time over one kept-alive connection: a
 // warm-up, then at most n requests or d, whichever ends first, and returns
 // each request's time. Every response must carry a result.
-func sequential(ctx context.Context, r request, n int, d time.Duration) ([]time.Duration, error) {
-	c := newClient(10 * time.Second)
+func sequential(ctx context.Context, r mcpclient.Request, n int, d time.Duration) ([]time.Duration, error) {
+	c := mcpclient.NewClient(10 * time.Second)
 	defer c.CloseIdleConnections()
 	for range 50 {
 		if _, err := checked(ctx, c, r); err != nil {
@@ -171,18 +176,12 @@ func sequential(ctx context.Context, r request, n int, d time.Duration) ([]time.
 	return samples, nil
 }
 
-func checked(ctx context.Context, c *http.Client, r request) ([]byte, error) {
-	body, _, err := r.do(ctx, c)
+func checked(ctx context.Context, c *http.Client, r mcpclient.Request) ([]byte, error) {
+	body, _, err := r.Do(ctx, c)
 	if err != nil {
 		return nil, err
 	}
-	if !bytes.Contains(body, []byte(`"result":`)) || bytes.Contains(body, []byte(`"isError":true`)) {
-		if _, err := result(body); err != nil {
-			return nil, err
-		}
-		return nil, fmt.Errorf("unexpected response: %.200s", body)
-	}
-	return body, nil
+	return body, mcpclient.Check(body)
 }
 
 func summarize(s []time.Duration) latency {

@@ -14,6 +14,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/skillgate/skillgate/bench/internal/mcpclient"
 )
 
 // proc is a process the harness started; stop ends it and everything it
@@ -76,6 +78,13 @@ func (p *proc) stop() error {
 		}
 	}
 	return err
+}
+
+// stopLogged is stop for defer: what went wrong is logged.
+func stopLogged(p *proc) {
+	if err := p.stop(); err != nil {
+		logf("%v", err)
+	}
 }
 
 func alive(pid int) bool {
@@ -148,15 +157,17 @@ func rssKiB(pid int) int {
 
 // treeRSS sums VmRSS of root and of its descendants running exe (the
 // gateway's executors); other descendants (the upstreams) are left out.
-func treeRSS(root int, exe string) (kib, procs int) {
-	kib, procs = rssKiB(root), 1
+// rootKiB is root's own share.
+func treeRSS(root int, exe string) (kib, rootKiB, procs int) {
+	rootKiB = rssKiB(root)
+	kib, procs = rootKiB, 1
 	for _, d := range descendants(root) {
 		if target, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", d)); err == nil && target == exe {
 			kib += rssKiB(d)
 			procs++
 		}
 	}
-	return kib, procs
+	return kib, rootKiB, procs
 }
 
 // freeAddr returns a loopback address that was free a moment ago.
@@ -199,15 +210,15 @@ func startGateway(ctx context.Context, dir, name, bin, cfg string, want int) (*g
 // the first success is the first moment the gateway could serve.
 func waitTools(ctx context.Context, url string, want int, done <-chan struct{}) error {
 	c := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
-	ep := &endpoint{url: url, era: modern}
+	ep := &mcpclient.Endpoint{URL: url, Era: mcpclient.Modern}
 	var last error
 	for {
-		n, _, err := countTools(ctx, c, ep)
+		n, _, err := mcpclient.CountTools(ctx, c, ep)
 		if err == nil && n == want {
 			return nil
 		}
 		if err == nil {
-			err = fmt.Errorf("%w: %d tools, want %d", errNotReady, n, want)
+			err = fmt.Errorf("%w: %d tools, want %d", mcpclient.ErrNotReady, n, want)
 		}
 		last = err
 		select {

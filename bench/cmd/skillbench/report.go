@@ -10,6 +10,8 @@ import (
 	"runtime"
 	"strings"
 	"time"
+
+	"github.com/skillgate/skillgate/bench/internal/mcpclient"
 )
 
 // Markers delimit the generated part of docs/PERFORMANCE.md.
@@ -38,17 +40,17 @@ type report struct {
 	pluginStart   latency
 	upstreamStart latency
 	coldStart     latency
-	list          map[era]map[string]*outcome
-	listBytes     map[era][2]int
-	call          map[era]map[string]*outcome
+	list          map[mcpclient.Era]map[string]*outcome
+	listBytes     map[mcpclient.Era][2]int
+	call          map[mcpclient.Era]map[string]*outcome
 	rss           map[string]rssResult
 }
 
 func newReport(o options) *report {
 	return &report{
 		o: o, started: time.Now().UTC(),
-		list: map[era]map[string]*outcome{}, listBytes: map[era][2]int{},
-		call: map[era]map[string]*outcome{}, rss: map[string]rssResult{},
+		list: map[mcpclient.Era]map[string]*outcome{}, listBytes: map[mcpclient.Era][2]int{},
+		call: map[mcpclient.Era]map[string]*outcome{}, rss: map[string]rssResult{},
 	}
 }
 
@@ -58,14 +60,15 @@ func (r *report) note(format string, args ...any) {
 
 // machine records what the numbers depend on.
 func (r *report) machine(ctx context.Context, root, loadgen string) {
-	run := func(name string, args ...string) string {
+	runRaw := func(name string, args ...string) string {
 		cmd := exec.CommandContext(ctx, name, args...)
 		cmd.Dir = root
 		out, _ := cmd.CombinedOutput()
-		return strings.TrimSpace(string(out))
+		return string(out)
 	}
+	run := func(name string, args ...string) string { return strings.TrimSpace(runRaw(name, args...)) }
 	commit := run("git", "rev-parse", "--short", "HEAD")
-	if dirty := run("git", "status", "--porcelain", "--", "cmd", "gateway", "plugins", "internal", "go.mod"); dirty != "" {
+	if dirty := strings.TrimRight(runRaw("git", "status", "--porcelain", "--", "cmd", "gateway", "plugins", "internal", "go.mod"), "\n"); dirty != "" {
 		var files []string
 		for _, l := range strings.Split(dirty, "\n") {
 			if len(l) > 3 {
@@ -143,16 +146,23 @@ func us(d time.Duration) string { return fmt.Sprintf("%d µs", d.Microseconds())
 
 func ms(d time.Duration) string { return fmt.Sprintf("%.1f ms", float64(d.Microseconds())/1000) }
 
-func eraLabel(e era) string {
-	if e == modern {
+func eraLabel(e mcpclient.Era) string {
+	if e == mcpclient.Modern {
 		return "modern (2026-07-28, stateless)"
 	}
 	return "legacy (2025-11-25 session)"
 }
 
+func callLabel(e mcpclient.Era) string {
+	if e == sseEra {
+		return "legacy session answering over SSE (after one progress notification)"
+	}
+	return string(e)
+}
+
 func (r *report) rows() []row {
 	var rows []row
-	for _, e := range []era{legacy, modern} {
+	for _, e := range []mcpclient.Era{mcpclient.Legacy, mcpclient.Modern} {
 		res := r.list[e]
 		if res == nil {
 			continue
@@ -168,7 +178,7 @@ func (r *report) rows() []row {
 			row{"1", "tools/list sequential p50 / p99, " + string(e), us(b.latency.p50) + " / " + us(b.latency.p99), us(g.latency.p50) + " / " + us(g.latency.p99), fmt.Sprintf("%+d µs", (g.latency.p50 - b.latency.p50).Microseconds()), "", ""},
 		)
 	}
-	for _, e := range []era{legacy, modern} {
+	for _, e := range []mcpclient.Era{mcpclient.Legacy, mcpclient.Modern, sseEra} {
 		res := r.call[e]
 		if res == nil {
 			continue
@@ -192,8 +202,8 @@ func (r *report) rows() []row {
 				result = fmt.Sprintf("**%d errors**", d.errors+g.errors)
 			}
 			rows = append(rows,
-				row{"2", fmt.Sprintf("tools/call c%d, %s, %s", r.o.concurrency, string(e), k.label), "direct " + rate(d.meanRPS()), rate(g.meanRPS()), fmt.Sprintf("**%.2fx**", ratio), fmt.Sprintf("≥ %.2fx", k.ratio), result},
-				row{"2", fmt.Sprintf("tools/call sequential p50 (p99), %s, %s", string(e), k.label), fmt.Sprintf("%s (%s)", us(d.latency.p50), us(d.latency.p99)), fmt.Sprintf("%s (%s)", us(g.latency.p50), us(g.latency.p99)), fmt.Sprintf("**%+d µs**", delta.Microseconds()), fmt.Sprintf("≤ +%d µs", k.delta.Microseconds()), passMiss(delta <= k.delta)},
+				row{"2", fmt.Sprintf("tools/call c%d, %s, %s", r.o.concurrency, callLabel(e), k.label), "direct " + rate(d.meanRPS()), rate(g.meanRPS()), fmt.Sprintf("**%.2fx**", ratio), fmt.Sprintf("≥ %.2fx", k.ratio), result},
+				row{"2", fmt.Sprintf("tools/call sequential p50 (p99), %s, %s", callLabel(e), k.label), fmt.Sprintf("%s (%s)", us(d.latency.p50), us(d.latency.p99)), fmt.Sprintf("%s (%s)", us(g.latency.p50), us(g.latency.p99)), fmt.Sprintf("**%+d µs**", delta.Microseconds()), fmt.Sprintf("≤ +%d µs", k.delta.Microseconds()), passMiss(delta <= k.delta)},
 			)
 		}
 	}
@@ -216,7 +226,12 @@ func (r *report) rows() []row {
 			label = "isolation: inprocess"
 		}
 		rows = append(rows, row{"5", fmt.Sprintf("RSS of gateway + executors (%d processes), 10 upstreams, 1,000 tools, %s: peak under load (after start)", res.procs, label),
-			"", fmt.Sprintf("%.1f MiB (%.1f MiB)", mib(res.peak), mib(res.idle)), "", fmt.Sprintf("≤ %.0f MiB", targetRSSMiB), passMiss(mib(res.peak) <= targetRSSMiB)})
+			"", fmt.Sprintf("%.1f MiB (%.1f MiB); gateway process %.1f (%.1f)", mib(res.peak), mib(res.idle), mib(res.peakGW), mib(res.idleGW)), "", fmt.Sprintf("≤ %.0f MiB", targetRSSMiB), passMiss(mib(res.peak) <= targetRSSMiB)})
+		if res.sseCalls > 0 {
+			per := float64(res.sseGrowth) * 1024 / float64(res.sseCalls)
+			rows = append(rows, row{"5", fmt.Sprintf("RSS growth while a legacy session answering over SSE makes %s calls, %s", commas(res.sseCalls), label),
+				"", fmt.Sprintf("+%.1f MiB (%.0f bytes per call)", mib(res.sseGrowth), per), "", "no growth", passMiss(per < 512)})
+		}
 	}
 	return rows
 }
@@ -233,7 +248,7 @@ func (r *report) markdown() string {
 		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s |\n", x.id, x.what, x.base, x.subject, x.ratio, x.target, x.result)
 	}
 	var raw []string
-	for _, e := range []era{legacy, modern} {
+	for _, e := range []mcpclient.Era{mcpclient.Legacy, mcpclient.Modern, sseEra} {
 		for _, set := range []struct {
 			what string
 			res  map[string]*outcome
