@@ -9,8 +9,8 @@ import (
 // delivery counts the notifications a request's handler sent and those its
 // HTTP answer has written, so the handler can hold its result until every
 // notification is out. mcp-go forwards notifications on another goroutine
-// and, for requests without an event store (every 2026-07-28 request), may
-// drop one still in flight when the result is written.
+// and may drop one still in flight when the result is written (its issue
+// #969), in both protocol eras.
 type delivery struct {
 	mu      sync.Mutex
 	sent    int

@@ -50,6 +50,7 @@ type Server struct {
 	snap   atomic.Pointer[catalog.Snapshot]
 
 	updateMu sync.Mutex
+	sessions sync.Map // session ids mcp-go issued and no client ended
 	raw      *stash
 }
 
@@ -139,17 +140,26 @@ func (s *Server) Update(snap *catalog.Snapshot) {
 		templates = append(templates, server.ServerResourceTemplate{Template: rt, Handler: server.ResourceTemplateHandlerFunc(s.resourceHandler())})
 	}
 
+	// Only kinds that changed are touched: every change notifies every
+	// session (list_changed), and a notified legacy session is answered
+	// over SSE from then on, which costs it on every call.
+	old := s.snap.Load()
+	toolsChanged := !bytes.Equal(old.ToolsJSON(), snap.ToolsJSON())
+	promptsChanged := !bytes.Equal(old.PromptsJSON(), snap.PromptsJSON())
+	resourcesChanged := !bytes.Equal(old.ResourcesJSON(), snap.ResourcesJSON())
+	templatesChanged := !bytes.Equal(old.ResourceTemplatesJSON(), snap.ResourceTemplatesJSON())
+
 	// Register first: a listed item is always callable.
-	if len(tools) > 0 {
+	if toolsChanged && len(tools) > 0 {
 		s.mcp.AddTools(tools...)
 	}
-	if len(prompts) > 0 {
+	if promptsChanged && len(prompts) > 0 {
 		s.mcp.AddPrompts(prompts...)
 	}
-	if len(resources) > 0 {
+	if resourcesChanged && len(resources) > 0 {
 		s.mcp.AddResources(resources...)
 	}
-	if len(templates) > 0 {
+	if templatesChanged && len(templates) > 0 {
 		s.mcp.AddResourceTemplates(templates...)
 	}
 	s.snap.Store(snap)
@@ -179,7 +189,9 @@ func (s *Server) Update(snap *catalog.Snapshot) {
 	if len(goneURIs) > 0 {
 		s.mcp.DeleteResources(goneURIs...)
 	}
-	s.mcp.SetResourceTemplates(templates...)
+	if templatesChanged {
+		s.mcp.SetResourceTemplates(templates...)
+	}
 }
 
 // Notify sends a source-level notification (e.g. resources/updated) to

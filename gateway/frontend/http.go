@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 )
 
@@ -40,7 +41,6 @@ func (s *Server) Handler() http.Handler {
 	inner := server.NewStreamableHTTPServer(s.mcp,
 		server.WithEndpointPath(o.Path),
 		server.WithStreamableHTTPLogger(s.log),
-		server.WithEventStore(newEventStore(256, 4096)),
 	)
 	return &guard{s: s, opts: o, next: inner}
 }
@@ -80,12 +80,38 @@ func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		r.ContentLength = int64(len(body))
-		if method, whole := requestMethod(body); rewrites(method) && (whole || !strings.HasSuffix(method, "/list")) {
-			g.s.serveRewritten(w, r, g.next, method)
-			return
+		if req, ok := parseRequest(body); ok {
+			_, isList := listKeys[req.Method]
+			switch {
+			case req.Method == "initialize":
+				g.next.ServeHTTP(&sessionTracker{ResponseWriter: w, s: g.s}, r)
+				return
+			case isList && req.Params.Cursor == nil && len(req.ID) > 0 && g.legacySession(r, req):
+				g.s.serveLegacyList(w, req)
+				return
+			case rewrites(req.Method) && (!isList || req.Params.Cursor == nil):
+				g.s.serveRewritten(w, r, g.next, req.Method)
+				return
+			}
+		}
+	}
+	if r.Method == http.MethodDelete {
+		if id := r.Header.Get("Mcp-Session-Id"); id != "" {
+			defer g.s.sessions.Delete(id)
 		}
 	}
 	g.next.ServeHTTP(w, r)
+}
+
+// legacySession reports whether r belongs to a live session of the
+// 2025-11-25 era or older that mcp-go issued.
+func (g *guard) legacySession(r *http.Request, req request) bool {
+	id := r.Header.Get("Mcp-Session-Id")
+	if id == "" || mcp.IsModernProtocol(r.Header.Get("MCP-Protocol-Version")) || mcp.IsModernProtocol(req.Params.Meta.ProtocolVersion) {
+		return false
+	}
+	_, ok := g.s.sessions.Load(id)
+	return ok
 }
 
 // originAllowed accepts loopback origins and the configured ones.

@@ -127,12 +127,16 @@ type envelope struct {
 // msg itself when it is not an answer the front end rewrites. method is the
 // request's method.
 func (s *Server) rewrite(msg []byte, method string) []byte {
+	key, isList := listKeys[method]
+	if !isList && !bytes.Contains(msg, []byte(s.raw.prefix)) {
+		return msg // not an answer with a stand-in (e.g. a notification)
+	}
 	var env envelope
 	if err := json.Unmarshal(msg, &env); err != nil || len(env.Result) == 0 || len(env.ID) == 0 {
 		return msg
 	}
 	var res []byte
-	if key, ok := listKeys[method]; ok {
+	if isList {
 		var m map[string]json.RawMessage
 		if json.Unmarshal(env.Result, &m) != nil {
 			return msg
@@ -229,6 +233,9 @@ func memberSpan(obj []byte, key string) (start, end int, ok bool) {
 // _meta members such as serverInfo), leaving out the stand-in's marker.
 // The source's own members keep their bytes and order.
 func mergeResult(raw, typed []byte) []byte {
+	if !bytes.Contains(typed, []byte(`"resultType"`)) && !bytes.Contains(typed, []byte(`"io.modelcontextprotocol/`)) {
+		return raw // 2025-11-25 and older: mcp-go added nothing of its own
+	}
 	var t, r map[string]json.RawMessage
 	if json.Unmarshal(typed, &t) != nil || json.Unmarshal(raw, &r) != nil {
 		return raw

@@ -32,19 +32,68 @@ func rawPromptFilter(ctx context.Context, prompts []mcp.Prompt) []mcp.Prompt {
 	return prompts
 }
 
-// requestMethod returns the method of a single JSON-RPC request, and
-// whether it asks for a whole list (no cursor).
-func requestMethod(body []byte) (method string, wholeList bool) {
-	var req struct {
-		Method string `json:"method"`
-		Params struct {
-			Cursor *string `json:"cursor"`
-		} `json:"params"`
+// request is what the front end reads of a single JSON-RPC request.
+type request struct {
+	ID     json.RawMessage `json:"id"`
+	Method string          `json:"method"`
+	Params struct {
+		Cursor *string `json:"cursor"`
+		Meta   struct {
+			ProtocolVersion string `json:"io.modelcontextprotocol/protocolVersion"`
+		} `json:"_meta"`
+	} `json:"params"`
+}
+
+func parseRequest(body []byte) (request, bool) {
+	var req request
+	return req, json.Unmarshal(body, &req) == nil
+}
+
+// serveLegacyList answers a whole-list request of a known 2025-11-25-or-older
+// session directly from the snapshot's bytes: there is nothing for mcp-go to
+// add to such an answer.
+func (s *Server) serveLegacyList(w http.ResponseWriter, req request) {
+	list := listJSON(s.snap.Load(), req.Method)
+	key := listKeys[req.Method]
+	out := make([]byte, 0, len(list)+len(req.ID)+64)
+	out = append(out, `{"jsonrpc":"2.0","id":`...)
+	out = append(out, req.ID...)
+	out = append(out, `,"result":{"`...)
+	out = append(out, key...)
+	out = append(out, `":`...)
+	out = append(out, list...)
+	out = append(out, "}}\n"...)
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Length", strconv.Itoa(len(out)))
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(out)
+}
+
+// sessionTracker wraps an initialize answer to learn the session id mcp-go
+// issued.
+type sessionTracker struct {
+	http.ResponseWriter
+	s *Server
+}
+
+func (st *sessionTracker) WriteHeader(status int) {
+	if id := st.Header().Get("Mcp-Session-Id"); id != "" && status == http.StatusOK {
+		st.s.sessions.Store(id, struct{}{})
 	}
-	if json.Unmarshal(body, &req) != nil {
-		return "", false
+	st.ResponseWriter.WriteHeader(status)
+}
+
+func (st *sessionTracker) Write(p []byte) (int, error) {
+	if id := st.Header().Get("Mcp-Session-Id"); id != "" {
+		st.s.sessions.LoadOrStore(id, struct{}{})
 	}
-	return req.Method, req.Params.Cursor == nil
+	return st.ResponseWriter.Write(p)
+}
+
+func (st *sessionTracker) Flush() {
+	if f, ok := st.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
 }
 
 // serveRewritten runs next and rewrites the answer to a request for

@@ -80,11 +80,13 @@ func exitOnStdinEOF() {
 const MaxMessageSize = 64 << 20
 
 // NewGRPCServer builds the gRPC server an executor (and the host's callback
-// service) is served with. Stream workers avoid a goroutine, and its stack
-// growth, per incoming stream.
+// service) is served with. A pool of stream workers avoids a new goroutine,
+// and its stack growth, per call; a call holds its worker for the whole
+// upstream round trip, so the pool is sized for many calls in flight rather
+// than for the CPUs.
 func NewGRPCServer(opts []grpc.ServerOption) *grpc.Server {
 	opts = append(opts,
-		grpc.NumStreamWorkers(uint32(runtime.GOMAXPROCS(0))),
+		grpc.NumStreamWorkers(uint32(max(64, 16*runtime.GOMAXPROCS(0)))),
 		grpc.MaxRecvMsgSize(MaxMessageSize),
 		grpc.MaxSendMsgSize(MaxMessageSize),
 	)

@@ -1,0 +1,61 @@
+package frontend
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/skillgate/skillgate/gateway/catalog"
+	"github.com/skillgate/skillgate/plugins/sdk"
+)
+
+// TestToolsListIsTheSnapshotsBytes checks the legacy fast path: a known
+// session's tools/list is the snapshot's bytes; an unknown or ended session
+// is left to mcp-go.
+func TestToolsListIsTheSnapshotsBytes(t *testing.T) {
+	tool := `{"name":"t","description":"a & b","inputSchema":{"type":"object","x-new":1.50}}`
+	fe := New(echoRouter{}, Options{})
+	fe.Update(catalog.Build([]catalog.Source{{ID: "s", Namespace: "s", Executor: "x", Defs: sdk.Definitions{
+		Tools: []json.RawMessage{json.RawMessage(tool)},
+	}}}, catalog.Options{}))
+	ts := httptest.NewServer(fe.Handler())
+	defer ts.Close()
+
+	do := func(method, session, body string) (int, string, http.Header) {
+		t.Helper()
+		req, _ := http.NewRequest(method, ts.URL+"/mcp", strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("MCP-Protocol-Version", "2025-11-25")
+		if session != "" {
+			req.Header.Set("Mcp-Session-Id", session)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b), resp.Header
+	}
+	_, _, h := do(http.MethodPost, "", initBody)
+	session := h.Get("Mcp-Session-Id")
+	if session == "" {
+		t.Fatal("no session id")
+	}
+	want := `{"jsonrpc":"2.0","id":"x7","result":{"tools":[` + strings.Replace(tool, `"name":"t"`, `"name":"s__t"`, 1) + `]}}` + "\n"
+	if code, body, _ := do(http.MethodPost, session, `{"jsonrpc":"2.0","id":"x7","method":"tools/list"}`); code != 200 || body != want {
+		t.Fatalf("tools/list = %d %q\nwant %q", code, body, want)
+	}
+	// A session id mcp-go would refuse is left to mcp-go to refuse.
+	if code, body, _ := do(http.MethodPost, "bogus", `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`); code == 200 || strings.Contains(body, `"s__t"`) {
+		t.Fatalf("a bogus session got a list: %d %q", code, body)
+	}
+	do(http.MethodDelete, session, "")
+	if _, ok := fe.sessions.Load(session); ok {
+		t.Fatal("ended session still known")
+	}
+}
