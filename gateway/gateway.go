@@ -292,12 +292,18 @@ func (r router) Call(ctx context.Context, it *catalog.Item, method string, param
 	if src.timeout > 0 {
 		timeout = src.timeout
 	}
+	src.mu.Lock()
+	ex := src.exec
+	src.mu.Unlock()
+	if ex == nil {
+		return nil, &sdk.RPCError{Code: sdk.CodeInternalError, Message: fmt.Sprintf("%s: source %s is not loaded (see /readyz)", it.Name, it.Source)}
+	}
 	if timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, timeout)
 		defer cancel()
 	}
-	res, err := src.exec.Call(ctx, sdk.CallRequest{Source: it.Source, Method: method, Params: params}, call)
+	res, err := ex.Call(ctx, sdk.CallRequest{Source: it.Source, Method: method, Params: params}, call)
 	if err != nil {
 		var rpcErr *sdk.RPCError
 		if errors.As(err, &rpcErr) {
