@@ -50,7 +50,8 @@ type Server struct {
 	snap   atomic.Pointer[catalog.Snapshot]
 
 	updateMu sync.Mutex
-	sessions sync.Map // session ids mcp-go issued and no client ended
+	sessions sync.Map      // session id mcp-go issued -> *atomic.Uint64: notified count it has drained
+	notified atomic.Uint64 // notifications sent to all sessions so far
 	raw      *stash
 }
 
@@ -192,6 +193,9 @@ func (s *Server) Update(snap *catalog.Snapshot) {
 	if templatesChanged {
 		s.mcp.SetResourceTemplates(templates...)
 	}
+	if toolsChanged || promptsChanged || resourcesChanged || templatesChanged {
+		s.notified.Add(1)
+	}
 }
 
 // Notify sends a source-level notification (e.g. resources/updated) to
@@ -205,6 +209,7 @@ func (s *Server) Notify(method string, params json.RawMessage) {
 		}
 	}
 	s.mcp.SendNotificationToAllClients(method, m)
+	s.notified.Add(1)
 }
 
 // ServeStdio serves one client over in and out until in closes or ctx ends.

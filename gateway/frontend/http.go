@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync/atomic"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -89,7 +90,9 @@ func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			case isList && req.Params.Cursor == nil && len(req.ID) > 0 && g.legacySession(r, req):
 				g.s.serveLegacyList(w, req)
 				return
-			case rewrites(req.Method) && (!isList || req.Params.Cursor == nil):
+			}
+			defer g.s.drained(r.Header.Get("Mcp-Session-Id"), g.s.notified.Load())
+			if rewrites(req.Method) && (!isList || req.Params.Cursor == nil) {
 				g.s.serveRewritten(w, r, g.next, req.Method)
 				return
 			}
@@ -104,14 +107,18 @@ func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // legacySession reports whether r belongs to a live session of the
-// 2025-11-25 era or older that mcp-go issued.
+// 2025-11-25 era or older that mcp-go issued, with no notification that
+// mcp-go may still hold for it: mcp-go delivers a session's queued
+// notifications on its next request, so a session is answered past mcp-go
+// only once a request of its own went through mcp-go after the last
+// notification to all sessions.
 func (g *guard) legacySession(r *http.Request, req request) bool {
 	id := r.Header.Get("Mcp-Session-Id")
 	if id == "" || mcp.IsModernProtocol(r.Header.Get("MCP-Protocol-Version")) || mcp.IsModernProtocol(req.Params.Meta.ProtocolVersion) {
 		return false
 	}
-	_, ok := g.s.sessions.Load(id)
-	return ok
+	v, ok := g.s.sessions.Load(id)
+	return ok && v.(*atomic.Uint64).Load() == g.s.notified.Load()
 }
 
 // originAllowed accepts loopback origins and the configured ones.

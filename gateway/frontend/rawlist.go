@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync/atomic"
 
 	"github.com/mark3labs/mcp-go/mcp"
 )
@@ -77,17 +78,34 @@ type sessionTracker struct {
 }
 
 func (st *sessionTracker) WriteHeader(status int) {
-	if id := st.Header().Get("Mcp-Session-Id"); id != "" && status == http.StatusOK {
-		st.s.sessions.Store(id, struct{}{})
+	if status == http.StatusOK {
+		st.track()
 	}
 	st.ResponseWriter.WriteHeader(status)
 }
 
 func (st *sessionTracker) Write(p []byte) (int, error) {
-	if id := st.Header().Get("Mcp-Session-Id"); id != "" {
-		st.s.sessions.LoadOrStore(id, struct{}{})
-	}
+	st.track()
 	return st.ResponseWriter.Write(p)
+}
+
+// track records the session mcp-go issued. It starts as not drained: the
+// session may be told of list changes made while it initialized.
+func (st *sessionTracker) track() {
+	if id := st.Header().Get("Mcp-Session-Id"); id != "" {
+		st.s.sessions.LoadOrStore(id, new(atomic.Uint64))
+	}
+}
+
+// drained records that a request of session id went through mcp-go, which
+// delivered whatever it held for the session up to notification count n.
+func (s *Server) drained(id string, n uint64) {
+	if id == "" {
+		return
+	}
+	if v, ok := s.sessions.Load(id); ok {
+		v.(*atomic.Uint64).Store(n)
+	}
 }
 
 func (st *sessionTracker) Flush() {
