@@ -2,6 +2,7 @@ package frontend
 
 import (
 	"bytes"
+	"crypto/rand"
 	"encoding/json"
 	"fmt"
 	"regexp"
@@ -41,7 +42,7 @@ type stash struct {
 
 func newStash() *stash {
 	var b [4]byte
-	_, _ = randRead(b[:])
+	_, _ = rand.Read(b[:])
 	return &stash{prefix: fmt.Sprintf("sgraw-%x-", b)}
 }
 

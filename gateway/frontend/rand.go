@@ -1,5 +1,0 @@
-package frontend
-
-import "crypto/rand"
-
-func randRead(b []byte) (int, error) { return rand.Read(b) }
