@@ -50,7 +50,8 @@ type Server struct {
 	snap   atomic.Pointer[catalog.Snapshot]
 
 	updateMu sync.Mutex
-	sessions sync.Map      // session id mcp-go issued -> *atomic.Uint64: notified count it has drained
+	sessions sync.Map      // session id mcp-go issued -> *session
+	inflight sync.Map      // session id + "\x00" + request id -> cancel of a fast-path call
 	notified atomic.Uint64 // notifications sent to all sessions so far
 	raw      *stash
 }

@@ -9,8 +9,8 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
-	"sync/atomic"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -54,6 +54,10 @@ type guard struct {
 }
 
 func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if !hostAllowed(r) {
+		http.Error(w, fmt.Sprintf("Forbidden: invalid Host header %q for a loopback listener", r.Host), http.StatusForbidden)
+		return
+	}
 	if origin := r.Header.Get("Origin"); origin != "" && !g.originAllowed(origin) {
 		http.Error(w, fmt.Sprintf("Forbidden: origin %q is not allowed; add it to listen.allowed_origins", origin), http.StatusForbidden)
 		return
@@ -85,11 +89,22 @@ func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			_, isList := listKeys[req.Method]
 			switch {
 			case req.Method == "initialize":
-				g.next.ServeHTTP(&sessionTracker{ResponseWriter: w, s: g.s}, r)
+				g.next.ServeHTTP(&sessionTracker{ResponseWriter: w, s: g.s, plain: !declaresServerRequests(body)}, r)
 				return
-			case isList && req.Params.Cursor == nil && len(req.ID) > 0 && g.legacySession(r, req):
-				g.s.serveLegacyList(w, req)
-				return
+			case isList && req.Params.Cursor == nil && len(req.ID) > 0:
+				if _, ok := g.legacySession(r, req); ok {
+					g.s.serveLegacyList(w, req)
+					return
+				}
+			case req.Method == string(mcp.MethodToolsCall):
+				if sess, ok := g.legacySession(r, req); ok && sess.plain && g.s.serveFastCall(w, r, sess, body) {
+					return
+				}
+			case req.Method == string(mcp.MethodNotificationCancelled):
+				if id := r.Header.Get("Mcp-Session-Id"); id != "" && g.s.cancelFast(id, body) {
+					w.WriteHeader(http.StatusAccepted)
+					return
+				}
 			}
 			defer g.s.drained(r.Header.Get("Mcp-Session-Id"), g.s.notified.Load())
 			if rewrites(req.Method) && (!isList || req.Params.Cursor == nil) {
@@ -112,13 +127,43 @@ func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // notifications on its next request, so a session is answered past mcp-go
 // only once a request of its own went through mcp-go after the last
 // notification to all sessions.
-func (g *guard) legacySession(r *http.Request, req request) bool {
+func (g *guard) legacySession(r *http.Request, req request) (*session, bool) {
 	id := r.Header.Get("Mcp-Session-Id")
 	if id == "" || mcp.IsModernProtocol(r.Header.Get("MCP-Protocol-Version")) || mcp.IsModernProtocol(req.Params.Meta.ProtocolVersion) {
-		return false
+		return nil, false
 	}
 	v, ok := g.s.sessions.Load(id)
-	return ok && v.(*atomic.Uint64).Load() == g.s.notified.Load()
+	if !ok {
+		return nil, false
+	}
+	if pv := r.Header.Get("MCP-Protocol-Version"); pv != "" && !slices.Contains(mcp.ValidProtocolVersions, pv) {
+		return nil, false // mcp-go answers an unsupported version with its error
+	}
+	sess := v.(*session)
+	return sess, sess.drained.Load() == g.s.notified.Load()
+}
+
+// hostAllowed guards against DNS rebinding: a request that reached a
+// loopback listener must name a loopback host (mcp-go checks the same; the
+// front end's fast paths answer before mcp-go sees the request).
+func hostAllowed(r *http.Request) bool {
+	local, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
+	if !ok || local == nil || !isLoopback(local.String()) {
+		return true
+	}
+	return isLoopback(r.Host)
+}
+
+func isLoopback(hostport string) bool {
+	host, _, err := net.SplitHostPort(hostport)
+	if err != nil {
+		host = strings.Trim(hostport, "[]")
+	}
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
 
 // originAllowed accepts loopback origins and the configured ones.

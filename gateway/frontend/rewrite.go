@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"sync/atomic"
 
 	"github.com/mark3labs/mcp-go/mcp"
 )
@@ -74,7 +73,8 @@ func (s *Server) serveLegacyList(w http.ResponseWriter, req request) {
 // issued.
 type sessionTracker struct {
 	http.ResponseWriter
-	s *Server
+	s     *Server
+	plain bool // the client declared no capability for server requests
 }
 
 func (st *sessionTracker) WriteHeader(status int) {
@@ -93,7 +93,7 @@ func (st *sessionTracker) Write(p []byte) (int, error) {
 // session may be told of list changes made while it initialized.
 func (st *sessionTracker) track() {
 	if id := st.Header().Get("Mcp-Session-Id"); id != "" {
-		st.s.sessions.LoadOrStore(id, new(atomic.Uint64))
+		st.s.sessions.LoadOrStore(id, &session{id: id, plain: st.plain})
 	}
 }
 
@@ -104,7 +104,7 @@ func (s *Server) drained(id string, n uint64) {
 		return
 	}
 	if v, ok := s.sessions.Load(id); ok {
-		v.(*atomic.Uint64).Store(n)
+		v.(*session).drained.Store(n)
 	}
 }
 

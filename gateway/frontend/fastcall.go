@@ -1,0 +1,257 @@
+package frontend
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/skillgate/skillgate/plugins/sdk"
+)
+
+// A session is what the front end knows of a 2025-11-25-or-older session
+// mcp-go issued.
+type session struct {
+	id string
+	// drained is the count of notifications to all sessions that mcp-go
+	// has delivered to this one (see Server.notified).
+	drained atomic.Uint64
+	// plain: the client declared none of sampling, elicitation or roots, so
+	// no server-to-client request can be made on its behalf.
+	plain bool
+}
+
+// callRequest is what the fast path reads of a tools/call request.
+type callRequest struct {
+	ID     json.RawMessage `json:"id"`
+	Method string          `json:"method"`
+	Params struct {
+		Name      string          `json:"name"`
+		Arguments json.RawMessage `json:"arguments"`
+		Meta      json.RawMessage `json:"_meta"`
+		Task      json.RawMessage `json:"task"`
+	} `json:"params"`
+}
+
+// serveFastCall answers a tools/call of a plain, drained legacy session
+// without mcp-go: the arguments go to the source as the client wrote them,
+// progress and log notifications are written as SSE events of this
+// answer, and the result is the source's bytes. Anything else (a task, an
+// unknown tool) is left to mcp-go: it reports false.
+func (s *Server) serveFastCall(w http.ResponseWriter, r *http.Request, sess *session, body []byte) bool {
+	var req callRequest
+	if json.Unmarshal(body, &req) != nil || len(req.ID) == 0 || len(req.Params.Task) > 0 {
+		return false
+	}
+	it, ok := s.snap.Load().Tool(req.Params.Name)
+	if !ok {
+		return false
+	}
+	token, meta, ok := splitMeta(req.Params.Meta)
+	if !ok {
+		return false
+	}
+	members := []member{{"name", encode(it.Original)}}
+	if len(req.Params.Arguments) > 0 {
+		members = append(members, member{"arguments", req.Params.Arguments})
+	}
+	if len(meta) > 0 {
+		members = append(members, member{"_meta", meta})
+	}
+	params := insertMembers([]byte("{}"), members)
+
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
+	key := sess.id + "\x00" + string(req.ID)
+	s.inflight.Store(key, cancel)
+	defer s.inflight.Delete(key)
+
+	fc := &fastCall{s: s, w: w, token: token, ctx: ctx}
+	raw, err := s.router.Call(ctx, it, string(mcp.MethodToolsCall), params, fc)
+	var out []byte
+	if err == nil && !json.Valid(raw) {
+		err = fmt.Errorf("tool %s returned a result that is not JSON", it.Name)
+	}
+	if err != nil {
+		var rpcErr *sdk.RPCError
+		if !errors.As(err, &rpcErr) {
+			rpcErr = &sdk.RPCError{Code: sdk.CodeInternalError, Message: err.Error()}
+		}
+		e, _ := json.Marshal(rpcErr)
+		out = append(append(append(append([]byte(`{"jsonrpc":"2.0","id":`), req.ID...), `,"error":`...), e...), '}')
+	} else {
+		out = append(append(append(append([]byte(`{"jsonrpc":"2.0","id":`), req.ID...), `,"result":`...), raw...), '}')
+	}
+	fc.finish(out)
+	return true
+}
+
+// splitMeta takes the client's progress token out of a request's _meta and
+// drops the protocol's own io.modelcontextprotocol/ members, which belong to
+// the client-gateway hop.
+func splitMeta(raw json.RawMessage) (token json.RawMessage, meta []byte, ok bool) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil, nil, true
+	}
+	var m map[string]json.RawMessage
+	if json.Unmarshal(raw, &m) != nil {
+		return nil, nil, false
+	}
+	token = m["progressToken"]
+	delete(m, "progressToken")
+	for k := range m {
+		if strings.HasPrefix(k, "io.modelcontextprotocol/") {
+			delete(m, k)
+		}
+	}
+	if len(m) == 0 {
+		return token, nil, true
+	}
+	return token, insertMembers([]byte("{}"), sortedMembers(m)), true
+}
+
+// fastCall is the sdk.Call of a fast-path call: it writes notifications as
+// SSE events on the call's own answer.
+type fastCall struct {
+	s     *Server
+	w     http.ResponseWriter
+	token json.RawMessage
+	ctx   context.Context
+
+	mu   sync.Mutex
+	sse  bool
+	done bool
+}
+
+var _ sdk.Call = (*fastCall)(nil)
+
+func (fc *fastCall) event(msg []byte) error {
+	fc.mu.Lock()
+	defer fc.mu.Unlock()
+	if fc.done {
+		return nil
+	}
+	if !fc.sse {
+		h := fc.w.Header()
+		h.Set("Content-Type", "text/event-stream")
+		h.Set("Cache-Control", "no-cache")
+		fc.w.WriteHeader(http.StatusOK)
+		fc.sse = true
+	}
+	if _, err := fmt.Fprintf(fc.w, "event: message\ndata: %s\n\n", msg); err != nil {
+		return err
+	}
+	if f, ok := fc.w.(http.Flusher); ok {
+		f.Flush()
+	}
+	return nil
+}
+
+// finish writes the answer: as the last SSE event when notifications went
+// out, else as plain JSON.
+func (fc *fastCall) finish(msg []byte) {
+	fc.mu.Lock()
+	sse := fc.sse
+	fc.mu.Unlock()
+	if sse {
+		_ = fc.event(msg)
+	} else {
+		fc.mu.Lock()
+		msg = append(msg, '\n')
+		fc.w.Header().Set("Content-Type", "application/json")
+		fc.w.Header().Set("Content-Length", strconv.Itoa(len(msg)))
+		fc.w.WriteHeader(http.StatusOK)
+		_, _ = fc.w.Write(msg)
+		fc.mu.Unlock()
+	}
+	fc.mu.Lock()
+	fc.done = true
+	fc.mu.Unlock()
+}
+
+// Progress implements sdk.Call.
+func (fc *fastCall) Progress(p sdk.Progress) error {
+	if len(fc.token) == 0 {
+		return nil
+	}
+	members := []member{{"progressToken", fc.token}, {"progress", encode(p.Progress)}}
+	if p.Total > 0 {
+		members = append(members, member{"total", encode(p.Total)})
+	}
+	if p.Message != "" {
+		members = append(members, member{"message", encode(p.Message)})
+	}
+	return fc.event(notification(string(mcp.MethodNotificationProgress), insertMembers([]byte("{}"), members)))
+}
+
+// Notify implements sdk.Call.
+func (fc *fastCall) Notify(n sdk.Notification) error {
+	return fc.event(notification(n.Method, n.Params))
+}
+
+func notification(method string, params []byte) []byte {
+	out := append([]byte(`{"jsonrpc":"2.0","method":`), encode(method)...)
+	if len(params) > 0 {
+		out = append(append(out, `,"params":`...), params...)
+	}
+	return append(out, '}')
+}
+
+// Request implements sdk.Call: the fast path serves only clients that
+// declared no capability a server-to-client request needs.
+func (fc *fastCall) Request(_ context.Context, method string, _ json.RawMessage) (json.RawMessage, error) {
+	if method == string(mcp.MethodListRoots) {
+		return json.RawMessage(`{"roots":[]}`), nil
+	}
+	return nil, &sdk.RPCError{Code: sdk.CodeMethodNotFound, Message: "the client did not declare the capability " + method + " needs"}
+}
+
+// CallTool implements sdk.Call.
+func (fc *fastCall) CallTool(ctx context.Context, name string, args json.RawMessage) (json.RawMessage, error) {
+	return fc.s.newCall(fc.ctx, nil).CallTool(ctx, name, args)
+}
+
+// cancelFast cancels a fast-path call named by a notifications/cancelled
+// body of session id; it reports whether it did.
+func (s *Server) cancelFast(id string, body []byte) bool {
+	var n struct {
+		Params struct {
+			RequestID json.RawMessage `json:"requestId"`
+		} `json:"params"`
+	}
+	if json.Unmarshal(body, &n) != nil || len(n.Params.RequestID) == 0 {
+		return false
+	}
+	v, ok := s.inflight.Load(id + "\x00" + string(n.Params.RequestID))
+	if !ok {
+		return false
+	}
+	v.(context.CancelFunc)()
+	return true
+}
+
+// declaresServerRequests reports whether an initialize request's client
+// capabilities include sampling, elicitation or roots.
+func declaresServerRequests(body []byte) bool {
+	var req struct {
+		Params struct {
+			Capabilities map[string]json.RawMessage `json:"capabilities"`
+		} `json:"params"`
+	}
+	if json.Unmarshal(body, &req) != nil {
+		return true
+	}
+	for _, k := range []string{"sampling", "elicitation", "roots"} {
+		if v, ok := req.Params.Capabilities[k]; ok && string(v) != "null" {
+			return true
+		}
+	}
+	return false
+}
