@@ -197,7 +197,7 @@ const sseEra mcpclient.Era = "legacy-sse"
 func (b *bench) callOnSSE(ctx context.Context, c *http.Client, bareURL, procURL, inprocURL string) error {
 	var eps []*mcpclient.Endpoint
 	for _, x := range []struct{ url, tool string }{{bareURL, "progress"}, {procURL, "up__progress"}, {inprocURL, "up__progress"}} {
-		ep, err := mcpclient.Connect(ctx, c, x.url, mcpclient.Legacy)
+		ep, err := mcpclient.ConnectWith(ctx, c, x.url, mcpclient.Legacy, rootsClient)
 		if err != nil {
 			return err
 		}
@@ -335,7 +335,7 @@ func (b *bench) rssOf(ctx context.Context, gw *gateway, servers int) (rssResult,
 
 	// A legacy session that was sent a notification answers over SSE from
 	// then on; measure what each call on it leaves behind.
-	sse, err := mcpclient.Connect(ctx, c, gw.url, mcpclient.Legacy)
+	sse, err := mcpclient.ConnectWith(ctx, c, gw.url, mcpclient.Legacy, rootsClient)
 	if err != nil {
 		return res, err
 	}
@@ -353,3 +353,8 @@ func (b *bench) rssOf(ctx context.Context, gw *gateway, servers int) (rssResult,
 	res.sseGrowth = after - before
 	return res, nil
 }
+
+// rootsClient declares roots: a client with a capability for server
+// requests is served through mcp-go's sessions (the SSE rows measure that
+// path), not the gateway's fast path for plain clients.
+var rootsClient = map[string]any{"roots": map[string]any{}}

@@ -155,7 +155,7 @@ func eraLabel(e mcpclient.Era) string {
 
 func callLabel(e mcpclient.Era) string {
 	if e == sseEra {
-		return "legacy session answering over SSE (after one progress notification)"
+		return "legacy session declaring roots (served by mcp-go), answering over SSE after one progress notification"
 	}
 	return string(e)
 }

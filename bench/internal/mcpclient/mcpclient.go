@@ -164,15 +164,23 @@ func Check(body []byte) error {
 	return fmt.Errorf("unexpected response: %.200s", body)
 }
 
-// Connect returns an endpoint; a legacy one is initialized first.
+// Connect returns an endpoint; a legacy one is initialized first, as a
+// client that declares no capabilities.
 func Connect(ctx context.Context, c *http.Client, url string, e Era) (*Endpoint, error) {
+	return ConnectWith(ctx, c, url, e, map[string]any{})
+}
+
+// ConnectWith is Connect for a client declaring capabilities. A legacy
+// client that declares roots, sampling or elicitation is served by
+// mcp-go's session machinery in the gateway rather than its fast path.
+func ConnectWith(ctx context.Context, c *http.Client, url string, e Era, capabilities map[string]any) (*Endpoint, error) {
 	ep := &Endpoint{URL: url, Era: e}
 	if e == Modern {
 		return ep, nil
 	}
 	init := ep.NewRequest(1, "initialize", map[string]any{
 		"protocolVersion": LegacyVersion,
-		"capabilities":    map[string]any{},
+		"capabilities":    capabilities,
 		"clientInfo":      map[string]string{"name": "skillbench", "version": "1"},
 	}, "")
 	body, h, err := init.Do(ctx, c)
