@@ -36,21 +36,7 @@ func TestCancelledReachesTheSource(t *testing.T) {
 			ts := httptest.NewServer(fe.Handler())
 			defer ts.Close()
 			defer ts.CloseClientConnections() // a call left hanging must not hang Close
-			post := func(session, body string) *http.Response {
-				req, _ := http.NewRequest(http.MethodPost, ts.URL+"/mcp", strings.NewReader(body))
-				req.Header.Set("Content-Type", "application/json")
-				req.Header.Set("Accept", "application/json, text/event-stream")
-				req.Header.Set("MCP-Protocol-Version", "2025-11-25")
-				if session != "" {
-					req.Header.Set("Mcp-Session-Id", session)
-				}
-				resp, err := http.DefaultClient.Do(req)
-				if err != nil {
-					t.Error(err)
-					return nil
-				}
-				return resp
-			}
+			post := func(session, body string) *http.Response { return send(t, http.MethodPost, ts.URL, session, body) }
 			resp := post("", strings.Replace(initBody, `"capabilities":{}`, `"capabilities":`+caps, 1))
 			session := resp.Header.Get("Mcp-Session-Id")
 			resp.Body.Close()

@@ -70,3 +70,27 @@ func TestHTTPGuard(t *testing.T) {
 		})
 	}
 }
+
+// send makes one legacy-era (2025-11-25) request to the endpoint at url,
+// in session when not empty. Errors are reported with t.Error, so it may run
+// off the test's goroutine; it then returns nil.
+func send(t *testing.T, method, url, session, body string) *http.Response {
+	t.Helper()
+	req, err := http.NewRequest(method, url+"/mcp", strings.NewReader(body))
+	if err != nil {
+		t.Error(err)
+		return nil
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("MCP-Protocol-Version", "2025-11-25")
+	if session != "" {
+		req.Header.Set("Mcp-Session-Id", session)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Error(err)
+		return nil
+	}
+	return resp
+}

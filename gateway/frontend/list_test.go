@@ -26,16 +26,9 @@ func TestToolsListIsTheSnapshotsBytes(t *testing.T) {
 
 	do := func(method, session, body string) (int, string, http.Header) {
 		t.Helper()
-		req, _ := http.NewRequest(method, ts.URL+"/mcp", strings.NewReader(body))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		req.Header.Set("MCP-Protocol-Version", "2025-11-25")
-		if session != "" {
-			req.Header.Set("Mcp-Session-Id", session)
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
+		resp := send(t, method, ts.URL, session, body)
+		if resp == nil {
+			t.FailNow()
 		}
 		defer resp.Body.Close()
 		b, _ := io.ReadAll(resp.Body)

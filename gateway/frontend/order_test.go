@@ -44,16 +44,9 @@ func TestNotificationsBeforeResultAreNeverLost(t *testing.T) {
 
 	post := func(session, body string) *http.Response {
 		t.Helper()
-		req, _ := http.NewRequest(http.MethodPost, ts.URL+"/mcp", strings.NewReader(body))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		req.Header.Set("MCP-Protocol-Version", "2025-11-25")
-		if session != "" {
-			req.Header.Set("Mcp-Session-Id", session)
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
+		resp := send(t, http.MethodPost, ts.URL, session, body)
+		if resp == nil {
+			t.FailNow()
 		}
 		return resp
 	}
