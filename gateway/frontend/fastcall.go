@@ -155,25 +155,23 @@ func (fc *fastCall) event(msg []byte) error {
 }
 
 // finish writes the answer: as the last SSE event when notifications went
-// out, else as plain JSON.
+// out, else as plain JSON. Nothing is written after it.
 func (fc *fastCall) finish(msg []byte) {
 	fc.mu.Lock()
-	sse := fc.sse
-	fc.mu.Unlock()
-	if sse {
-		_ = fc.event(msg)
-	} else {
-		fc.mu.Lock()
-		msg = append(msg, '\n')
-		fc.w.Header().Set("Content-Type", "application/json")
-		fc.w.Header().Set("Content-Length", strconv.Itoa(len(msg)))
-		fc.w.WriteHeader(http.StatusOK)
-		_, _ = fc.w.Write(msg)
-		fc.mu.Unlock()
-	}
-	fc.mu.Lock()
+	defer fc.mu.Unlock()
 	fc.done = true
-	fc.mu.Unlock()
+	if fc.sse {
+		_, _ = fmt.Fprintf(fc.w, "event: message\ndata: %s\n\n", msg)
+		if f, ok := fc.w.(http.Flusher); ok {
+			f.Flush()
+		}
+		return
+	}
+	msg = append(msg, '\n')
+	fc.w.Header().Set("Content-Type", "application/json")
+	fc.w.Header().Set("Content-Length", strconv.Itoa(len(msg)))
+	fc.w.WriteHeader(http.StatusOK)
+	_, _ = fc.w.Write(msg)
 }
 
 // Progress implements sdk.Call.
