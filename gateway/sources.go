@@ -174,6 +174,9 @@ func (g *Gateway) load(ctx context.Context, s *source) error {
 	s.mu.Lock()
 	s.loaded = true
 	s.st.Tools = len(defs.Tools)
+	if defs.Status != nil {
+		s.st.PID, s.st.Restarts = defs.Status.PID, defs.Status.Restarts
+	}
 	s.mu.Unlock()
 	g.publish(s, defs)
 	s.setState("ready", "")

@@ -139,6 +139,8 @@ func (e *Executor) Load(ctx context.Context, req sdk.LoadRequest) (sdk.Definitio
 	}
 	e.sources[req.Source] = s
 	e.mu.Unlock()
+	st := s.status()
+	defs.Status = &st
 	return defs, nil
 }
 

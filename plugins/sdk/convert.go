@@ -43,6 +43,7 @@ func defsToPB(d *Definitions) *pb.Definitions {
 		ResourceTemplates: fromRaw(d.ResourceTemplates),
 		Prompts:           fromRaw(d.Prompts),
 		Server:            d.Server,
+		Status:            statusToPB(d.Status),
 	}
 }
 
@@ -56,6 +57,7 @@ func defsFromPB(d *pb.Definitions) Definitions {
 		ResourceTemplates: toRaw(d.ResourceTemplates),
 		Prompts:           toRaw(d.Prompts),
 		Server:            d.Server,
+		Status:            statusFromPB(d.Status),
 	}
 }
 

@@ -58,6 +58,8 @@ type Definitions struct {
 	Prompts           []json.RawMessage
 	// Server is the upstream's initialize result, where there is one.
 	Server json.RawMessage
+	// Status, when not nil, is the source's health as of these definitions.
+	Status *Status
 }
 
 // CallRequest is one MCP request routed to a source.

@@ -260,7 +260,11 @@ type Definitions struct {
 	Prompts           [][]byte               `protobuf:"bytes,4,rep,name=prompts,proto3" json:"prompts,omitempty"`
 	// server is the upstream's initialize result (serverInfo, capabilities,
 	// instructions, protocolVersion) where there is one.
-	Server        []byte `protobuf:"bytes,5,opt,name=server,proto3" json:"server,omitempty"`
+	Server []byte `protobuf:"bytes,5,opt,name=server,proto3" json:"server,omitempty"`
+	// status is the source's health as of these definitions (Load's answer,
+	// a change's new set), so the gateway never shows a source ready without
+	// its pid. Added within protocol version 1; older executors leave it out.
+	Status        *Status `protobuf:"bytes,6,opt,name=status,proto3" json:"status,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -326,6 +330,13 @@ func (x *Definitions) GetPrompts() [][]byte {
 func (x *Definitions) GetServer() []byte {
 	if x != nil {
 		return x.Server
+	}
+	return nil
+}
+
+func (x *Definitions) GetStatus() *Status {
+	if x != nil {
+		return x.Status
 	}
 	return nil
 }
@@ -1295,13 +1306,14 @@ const file_executor_proto_rawDesc = "" +
 	"\x04kind\x18\x02 \x01(\tR\x04kind\x12\x12\n" +
 	"\x04spec\x18\x03 \x01(\fR\x04spec\"T\n" +
 	"\fLoadResponse\x12D\n" +
-	"\vdefinitions\x18\x01 \x01(\v2\".skillgate.executor.v1.DefinitionsR\vdefinitions\"\xa2\x01\n" +
+	"\vdefinitions\x18\x01 \x01(\v2\".skillgate.executor.v1.DefinitionsR\vdefinitions\"\xd9\x01\n" +
 	"\vDefinitions\x12\x14\n" +
 	"\x05tools\x18\x01 \x03(\fR\x05tools\x12\x1c\n" +
 	"\tresources\x18\x02 \x03(\fR\tresources\x12-\n" +
 	"\x12resource_templates\x18\x03 \x03(\fR\x11resourceTemplates\x12\x18\n" +
 	"\aprompts\x18\x04 \x03(\fR\aprompts\x12\x16\n" +
-	"\x06server\x18\x05 \x01(\fR\x06server\"'\n" +
+	"\x06server\x18\x05 \x01(\fR\x06server\x125\n" +
+	"\x06status\x18\x06 \x01(\v2\x1d.skillgate.executor.v1.StatusR\x06status\"'\n" +
 	"\rUnloadRequest\x12\x16\n" +
 	"\x06source\x18\x01 \x01(\tR\x06source\"\x10\n" +
 	"\x0eUnloadResponse\"n\n" +
@@ -1414,37 +1426,38 @@ var file_executor_proto_goTypes = []any{
 }
 var file_executor_proto_depIdxs = []int32{
 	4,  // 0: skillgate.executor.v1.LoadResponse.definitions:type_name -> skillgate.executor.v1.Definitions
-	9,  // 1: skillgate.executor.v1.CallEvent.progress:type_name -> skillgate.executor.v1.Progress
-	10, // 2: skillgate.executor.v1.CallEvent.notification:type_name -> skillgate.executor.v1.Notification
-	11, // 3: skillgate.executor.v1.CallEvent.result:type_name -> skillgate.executor.v1.Result
-	12, // 4: skillgate.executor.v1.Result.error:type_name -> skillgate.executor.v1.RPCError
-	4,  // 5: skillgate.executor.v1.ChangeEvent.definitions:type_name -> skillgate.executor.v1.Definitions
-	10, // 6: skillgate.executor.v1.ChangeEvent.notification:type_name -> skillgate.executor.v1.Notification
-	15, // 7: skillgate.executor.v1.ChangeEvent.status:type_name -> skillgate.executor.v1.Status
-	11, // 8: skillgate.executor.v1.HostCallToolResponse.result:type_name -> skillgate.executor.v1.Result
-	11, // 9: skillgate.executor.v1.ClientRequestResponse.result:type_name -> skillgate.executor.v1.Result
-	22, // 10: skillgate.executor.v1.LogRequest.attrs:type_name -> skillgate.executor.v1.LogRequest.AttrsEntry
-	0,  // 11: skillgate.executor.v1.Executor.Info:input_type -> skillgate.executor.v1.InfoRequest
-	2,  // 12: skillgate.executor.v1.Executor.Load:input_type -> skillgate.executor.v1.LoadRequest
-	5,  // 13: skillgate.executor.v1.Executor.Unload:input_type -> skillgate.executor.v1.UnloadRequest
-	7,  // 14: skillgate.executor.v1.Executor.Call:input_type -> skillgate.executor.v1.CallRequest
-	13, // 15: skillgate.executor.v1.Executor.Watch:input_type -> skillgate.executor.v1.WatchRequest
-	16, // 16: skillgate.executor.v1.Host.CallTool:input_type -> skillgate.executor.v1.HostCallToolRequest
-	18, // 17: skillgate.executor.v1.Host.ClientRequest:input_type -> skillgate.executor.v1.ClientRequestRequest
-	20, // 18: skillgate.executor.v1.Host.Log:input_type -> skillgate.executor.v1.LogRequest
-	1,  // 19: skillgate.executor.v1.Executor.Info:output_type -> skillgate.executor.v1.InfoResponse
-	3,  // 20: skillgate.executor.v1.Executor.Load:output_type -> skillgate.executor.v1.LoadResponse
-	6,  // 21: skillgate.executor.v1.Executor.Unload:output_type -> skillgate.executor.v1.UnloadResponse
-	8,  // 22: skillgate.executor.v1.Executor.Call:output_type -> skillgate.executor.v1.CallEvent
-	14, // 23: skillgate.executor.v1.Executor.Watch:output_type -> skillgate.executor.v1.ChangeEvent
-	17, // 24: skillgate.executor.v1.Host.CallTool:output_type -> skillgate.executor.v1.HostCallToolResponse
-	19, // 25: skillgate.executor.v1.Host.ClientRequest:output_type -> skillgate.executor.v1.ClientRequestResponse
-	21, // 26: skillgate.executor.v1.Host.Log:output_type -> skillgate.executor.v1.LogResponse
-	19, // [19:27] is the sub-list for method output_type
-	11, // [11:19] is the sub-list for method input_type
-	11, // [11:11] is the sub-list for extension type_name
-	11, // [11:11] is the sub-list for extension extendee
-	0,  // [0:11] is the sub-list for field type_name
+	15, // 1: skillgate.executor.v1.Definitions.status:type_name -> skillgate.executor.v1.Status
+	9,  // 2: skillgate.executor.v1.CallEvent.progress:type_name -> skillgate.executor.v1.Progress
+	10, // 3: skillgate.executor.v1.CallEvent.notification:type_name -> skillgate.executor.v1.Notification
+	11, // 4: skillgate.executor.v1.CallEvent.result:type_name -> skillgate.executor.v1.Result
+	12, // 5: skillgate.executor.v1.Result.error:type_name -> skillgate.executor.v1.RPCError
+	4,  // 6: skillgate.executor.v1.ChangeEvent.definitions:type_name -> skillgate.executor.v1.Definitions
+	10, // 7: skillgate.executor.v1.ChangeEvent.notification:type_name -> skillgate.executor.v1.Notification
+	15, // 8: skillgate.executor.v1.ChangeEvent.status:type_name -> skillgate.executor.v1.Status
+	11, // 9: skillgate.executor.v1.HostCallToolResponse.result:type_name -> skillgate.executor.v1.Result
+	11, // 10: skillgate.executor.v1.ClientRequestResponse.result:type_name -> skillgate.executor.v1.Result
+	22, // 11: skillgate.executor.v1.LogRequest.attrs:type_name -> skillgate.executor.v1.LogRequest.AttrsEntry
+	0,  // 12: skillgate.executor.v1.Executor.Info:input_type -> skillgate.executor.v1.InfoRequest
+	2,  // 13: skillgate.executor.v1.Executor.Load:input_type -> skillgate.executor.v1.LoadRequest
+	5,  // 14: skillgate.executor.v1.Executor.Unload:input_type -> skillgate.executor.v1.UnloadRequest
+	7,  // 15: skillgate.executor.v1.Executor.Call:input_type -> skillgate.executor.v1.CallRequest
+	13, // 16: skillgate.executor.v1.Executor.Watch:input_type -> skillgate.executor.v1.WatchRequest
+	16, // 17: skillgate.executor.v1.Host.CallTool:input_type -> skillgate.executor.v1.HostCallToolRequest
+	18, // 18: skillgate.executor.v1.Host.ClientRequest:input_type -> skillgate.executor.v1.ClientRequestRequest
+	20, // 19: skillgate.executor.v1.Host.Log:input_type -> skillgate.executor.v1.LogRequest
+	1,  // 20: skillgate.executor.v1.Executor.Info:output_type -> skillgate.executor.v1.InfoResponse
+	3,  // 21: skillgate.executor.v1.Executor.Load:output_type -> skillgate.executor.v1.LoadResponse
+	6,  // 22: skillgate.executor.v1.Executor.Unload:output_type -> skillgate.executor.v1.UnloadResponse
+	8,  // 23: skillgate.executor.v1.Executor.Call:output_type -> skillgate.executor.v1.CallEvent
+	14, // 24: skillgate.executor.v1.Executor.Watch:output_type -> skillgate.executor.v1.ChangeEvent
+	17, // 25: skillgate.executor.v1.Host.CallTool:output_type -> skillgate.executor.v1.HostCallToolResponse
+	19, // 26: skillgate.executor.v1.Host.ClientRequest:output_type -> skillgate.executor.v1.ClientRequestResponse
+	21, // 27: skillgate.executor.v1.Host.Log:output_type -> skillgate.executor.v1.LogResponse
+	20, // [20:28] is the sub-list for method output_type
+	12, // [12:20] is the sub-list for method input_type
+	12, // [12:12] is the sub-list for extension type_name
+	12, // [12:12] is the sub-list for extension extendee
+	0,  // [0:12] is the sub-list for field type_name
 }
 
 func init() { file_executor_proto_init() }
