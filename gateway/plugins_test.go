@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/skillgate/skillgate/gateway"
 	"github.com/skillgate/skillgate/internal/testenv"
 	"github.com/skillgate/skillgate/plugins/sdk"
 )
@@ -101,3 +102,19 @@ func TestExecutorCrashRecovers(t *testing.T) {
 }
 
 func itoa(i int) string { return strconv.Itoa(i) }
+
+// TestCallRemote calls a tool of a running gateway the way `skillgate call
+// --url` does.
+func TestCallRemote(t *testing.T) {
+	r := startGateway(t, "servers:\n  conf:\n    url: "+testenv.ConformanceServer(t)+"\n", nil)
+	r.waitReady(t, "conf")
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	res, err := gateway.CallRemote(ctx, nil, r.url+"/mcp", "conf__test_simple_text", json.RawMessage(`{}`), &recorder{})
+	if err != nil || !strings.Contains(string(res), "simple text response") {
+		t.Fatalf("CallRemote = %s, %v", res, err)
+	}
+	if _, err := gateway.CallRemote(ctx, nil, "http://127.0.0.1:1/mcp", "x", nil, &recorder{}); err == nil || !strings.Contains(err.Error(), "127.0.0.1:1") {
+		t.Fatalf("unreachable gateway: err = %v", err)
+	}
+}

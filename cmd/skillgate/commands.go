@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
 	"os"
 	"strconv"
@@ -21,7 +20,6 @@ import (
 	"github.com/skillgate/skillgate/gateway/catalog"
 	"github.com/skillgate/skillgate/gateway/config"
 	"github.com/skillgate/skillgate/plugins/builtin"
-	"github.com/skillgate/skillgate/plugins/mcp"
 	"github.com/skillgate/skillgate/plugins/sdk"
 )
 
@@ -207,7 +205,7 @@ and taken as strings otherwise.`,
 			call := &cliCall{w: cmd.ErrOrStderr()}
 			var res json.RawMessage
 			if url != "" {
-				res, err = callRemote(cmd.Context(), newLogger(cmd, cmd.ErrOrStderr()), url, args[0], callArgs, call)
+				res, err = gateway.CallRemote(cmd.Context(), newLogger(cmd, cmd.ErrOrStderr()), url, args[0], callArgs, call)
 			} else {
 				gw, err2 := startFromConfig(cmd)
 				if err2 != nil {
@@ -261,20 +259,6 @@ func buildArgs(rawJSON string, kv []string) (json.RawMessage, error) {
 		args[k] = val
 	}
 	return json.Marshal(args)
-}
-
-// callRemote calls a tool on a running gateway, using the mcp executor in
-// process as the client.
-func callRemote(ctx context.Context, log *slog.Logger, url, tool string, args json.RawMessage, call sdk.Call) (json.RawMessage, error) {
-	ex := mcp.New(mcp.WithLogger(log))
-	defer ex.Close()
-	spec, _ := json.Marshal(map[string]any{"url": url})
-	if _, err := ex.Load(ctx, sdk.LoadRequest{Source: "remote", Kind: "mcp", Spec: spec}); err != nil {
-		return nil, fmt.Errorf("connect to %s: %w", url, err)
-	}
-	defer ex.Unload(context.Background(), "remote")
-	params, _ := json.Marshal(map[string]any{"name": tool, "arguments": args})
-	return ex.Call(ctx, sdk.CallRequest{Source: "remote", Method: "tools/call", Params: params}, call)
 }
 
 // cliCall prints what a tool reports while it runs to stderr.
