@@ -3,10 +3,14 @@ package gateway_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -16,24 +20,12 @@ import (
 	"github.com/skillgate/skillgate/internal/testenv"
 )
 
-// buildFaultServer builds plugins/mcp's misbehaving fixture server.
-func buildFaultServer(t *testing.T) string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "faultserver")
-	cmd := exec.Command("go", "build", "-o", bin, "./plugins/mcp/testdata/faultserver")
-	cmd.Dir = testenv.RepoRoot(t)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("build faultserver: %v\n%s", err, out)
-	}
-	return bin
-}
-
 // TestUpstreamFaultsThroughTheGateway: an upstream that crashes mid-call
 // fails that call fast with a clear error, the other server keeps serving,
 // and the crashed one is restarted; an upstream's list_changed reaches a
 // connected client and the new tool is callable.
 func TestUpstreamFaultsThroughTheGateway(t *testing.T) {
-	fault := buildFaultServer(t)
+	fault := goBuild(t, "./plugins/mcp/testdata/faultserver", "faultserver")
 	r := startGateway(t, `
 servers:
   f:
@@ -149,4 +141,54 @@ servers:
 			t.Errorf("after the restart: %v", err)
 		}
 	})
+}
+
+// TestKilledGatewayLeavesNothing kills the gateway with SIGKILL, which it
+// cannot handle: its executor plugin notices its stdin closing and exits,
+// taking the stdio upstream with it.
+func TestKilledGatewayLeavesNothing(t *testing.T) {
+	testenv.Subreaper(t) // orphans become our children, so a leak shows
+	t.Cleanup(func() {
+		for _, pid := range testenv.ChildPIDs() { // only after a failure
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+	})
+	skillgate := goBuild(t, "./cmd/skillgate", "skillgate")
+	rich := goBuild(t, "./gateway/testdata/richserver", "richserver")
+	cfg := filepath.Join(t.TempDir(), "skillgate.yaml")
+	port := testenv.FreePort(t)
+	yaml := fmt.Sprintf("listen: {http: 127.0.0.1:%d}\n", port) + richServers(rich, "a=a")
+	if err := os.WriteFile(cfg, []byte(yaml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(skillgate, "run", "-c", cfg)
+	var logs strings.Builder
+	cmd.Stderr = &logs
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/readyz", port))
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == 200 {
+				break
+			}
+		}
+		if time.Now().After(deadline) {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+			t.Fatalf("gateway never ready:\n%s", logs.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if n := len(testenv.ChildPIDs()); n < 1 {
+		t.Fatalf("expected the gateway among our children, found %d", n)
+	}
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	_ = cmd.Wait()
+	testenv.WaitNoChildren(t, 15*time.Second)
 }
