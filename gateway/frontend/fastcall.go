@@ -28,26 +28,13 @@ type session struct {
 	plain bool
 }
 
-// callRequest is what the fast path reads of a tools/call request.
-type callRequest struct {
-	ID     json.RawMessage `json:"id"`
-	Method string          `json:"method"`
-	Params struct {
-		Name      string          `json:"name"`
-		Arguments json.RawMessage `json:"arguments"`
-		Meta      json.RawMessage `json:"_meta"`
-		Task      json.RawMessage `json:"task"`
-	} `json:"params"`
-}
-
 // serveFastCall answers a tools/call of a plain, drained legacy session
 // without mcp-go: the arguments go to the source as the client wrote them,
 // progress and log notifications are written as SSE events of this
 // answer, and the result is the source's bytes. Anything else (a task, an
 // unknown tool) is left to mcp-go: it reports false.
-func (s *Server) serveFastCall(w http.ResponseWriter, r *http.Request, sess *session, body []byte) bool {
-	var req callRequest
-	if json.Unmarshal(body, &req) != nil || len(req.ID) == 0 || len(req.Params.Task) > 0 {
+func (s *Server) serveFastCall(w http.ResponseWriter, r *http.Request, sess *session, req *request) bool {
+	if len(req.ID) == 0 || len(req.Params.Task) > 0 {
 		return false
 	}
 	it, ok := s.snap.Load().Tool(req.Params.Name)

@@ -97,7 +97,7 @@ func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 					return
 				}
 			case req.Method == string(mcp.MethodToolsCall):
-				if sess, ok := g.legacySession(r, req); ok && sess.plain && g.s.serveFastCall(w, r, sess, body) {
+				if sess, ok := g.legacySession(r, req); ok && sess.plain && g.s.serveFastCall(w, r, sess, &req) {
 					return
 				}
 			case req.Method == string(mcp.MethodNotificationCancelled):
@@ -129,7 +129,7 @@ func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // notification to all sessions.
 func (g *guard) legacySession(r *http.Request, req request) (*session, bool) {
 	id := r.Header.Get("Mcp-Session-Id")
-	if id == "" || mcp.IsModernProtocol(r.Header.Get("MCP-Protocol-Version")) || mcp.IsModernProtocol(req.Params.Meta.ProtocolVersion) {
+	if id == "" || mcp.IsModernProtocol(r.Header.Get("MCP-Protocol-Version")) || mcp.IsModernProtocol(req.protocolVersion()) {
 		return nil, false
 	}
 	v, ok := g.s.sessions.Load(id)

@@ -32,16 +32,31 @@ func rawPromptFilter(ctx context.Context, prompts []mcp.Prompt) []mcp.Prompt {
 	return prompts
 }
 
-// request is what the front end reads of a single JSON-RPC request.
+// request is what the front end reads of a single JSON-RPC request, in
+// one decode: enough to route it and, for tools/call, to serve it.
 type request struct {
 	ID     json.RawMessage `json:"id"`
 	Method string          `json:"method"`
 	Params struct {
-		Cursor *string `json:"cursor"`
-		Meta   struct {
-			ProtocolVersion string `json:"io.modelcontextprotocol/protocolVersion"`
-		} `json:"_meta"`
+		Cursor    *string         `json:"cursor"`
+		Name      string          `json:"name"`
+		Arguments json.RawMessage `json:"arguments"`
+		Meta      json.RawMessage `json:"_meta"`
+		Task      json.RawMessage `json:"task"`
 	} `json:"params"`
+}
+
+// protocolVersion is the protocol version a request names in its _meta
+// (2026-07-28 requests do), or "".
+func (r *request) protocolVersion() string {
+	if !bytes.Contains(r.Params.Meta, []byte("io.modelcontextprotocol/protocolVersion")) {
+		return ""
+	}
+	var m struct {
+		V string `json:"io.modelcontextprotocol/protocolVersion"`
+	}
+	_ = json.Unmarshal(r.Params.Meta, &m)
+	return m.V
 }
 
 func parseRequest(body []byte) (request, bool) {
