@@ -21,6 +21,13 @@ type Config struct {
 	// Disclosure is "all" (every tool listed; the default) or
 	// "progressive" (meta-tools plus what a client activated).
 	Disclosure string `yaml:"disclosure"`
+	// Pinned are tool names or globs (such as "everything__echo" or
+	// "github__*") listed on the default endpoint even in progressive mode.
+	Pinned []string `yaml:"pinned,flow"`
+	// Bundles name sets of activation targets, activated together as @name.
+	Bundles map[string]*Bundle `yaml:"bundles"`
+	// Profiles are extra endpoints, /mcp/p/<name>, each with a fixed tool set.
+	Profiles map[string]*Profile `yaml:"profiles"`
 	// Servers are the upstream MCP servers, keyed by name.
 	Servers map[string]*Server `yaml:"servers"`
 	// ServerOrder holds the keys of Servers in file order.
@@ -149,6 +156,41 @@ func (s *Server) Equal(o *Server) bool {
 		slices.Equal(s.Requires, o.Requires)
 }
 
+// Bundle is a named set of activation targets: server names, tool names or
+// globs, and other bundles written @name. Activating the bundle activates
+// every target, bundles included, transitively.
+type Bundle struct {
+	// Description says what the bundle is for; find_tools and activate show it.
+	Description string `yaml:"description"`
+	// Include lists the targets.
+	Include []string `yaml:"include,flow"`
+}
+
+// Profile is a named endpoint, /mcp/p/<name>, serving a fixed subset of the
+// catalog. A tool belongs to the profile when it comes from one of Servers,
+// or matches one of Tools (globs); with neither set, every tool does. Allow,
+// when set, then keeps only tools matching one of its globs, and Deny removes
+// tools matching any of its globs.
+type Profile struct {
+	// Description says what the profile is for; `skillgate profiles` shows it.
+	Description string `yaml:"description"`
+	// Disclosure is the profile's mode: "all" or "progressive"; the default
+	// is the top-level disclosure.
+	Disclosure string `yaml:"disclosure"`
+	// Servers are server names whose tools (and prompts and resources) belong to the profile.
+	Servers []string `yaml:"servers,flow"`
+	// Skills are skill names whose tools belong to the profile.
+	Skills []string `yaml:"skills,flow"`
+	// Tools are globs of exposed tool names that belong to the profile.
+	Tools []string `yaml:"tools,flow"`
+	// Allow, when not empty, keeps only tools matching one of its globs.
+	Allow []string `yaml:"allow,flow"`
+	// Deny removes tools matching any of its globs; it wins over everything.
+	Deny []string `yaml:"deny,flow"`
+	// Pinned are tools listed in progressive mode without activation.
+	Pinned []string `yaml:"pinned,flow"`
+}
+
 // Service is a Docker container that tools and servers depend on.
 type Service struct {
 	// Image is the container image, such as "postgres:16".
@@ -215,6 +257,8 @@ func Default() *Config {
 		Servers:    map[string]*Server{},
 		Services:   map[string]*Service{},
 		Executors:  map[string]*Executor{},
+		Bundles:    map[string]*Bundle{},
+		Profiles:   map[string]*Profile{},
 		Limits: Limits{
 			RequestTimeout:    Duration(60 * time.Second),
 			MaxRequestTimeout: Duration(10 * time.Minute),

@@ -95,6 +95,16 @@ func (c *Config) finish() {
 			c.Executors[name] = &Executor{}
 		}
 	}
+	for name, b := range c.Bundles {
+		if b == nil {
+			c.Bundles[name] = &Bundle{}
+		}
+	}
+	for name, p := range c.Profiles {
+		if p == nil {
+			c.Profiles[name] = &Profile{}
+		}
+	}
 }
 
 var yamlLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)

@@ -5,6 +5,7 @@ import (
 	"maps"
 	"net"
 	"net/url"
+	"path"
 	"regexp"
 	"slices"
 	"strconv"
@@ -13,6 +14,7 @@ import (
 
 var (
 	nameRe      = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
+	profileRe   = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,63}$`)
 	separatorRe = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,8}$`)
 	revisionRe  = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}$`)
 )
@@ -111,6 +113,7 @@ func (c *Config) validate() []*Error {
 		}
 	}
 	v.limits(&c.Limits)
+	v.disclosure()
 	return v.errs
 }
 
@@ -254,4 +257,124 @@ func (c *Config) where(field string) Pos {
 		f = f[:i]
 	}
 	return Pos{File: c.Source}
+}
+
+// disclosure checks pinned tools, bundles and profiles.
+func (v *validator) disclosure() {
+	c := v.c
+	v.globs("pinned", c.Pinned)
+	for _, name := range slices.Sorted(maps.Keys(c.Bundles)) {
+		f := "bundles." + name
+		if !nameRe.MatchString(name) {
+			v.errorf(f, "bundle name %q must be 1-64 letters, digits, _ or -; rename it", name)
+		}
+		b := c.Bundles[name]
+		if len(b.Include) == 0 {
+			v.errorf(f+".include", "the bundle includes nothing; list servers, tools or @bundles under include:")
+		}
+		for i, t := range b.Include {
+			fi := fmt.Sprintf("%s.include[%d]", f, i)
+			switch {
+			case strings.HasPrefix(t, "@"):
+				if _, ok := c.Bundles[t[1:]]; !ok {
+					v.errorf(fi, "unknown bundle %q; define it under bundles: or remove it", t)
+				}
+			case t == "" || strings.ContainsAny(t, " \t"):
+				v.errorf(fi, "%q is not a target; write a server name, a tool name or glob, or @bundle", t)
+			default:
+				if _, err := path.Match(t, ""); err != nil {
+					v.errorf(fi, "%q is not a valid glob: %v", t, err)
+				}
+			}
+		}
+	}
+	if cycle := bundleCycle(c.Bundles); cycle != nil {
+		v.errorf("bundles."+cycle[0], "bundles include each other in a cycle: %s; remove one of these includes", "@"+strings.Join(cycle, " -> @"))
+	}
+	for _, name := range slices.Sorted(maps.Keys(c.Profiles)) {
+		f := "profiles." + name
+		if !profileRe.MatchString(name) {
+			v.errorf(f, "profile name %q must be 1-64 lower-case letters, digits, _ or -, starting with a letter or digit (it is a URL path segment); rename it", name)
+		}
+		p := c.Profiles[name]
+		v.oneOf(f+".disclosure", p.Disclosure, "", "progressive", "all")
+		for i, s := range p.Servers {
+			if _, ok := c.Servers[s]; !ok {
+				v.errorf(fmt.Sprintf("%s.servers[%d]", f, i), "unknown server %q; the servers are %s", s, quoteList(c.serverNames()))
+			}
+		}
+		for i, s := range p.Skills {
+			if !nameRe.MatchString(s) {
+				v.errorf(fmt.Sprintf("%s.skills[%d]", f, i), "%q is not a skill name", s)
+			}
+		}
+		v.globs(f+".tools", p.Tools)
+		v.globs(f+".allow", p.Allow)
+		v.globs(f+".deny", p.Deny)
+		v.globs(f+".pinned", p.Pinned)
+	}
+}
+
+func (v *validator) globs(field string, globs []string) {
+	for i, g := range globs {
+		if _, err := path.Match(g, ""); err != nil || g == "" {
+			v.errorf(fmt.Sprintf("%s[%d]", field, i), "%q is not a tool name or glob such as github__* (%v)", g, err)
+		}
+	}
+}
+
+// bundleCycle returns the bundles of one include cycle, starting and ending
+// with the same name, or nil.
+func bundleCycle(bundles map[string]*Bundle) []string {
+	const (
+		unseen = iota
+		active
+		done
+	)
+	state := map[string]int{}
+	var stack []string
+	var visit func(string) []string
+	visit = func(n string) []string {
+		state[n] = active
+		stack = append(stack, n)
+		if b := bundles[n]; b != nil {
+			for _, t := range b.Include {
+				dep, ok := strings.CutPrefix(t, "@")
+				if !ok || bundles[dep] == nil {
+					continue
+				}
+				switch state[dep] {
+				case active:
+					i := slices.Index(stack, dep)
+					return append(slices.Clone(stack[i:]), dep)
+				case unseen:
+					if c := visit(dep); c != nil {
+						return c
+					}
+				}
+			}
+		}
+		stack = stack[:len(stack)-1]
+		state[n] = done
+		return nil
+	}
+	for _, n := range slices.Sorted(maps.Keys(bundles)) {
+		if state[n] == unseen {
+			if c := visit(n); c != nil {
+				return c
+			}
+		}
+	}
+	return nil
+}
+
+func quoteList(names []string) string {
+	if len(names) == 0 {
+		return "none (add servers: first)"
+	}
+	q := make([]string, len(names))
+	for i, n := range names {
+		q[i] = strconv.Quote(n)
+	}
+	return strings.Join(q, ", ")
 }
