@@ -112,7 +112,7 @@ func (b *builder) kind(k Kind, srcs []*Source, list func(*Source) []json.RawMess
 	items := make([]*Item, len(cands))
 	index := make(map[string]*Item, len(cands))
 	for i, c := range cands {
-		it := &Item{Kind: k, Name: c.name, Original: c.original, Source: c.src.ID, Executor: c.src.Executor,
+		it := &Item{Kind: k, Name: c.name, Original: c.original, Source: c.src.ID, Executor: c.src.Executor, Group: c.src.Group, Skill: c.src.Skill,
 			Title: c.f.title, Description: c.f.description}
 		switch k {
 		case Tool, Prompt:

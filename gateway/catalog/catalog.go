@@ -61,6 +61,12 @@ type Source struct {
 	Priority int
 	// Order is the source's position in the configuration; it breaks ties.
 	Order int
+	// Group, when set, names the group (such as "admin") the source's tools
+	// belong to: they stay hidden from tools/list until a client activates
+	// the group as @<group>.
+	Group string
+	// Skill names the skill whose folder the source comes from, if any.
+	Skill string
 	// Defs is what the source offers, as raw MCP JSON objects.
 	Defs sdk.Definitions
 }
@@ -102,6 +108,10 @@ type Item struct {
 	Source string
 	// Executor is the source's executor.
 	Executor string
+	// Group is the source's Group.
+	Group string
+	// Skill is the source's Skill.
+	Skill string
 	// Raw is the definition exactly as the source sent it, except that the
 	// top-level "name" member of a tool or prompt holds Name. Every other
 	// byte — whitespace, key order, fields this gateway does not know — is
