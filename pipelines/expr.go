@@ -1,0 +1,581 @@
+package pipelines
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"strconv"
+	"strings"
+
+	"github.com/expr-lang/expr"
+	"github.com/expr-lang/expr/ast"
+	"github.com/expr-lang/expr/checker"
+	"github.com/expr-lang/expr/compiler"
+	"github.com/expr-lang/expr/conf"
+	"github.com/expr-lang/expr/file"
+	"github.com/expr-lang/expr/optimizer"
+	"github.com/expr-lang/expr/parser"
+	"github.com/expr-lang/expr/types"
+	"github.com/expr-lang/expr/vm"
+	"github.com/expr-lang/expr/vm/runtime"
+)
+
+// Limits bound what one expression may cost, so a hostile or careless
+// expression cannot hang or exhaust the gateway. Zero fields take the
+// defaults.
+type Limits struct {
+	// Nodes is the most AST nodes an expression may have (default 1000).
+	Nodes int
+	// Memory is the expr VM's memory budget per evaluation, in its own
+	// units, roughly values allocated (default 1,000,000).
+	Memory int
+	// Iterations is the most predicate calls (map, filter, all, ...) one
+	// evaluation may make, nested loops included (default 1,000,000).
+	Iterations int
+	// String is the longest string, or JSON text, an evaluation may build,
+	// in bytes (default 1 MiB).
+	String int
+	// Items is the most items a for_each may fan out to (default 10,000).
+	Items int
+}
+
+func (l Limits) withDefaults() Limits {
+	if l.Nodes <= 0 {
+		l.Nodes = 1000
+	}
+	if l.Memory <= 0 {
+		l.Memory = 1_000_000
+	}
+	if l.Iterations <= 0 {
+		l.Iterations = 1_000_000
+	}
+	if l.String <= 0 {
+		l.String = 1 << 20
+	}
+	if l.Items <= 0 {
+		l.Items = 10_000
+	}
+	return l
+}
+
+// Names the expressions see. Names starting with "__" are the engine's own.
+const (
+	meterName = "__m"
+	tickName  = "__tick"
+	tickBool  = "__tickb"
+	addName   = "__add"
+	catName   = "__cat"
+)
+
+// meter counts the work of one evaluation. It lives only as long as that
+// evaluation, which is why it may hold the evaluation's context.
+type meter struct {
+	ctx   context.Context
+	n     int
+	limit int
+}
+
+func (m *meter) tick() error {
+	m.n++
+	if m.n > m.limit {
+		return fmt.Errorf("%w: more than %d loop iterations", ErrBudget, m.limit)
+	}
+	if m.n&1023 == 0 && m.ctx != nil {
+		if err := m.ctx.Err(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+var meterType = types.TypeOf(&meter{})
+
+// engine compiles and evaluates expressions under one set of limits.
+type engine struct {
+	lim  Limits
+	opts []expr.Option
+}
+
+func newEngine(lim Limits) *engine {
+	e := &engine{lim: lim.withDefaults()}
+	max := e.lim.String
+	tooLong := func(n int) error {
+		return fmt.Errorf("%w: a string of %d bytes is longer than the %d allowed", ErrBudget, n, max)
+	}
+	e.opts = []expr.Option{
+		expr.MaxNodes(uint(e.lim.Nodes)),
+		expr.DisableBuiltin("repeat"),
+		expr.DisableBuiltin("replace"),
+		expr.DisableBuiltin("join"),
+		expr.DisableBuiltin("toJSON"),
+		expr.DisableBuiltin("string"),
+		expr.Function(tickName, func(p ...any) (any, error) {
+			return p[1], p[0].(*meter).tick()
+		}, new(func(*meter, any) any)),
+		expr.Function(tickBool, func(p ...any) (any, error) {
+			return p[1], p[0].(*meter).tick()
+		}, new(func(*meter, bool) bool)),
+		expr.Function(catName, func(p ...any) (any, error) {
+			a, b := p[1].(string), p[2].(string)
+			if len(a)+len(b) > max {
+				return nil, tooLong(len(a) + len(b))
+			}
+			return a + b, nil
+		}, new(func(*meter, string, string) string)),
+		expr.Function(addName, func(p ...any) (out any, err error) {
+			if a, ok := p[1].(string); ok {
+				if b, ok := p[2].(string); ok && len(a)+len(b) > max {
+					return nil, tooLong(len(a) + len(b))
+				}
+			}
+			defer func() {
+				if r := recover(); r != nil {
+					err = fmt.Errorf("%v", r)
+				}
+			}()
+			return vmAdd(p[1], p[2]), nil
+		}, new(func(*meter, any, any) any)),
+		expr.Function("repeat", func(p ...any) (any, error) {
+			s, n := p[0].(string), p[1].(int)
+			if n < 0 {
+				return nil, fmt.Errorf("repeat: count %d is negative", n)
+			}
+			if n > 0 && len(s) > max/n {
+				return nil, tooLong(len(s) * n)
+			}
+			return strings.Repeat(s, n), nil
+		}, new(func(string, int) string)),
+		expr.Function("replace", func(p ...any) (any, error) {
+			s, old, repl := p[0].(string), p[1].(string), p[2].(string)
+			n := strings.Count(s, old)
+			if grow := len(repl) - len(old); grow > 0 && n > 0 && len(s)+n*grow > max {
+				return nil, tooLong(len(s) + n*grow)
+			}
+			return strings.ReplaceAll(s, old, repl), nil
+		}, new(func(string, string, string) string)),
+		expr.Function("join", func(p ...any) (any, error) {
+			sep := ""
+			if len(p) > 1 {
+				s, ok := p[1].(string)
+				if !ok {
+					return nil, fmt.Errorf("join: separator must be a string, got %T", p[1])
+				}
+				sep = s
+			}
+			parts, err := stringList(p[0])
+			if err != nil {
+				return nil, err
+			}
+			n := len(sep) * max0(len(parts)-1)
+			for _, s := range parts {
+				n += len(s)
+				if n > max {
+					return nil, tooLong(n)
+				}
+			}
+			if n > max {
+				return nil, tooLong(n)
+			}
+			return strings.Join(parts, sep), nil
+		}, new(func(any) string), new(func(any, string) string)),
+		expr.Function("toJSON", func(p ...any) (any, error) {
+			if err := fits(p[0], max); err != nil {
+				return nil, err
+			}
+			b, err := json.MarshalIndent(p[0], "", "  ")
+			return string(b), err
+		}, new(func(any) string)),
+		expr.Function("json", func(p ...any) (any, error) {
+			b, err := marshalBounded(p[0], max)
+			return string(b), err
+		}, new(func(any) string)),
+		expr.Function("string", func(p ...any) (any, error) {
+			return stringify(p[0], max)
+		}, new(func(any) string)),
+		expr.Function("coalesce", func(p ...any) (any, error) {
+			for _, v := range p {
+				if v != nil && v != "" {
+					return v, nil
+				}
+			}
+			return nil, nil
+		}),
+	}
+	return e
+}
+
+func max0(n int) int { return max(n, 0) }
+
+func stringList(v any) ([]string, error) {
+	switch v := v.(type) {
+	case []string:
+		return v, nil
+	case []any:
+		out := make([]string, len(v))
+		for i, x := range v {
+			s, ok := x.(string)
+			if !ok {
+				return nil, fmt.Errorf("join: item %d is %s, not a string; map(list, string(#)) converts", i, typeOf(x))
+			}
+			out[i] = s
+		}
+		return out, nil
+	case nil:
+		return nil, nil
+	}
+	return nil, fmt.Errorf("join: want a list of strings, got %s", typeOf(v))
+}
+
+// vmAdd is expr's own + for operands that are not both strings.
+var vmAdd = runtime.Add
+
+// program is one compiled expression.
+type program struct {
+	src  string
+	prog *vm.Program
+	typ  reflect.Type // the checked type; nil when only known at run time
+	refs []string     // step ids it reads, in first-use order
+	item bool         // reads item or index
+	vars bool         // reads inputs or env
+}
+
+// exprProblem is a compile error at a byte offset of the expression.
+type exprProblem struct {
+	off int
+	msg string
+}
+
+// compile parses, checks and compiles src against env. steps, when non-nil,
+// receives each steps.<id> reference with its offset, before type checking,
+// so the caller can report unknown and forward references in its own words;
+// a non-empty result from steps stops the compile.
+func (e *engine) compile(src string, env types.Map, steps func(id string, off int) []exprProblem) (*program, []exprProblem) {
+	cfg := conf.CreateNew()
+	for _, o := range e.opts {
+		o(cfg)
+	}
+	expr.Env(env)(cfg)
+	for name := range cfg.Disabled {
+		delete(cfg.Builtins, name)
+	}
+	cfg.Check()
+
+	tree, err := parser.ParseWithConfig(src, cfg)
+	if err != nil {
+		return nil, []exprProblem{fileProblem(src, err)}
+	}
+	p := &program{src: src}
+	var probs []exprProblem
+	w := &refWalker{src: src}
+	ast.Walk(&tree.Node, w)
+	probs = append(probs, w.probs...)
+	for _, r := range w.refs {
+		if !containsStr(p.refs, r.id) {
+			p.refs = append(p.refs, r.id)
+		}
+		if steps != nil {
+			probs = append(probs, steps(r.id, r.off)...)
+		}
+	}
+	p.item, p.vars = w.item, w.vars
+	if len(probs) > 0 {
+		return nil, probs
+	}
+	if _, err := checker.Check(tree, cfg); err != nil {
+		return nil, []exprProblem{fileProblem(src, err)}
+	}
+	p.typ = tree.Node.Type()
+	if p.typ != nil && p.typ.Kind() == reflect.Interface {
+		p.typ = nil
+	}
+	// Guard what expr does not budget: loops without allocation and
+	// string growth. Types from the first check decide what to wrap.
+	ast.Walk(&tree.Node, guard{})
+	if _, err := checker.Check(tree, cfg); err != nil {
+		return nil, []exprProblem{{msg: "internal error guarding the expression: " + err.Error()}}
+	}
+	if err := optimizer.Optimize(&tree.Node, cfg); err != nil {
+		return nil, []exprProblem{fileProblem(src, err)}
+	}
+	prog, err := compiler.Compile(tree, cfg)
+	if err != nil {
+		return nil, []exprProblem{fileProblem(src, err)}
+	}
+	p.prog = prog
+	return p, nil
+}
+
+func containsStr(s []string, x string) bool {
+	for _, v := range s {
+		if v == x {
+			return true
+		}
+	}
+	return false
+}
+
+// fileProblem turns an expr error into an offset and a message.
+func fileProblem(src string, err error) exprProblem {
+	var fe *file.Error
+	if errors.As(err, &fe) {
+		return exprProblem{off: runeOffset(src, fe.From), msg: hint(fe.Message)}
+	}
+	return exprProblem{msg: hint(err.Error())}
+}
+
+func runeOffset(s string, runes int) int {
+	n := 0
+	for i := range s {
+		if n == runes {
+			return i
+		}
+		n++
+	}
+	return len(s)
+}
+
+// hint adds what to do to the checker's terse messages.
+func hint(msg string) string {
+	switch {
+	case msg == "unknown name item" || msg == "unknown name index":
+		return msg + "; item and index exist only in a step with for_each"
+	case strings.HasPrefix(msg, "unknown name "):
+		return msg + "; expressions see inputs, steps, env, and item/index inside for_each"
+	case strings.HasPrefix(msg, "unknown field "):
+		return msg + "; check the spelling against the inputs schema or the step (outputs, status, error)"
+	}
+	return msg
+}
+
+type stepRef struct {
+	id  string
+	off int
+}
+
+// refWalker finds steps.<id> references and the names an expression reads.
+type refWalker struct {
+	src   string
+	refs  []stepRef
+	probs []exprProblem
+	item  bool
+	vars  bool
+}
+
+func (w *refWalker) Visit(n *ast.Node) {
+	switch v := (*n).(type) {
+	case *ast.MemberNode:
+		id, ok := v.Node.(*ast.IdentifierNode)
+		if !ok || id.Value != "steps" {
+			return
+		}
+		prop, ok := v.Property.(*ast.StringNode)
+		if !ok {
+			w.probs = append(w.probs, exprProblem{off: runeOffset(w.src, v.Location().From),
+				msg: "steps must be indexed by a step id written out, as steps.fetch or steps[\"fetch\"]"})
+			return
+		}
+		id.Value = "steps" // mark as seen
+		w.refs = append(w.refs, stepRef{id: prop.Value, off: runeOffset(w.src, prop.Location().From)})
+	case *ast.IdentifierNode:
+		switch {
+		case strings.HasPrefix(v.Value, "__"):
+			w.probs = append(w.probs, exprProblem{off: runeOffset(w.src, v.Location().From),
+				msg: "names starting with __ are reserved"})
+		case v.Value == "item" || v.Value == "index":
+			w.item = true
+		case v.Value == "inputs" || v.Value == "env":
+			w.vars = true
+		}
+	}
+}
+
+// guard rewrites a checked tree: every predicate body counts an iteration
+// and every + that may join strings checks the length.
+type guard struct{}
+
+func (guard) Visit(n *ast.Node) {
+	meterIdent := func() ast.Node { return &ast.IdentifierNode{Value: meterName} }
+	switch v := (*n).(type) {
+	case *ast.PredicateNode:
+		name := tickName
+		if t := v.Node.Type(); t != nil && t.Kind() == reflect.Bool {
+			name = tickBool
+		}
+		call := &ast.CallNode{Callee: &ast.IdentifierNode{Value: name}, Arguments: []ast.Node{meterIdent(), v.Node}}
+		call.SetLocation(v.Node.Location())
+		v.Node = call
+	case *ast.BinaryNode:
+		if v.Operator != "+" {
+			return
+		}
+		lt, rt := v.Left.Type(), v.Right.Type()
+		if isNumeric(lt) && isNumeric(rt) || isOther(lt) || isOther(rt) {
+			return
+		}
+		name := addName
+		if isKind(lt, reflect.String) && isKind(rt, reflect.String) {
+			name = catName
+		}
+		ast.Patch(n, &ast.CallNode{Callee: &ast.IdentifierNode{Value: name},
+			Arguments: []ast.Node{meterIdent(), v.Left, v.Right}})
+	}
+}
+
+func isKind(t reflect.Type, k reflect.Kind) bool { return t != nil && t.Kind() == k }
+
+func isNumeric(t reflect.Type) bool {
+	if t == nil {
+		return false
+	}
+	switch t.Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64,
+		reflect.Float32, reflect.Float64:
+		return true
+	}
+	return false
+}
+
+// isOther reports a known type + can never turn into a string, such as a
+// time or a duration.
+func isOther(t reflect.Type) bool {
+	return t != nil && t.Kind() != reflect.Interface && t.Kind() != reflect.String && !isNumeric(t)
+}
+
+// eval runs p with env (which it may modify) under the engine's budgets.
+func (e *engine) eval(ctx context.Context, p *program, env map[string]any) (any, error) {
+	env[meterName] = &meter{ctx: ctx, limit: e.lim.Iterations}
+	m := vm.VM{MemoryBudget: uint(e.lim.Memory)}
+	out, err := m.Run(p.prog, env)
+	if err != nil {
+		var fe *file.Error
+		msg := err.Error()
+		if errors.As(err, &fe) {
+			msg = fe.Message
+		}
+		if errors.Is(err, ErrBudget) || strings.Contains(msg, "memory budget exceeded") {
+			if !errors.Is(err, ErrBudget) {
+				msg = ErrBudget.Error() + ": " + msg
+			}
+			return nil, &evalError{src: p.src, msg: msg, err: ErrBudget}
+		}
+		if cerr := ctx.Err(); cerr != nil && errors.Is(err, cerr) {
+			return nil, cerr
+		}
+		return nil, &evalError{src: p.src, msg: msg}
+	}
+	return out, nil
+}
+
+// evalError is an expression that failed at run time.
+type evalError struct {
+	src string
+	msg string
+	err error
+}
+
+func (e *evalError) Error() string { return "${{ " + e.src + " }}: " + e.msg }
+func (e *evalError) Unwrap() error { return e.err }
+
+// fits reports an error when v's JSON text would be longer than max bytes,
+// without building it.
+func fits(v any, max int) error {
+	if n := jsonSize(reflect.ValueOf(v), max+1); n > max {
+		return fmt.Errorf("%w: the value's JSON text is longer than the %d bytes allowed", ErrBudget, max)
+	}
+	return nil
+}
+
+// jsonSize estimates the JSON length of v, stopping once it passes limit.
+func jsonSize(v reflect.Value, limit int) int {
+	if !v.IsValid() {
+		return 4
+	}
+	switch v.Kind() {
+	case reflect.Interface, reflect.Pointer:
+		if v.IsNil() {
+			return 4
+		}
+		return jsonSize(v.Elem(), limit)
+	case reflect.String:
+		return len(v.String()) + 2
+	case reflect.Slice, reflect.Array:
+		if v.Kind() == reflect.Slice && v.Type().Elem().Kind() == reflect.Uint8 {
+			return v.Len()*4/3 + 4
+		}
+		n := 2
+		for i := 0; i < v.Len() && n <= limit; i++ {
+			n += jsonSize(v.Index(i), limit-n) + 1
+		}
+		return n
+	case reflect.Map:
+		n := 2
+		it := v.MapRange()
+		for it.Next() && n <= limit {
+			n += jsonSize(it.Key(), limit-n) + jsonSize(it.Value(), limit-n) + 2
+		}
+		return n
+	case reflect.Struct:
+		n := 2
+		for i := 0; i < v.NumField() && n <= limit; i++ {
+			if v.Type().Field(i).IsExported() {
+				n += len(v.Type().Field(i).Name) + 4 + jsonSize(v.Field(i), limit-n)
+			}
+		}
+		return n
+	}
+	return 24
+}
+
+// marshalBounded is json.Marshal that refuses results longer than max.
+func marshalBounded(v any, max int) ([]byte, error) {
+	if err := fits(v, max); err != nil {
+		return nil, err
+	}
+	return json.Marshal(v)
+}
+
+// stringify is what interpolation and string() make of a value: strings
+// as they are, nil as "", numbers in their shortest form, the rest as JSON.
+func stringify(v any, max int) (string, error) {
+	switch v := v.(type) {
+	case nil:
+		return "", nil
+	case string:
+		return v, nil
+	case bool:
+		return strconv.FormatBool(v), nil
+	case int:
+		return strconv.Itoa(v), nil
+	case int64:
+		return strconv.FormatInt(v, 10), nil
+	case float64:
+		return strconv.FormatFloat(v, 'f', -1, 64), nil
+	case fmt.Stringer:
+		return v.String(), nil
+	}
+	b, err := marshalBounded(v, max)
+	return string(b), err
+}
+
+// typeOf names a value's JSON type for messages.
+func typeOf(v any) string {
+	switch v.(type) {
+	case nil:
+		return "null"
+	case string:
+		return "a string"
+	case bool:
+		return "a boolean"
+	case int, int64, float64, int32, float32, uint, uint64:
+		return "a number"
+	case map[string]any:
+		return "an object"
+	}
+	if rv := reflect.ValueOf(v); rv.Kind() == reflect.Slice || rv.Kind() == reflect.Array {
+		return "a list"
+	}
+	return fmt.Sprintf("a %T", v)
+}
