@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 )
 
 // Spec is the JSON the gateway sends as LoadRequest.Spec for the kinds
@@ -54,6 +56,11 @@ type Limits struct {
 	// NoProxyEnv keeps the proxy and TLS variables (HTTP_PROXY,
 	// SSL_CERT_FILE, ...) out of the tool's environment.
 	NoProxyEnv bool `json:"no_proxy_env,omitempty"`
+	// SandboxUser, "UID:GID", runs sandboxed tools as that user. The kernel
+	// does not apply ulimits.processes to root, so a gateway running as
+	// root should set it (e.g. "65534:65534") for tools that use the
+	// sandbox; the tool folder must then be readable by that user.
+	SandboxUser string `json:"sandbox_user,omitempty"`
 }
 
 // ParseSpec decodes a Spec strictly (unknown keys are errors) and validates
@@ -92,8 +99,27 @@ func ParseSpec(raw []byte) (*Spec, error) {
 			p.at("limits.interpreters."+rt, "empty; give the interpreter's path, e.g. [\"/usr/bin/python3\"]")
 		}
 	}
+	if u := s.Limits.SandboxUser; u != "" {
+		if _, _, err := s.Limits.SandboxIDs(); err != nil {
+			p.at("limits.sandbox_user", "%q is not UID:GID (numbers, e.g. 65534:65534)", u)
+		}
+	}
 	if err := p.err(); err != nil {
 		return nil, err
 	}
 	return &s, nil
+}
+
+// SandboxIDs returns SandboxUser's numbers.
+func (l Limits) SandboxIDs() (uid, gid uint32, err error) {
+	u, g, found := strings.Cut(l.SandboxUser, ":")
+	if !found {
+		return 0, 0, fmt.Errorf("want UID:GID, got %q", l.SandboxUser)
+	}
+	a, err1 := strconv.ParseUint(u, 10, 32)
+	b, err2 := strconv.ParseUint(g, 10, 32)
+	if err1 != nil || err2 != nil {
+		return 0, 0, fmt.Errorf("want UID:GID, got %q", l.SandboxUser)
+	}
+	return uint32(a), uint32(b), nil
 }

@@ -1,0 +1,244 @@
+package script
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sync"
+	"time"
+
+	"github.com/skillgate/skillgate/plugins/sdk"
+	"github.com/skillgate/skillgate/plugins/toolspec"
+)
+
+// Kind is the spec kind this executor loads.
+const Kind = "script"
+
+const version = "0.1.0"
+
+// Defaults, each overridden by a Spec's Limits or a tool's own setting.
+const (
+	DefaultTimeout      = 60 * time.Second
+	DefaultStallTimeout = 20 * time.Second
+	DefaultOutputCap    = 1 << 20
+	// DefaultMaxProcesses caps the script processes running at once,
+	// across all tools.
+	DefaultMaxProcesses = 8
+	// stopGrace is how long a process gets between SIGTERM and SIGKILL.
+	stopGrace = 2 * time.Second
+)
+
+// Executor is the built-in "script" executor. It implements sdk.Executor,
+// in process or served out of process with sdk.Serve. It is safe for
+// concurrent use.
+type Executor struct {
+	log          *slog.Logger
+	root         string
+	interpreters map[string][]string
+	procs        chan struct{} // executor-wide process slots
+
+	mu     sync.Mutex
+	tools  map[string]*tool
+	closed bool
+}
+
+var _ sdk.Executor = (*Executor)(nil)
+
+// Option configures an Executor.
+type Option func(*Executor)
+
+// WithLogger sets the logger for the executor's messages.
+func WithLogger(l *slog.Logger) Option { return func(e *Executor) { e.log = l } }
+
+// WithMaxProcesses caps the script processes running at once across all
+// tools (default DefaultMaxProcesses). Persistent processes count too.
+func WithMaxProcesses(n int) Option {
+	return func(e *Executor) {
+		if n > 0 {
+			e.procs = make(chan struct{}, n)
+		}
+	}
+}
+
+// WithRoot sets the directory under which tools without a Spec.StateDir or
+// Spec.CacheDir get theirs (default: the user cache dir's skillgate/script).
+func WithRoot(dir string) Option { return func(e *Executor) { e.root = dir } }
+
+// WithInterpreters replaces the interpreter allowlist: runtime -> argv
+// that runs an entry (e.g. "python": {"/usr/bin/python3"}); "exec" with an
+// empty argv allows running executable entries. A Spec's
+// Limits.Interpreters takes precedence.
+func WithInterpreters(m map[string][]string) Option {
+	return func(e *Executor) { e.interpreters = m }
+}
+
+// DefaultInterpreters is the default allowlist.
+func DefaultInterpreters() map[string][]string {
+	return map[string][]string{
+		toolspec.RuntimePython: {"python3"},
+		toolspec.RuntimeNode:   {"node"},
+		toolspec.RuntimeBash:   {"bash"},
+		toolspec.RuntimeRuby:   {"ruby"},
+		toolspec.RuntimeExec:   {},
+	}
+}
+
+// New returns an executor with no tools. It starts nothing.
+func New(opts ...Option) *Executor {
+	e := &Executor{tools: map[string]*tool{}, interpreters: DefaultInterpreters()}
+	for _, o := range opts {
+		o(e)
+	}
+	if e.log == nil {
+		e.log = slog.New(slog.NewTextHandler(os.Stderr, nil))
+	}
+	if e.procs == nil {
+		e.procs = make(chan struct{}, DefaultMaxProcesses)
+	}
+	if e.root == "" {
+		dir, err := os.UserCacheDir()
+		if err != nil {
+			dir = os.TempDir()
+		}
+		e.root = filepath.Join(dir, "skillgate", "script")
+	}
+	return e
+}
+
+// Info implements sdk.Executor.
+func (e *Executor) Info(context.Context) (sdk.Info, error) {
+	return sdk.Info{Name: "script", Version: version, Kinds: []string{Kind}}, nil
+}
+
+var unsafeChars = regexp.MustCompile(`[^A-Za-z0-9_.-]`)
+
+// Load implements sdk.Executor: it validates the spec, checks the entry
+// and the interpreter, and returns the tool's definition. Dependencies are
+// installed by the first call, which reports progress. Loading a loaded
+// source replaces it; calls in flight finish on the old one.
+func (e *Executor) Load(ctx context.Context, req sdk.LoadRequest) (sdk.Definitions, error) {
+	if req.Kind != Kind {
+		return sdk.Definitions{}, fmt.Errorf("%w: kind %q (the script executor loads %q)", sdk.ErrUnsupported, req.Kind, Kind)
+	}
+	if req.Source == "" {
+		return sdk.Definitions{}, fmt.Errorf("%w: the source has no name", sdk.ErrInvalidSpec)
+	}
+	spec, err := toolspec.ParseSpec(req.Spec)
+	if err != nil {
+		return sdk.Definitions{}, fmt.Errorf("%w: tool %q: %v", sdk.ErrInvalidSpec, req.Source, err)
+	}
+	if spec.Tool.Runtime == toolspec.RuntimeWasm {
+		return sdk.Definitions{}, fmt.Errorf("%w: tool %q: runtime wasm is run by the wasm executor (kind \"wasm\")", sdk.ErrInvalidSpec, req.Source)
+	}
+	safe := unsafeChars.ReplaceAllString(req.Source, "_")
+	if spec.StateDir == "" {
+		spec.StateDir = filepath.Join(e.root, "state", safe)
+	}
+	if spec.CacheDir == "" {
+		spec.CacheDir = filepath.Join(e.root, "cache", safe)
+	}
+	t, err := newTool(e, req.Source, spec)
+	if err != nil {
+		return sdk.Definitions{}, fmt.Errorf("%w: tool %q: %v", sdk.ErrInvalidSpec, req.Source, err)
+	}
+	e.mu.Lock()
+	if e.closed {
+		e.mu.Unlock()
+		return sdk.Definitions{}, fmt.Errorf("%w: the executor is shut down", sdk.ErrUnavailable)
+	}
+	old := e.tools[req.Source]
+	e.tools[req.Source] = t
+	e.mu.Unlock()
+	if old != nil {
+		go old.close()
+	}
+	return sdk.Definitions{
+		Tools:  []json.RawMessage{spec.Tool.Definition()},
+		Status: &sdk.Status{State: sdk.StateReady},
+	}, nil
+}
+
+// Unload implements sdk.Executor: a persistent process is stopped; per-call
+// processes in flight finish.
+func (e *Executor) Unload(_ context.Context, source string) error {
+	e.mu.Lock()
+	t := e.tools[source]
+	delete(e.tools, source)
+	e.mu.Unlock()
+	if t == nil {
+		return fmt.Errorf("%w: %q", sdk.ErrUnknownSource, source)
+	}
+	t.close()
+	return nil
+}
+
+// Call implements sdk.Executor for tools/call. A tool that fails (exits
+// non-zero, times out, stalls, prints garbage) yields a CallToolResult with
+// isError set and its status in _meta["skillgate/status"], not an error.
+func (e *Executor) Call(ctx context.Context, req sdk.CallRequest, call sdk.Call) (json.RawMessage, error) {
+	e.mu.Lock()
+	t := e.tools[req.Source]
+	e.mu.Unlock()
+	if t == nil {
+		return nil, fmt.Errorf("%w: %q", sdk.ErrUnknownSource, req.Source)
+	}
+	if req.Method != "tools/call" {
+		return nil, fmt.Errorf("%w: %s (a script tool answers tools/call only)", sdk.ErrUnsupported, req.Method)
+	}
+	var p struct {
+		Name      string          `json:"name"`
+		Arguments json.RawMessage `json:"arguments"`
+	}
+	if err := json.Unmarshal(req.Params, &p); err != nil {
+		return nil, &sdk.RPCError{Code: sdk.CodeInvalidParams, Message: "params: " + err.Error()}
+	}
+	if p.Name != t.spec.Tool.Name {
+		return nil, &sdk.RPCError{Code: sdk.CodeInvalidParams, Message: fmt.Sprintf("unknown tool %q (this source has %q)", p.Name, t.spec.Tool.Name)}
+	}
+	args := p.Arguments
+	if len(args) == 0 || string(args) == "null" {
+		args = json.RawMessage("{}")
+	}
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(args, &obj); err != nil {
+		return nil, &sdk.RPCError{Code: sdk.CodeInvalidParams, Message: "arguments must be a JSON object"}
+	}
+	return t.call(ctx, args, obj, call)
+}
+
+// Close stops every tool's processes and refuses new loads. It is
+// idempotent.
+func (e *Executor) Close() error {
+	e.mu.Lock()
+	e.closed = true
+	all := e.tools
+	e.tools = map[string]*tool{}
+	e.mu.Unlock()
+	var wg sync.WaitGroup
+	for _, t := range all {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			t.close()
+		}()
+	}
+	wg.Wait()
+	return nil
+}
+
+// acquire takes an executor-wide process slot.
+func (e *Executor) acquire(ctx context.Context) (func(), error) {
+	select {
+	case e.procs <- struct{}{}:
+		return func() { <-e.procs }, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+var errClosed = errors.New("the tool was unloaded")
