@@ -1,0 +1,92 @@
+package pipelines
+
+import (
+	"slices"
+	"time"
+)
+
+// Record is what a Runner remembers of one run.
+type Record struct {
+	// ID identifies the run.
+	ID string `json:"id"`
+	// Pipeline is the pipeline's name.
+	Pipeline string `json:"pipeline"`
+	// Started is when the run began.
+	Started time.Time `json:"started"`
+	// Duration is how long it took; zero while it runs.
+	Duration time.Duration `json:"duration"`
+	// Status is running, succeeded, failed or canceled.
+	Status string `json:"status"`
+	// Error says why a run failed.
+	Error string `json:"error,omitempty"`
+	// Steps are the steps in file order.
+	Steps []StepRecord `json:"steps"`
+}
+
+// StepRecord is what a Runner remembers of one step of a run.
+type StepRecord struct {
+	ID     string `json:"id"`
+	Tool   string `json:"tool"`
+	Status string `json:"status"`
+	// Started is zero until the step starts.
+	Started  time.Time     `json:"started,omitzero"`
+	Duration time.Duration `json:"duration"`
+	// Attempts counts tool calls made, retries and for_each items included.
+	Attempts int `json:"attempts"`
+	// Items and ItemsFailed count a for_each step's items.
+	Items       int    `json:"items,omitempty"`
+	ItemsFailed int    `json:"items_failed,omitempty"`
+	Error       string `json:"error,omitempty"`
+}
+
+func (r Record) clone() Record {
+	r.Steps = slices.Clone(r.Steps)
+	return r
+}
+
+// Runs returns the records of the most recent runs, newest first, running
+// ones included.
+func (r *Runner) Runs() []Record {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := make([]Record, 0, len(r.ring))
+	for i := len(r.ring) - 1; i >= 0; i-- {
+		out = append(out, r.ring[i].clone())
+	}
+	return out
+}
+
+// Record returns the record of run id, if it is still kept.
+func (r *Runner) Record(id string) (Record, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, rec := range r.ring {
+		if rec.ID == id {
+			return rec.clone(), true
+		}
+	}
+	return Record{}, false
+}
+
+// keep adds rec to the ring, dropping the oldest beyond the limit.
+func (r *Runner) keep(rec *Record) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	n := r.Keep
+	if n <= 0 {
+		n = 100
+	}
+	r.ring = append(r.ring, rec)
+	if len(r.ring) > n {
+		copy(r.ring, r.ring[len(r.ring)-n:])
+		clear(r.ring[n:])
+		r.ring = r.ring[:n]
+	}
+}
+
+// update changes rec under the runner's lock.
+func (r *Runner) update(f func()) {
+	r.mu.Lock()
+	f()
+	r.mu.Unlock()
+}
