@@ -9,4 +9,6 @@ var (
 	ErrUnknownExecutor = errors.New("unknown executor")
 	// ErrClosed means the gateway was closed.
 	ErrClosed = errors.New("gateway closed")
+	// ErrUnknownProfile means a profile was asked for that the config lacks.
+	ErrUnknownProfile = errors.New("unknown profile")
 )

@@ -16,12 +16,14 @@ import (
 
 	"github.com/skillgate/skillgate/gateway/catalog"
 	"github.com/skillgate/skillgate/gateway/config"
+	"github.com/skillgate/skillgate/gateway/disclosure"
 	"github.com/skillgate/skillgate/gateway/frontend"
 	"github.com/skillgate/skillgate/plugins/sdk"
 )
 
-// Reserved names are the gateway's own; no source can shadow them.
-var Reserved = []string{"find_tools", "describe_tools", "call_tool", "activate", "deactivate"}
+// Reserved names are the gateway's own (the meta-tools); no source can
+// shadow them.
+var Reserved = disclosure.Names
 
 // Options configure a Gateway.
 type Options struct {
@@ -34,6 +36,8 @@ type Options struct {
 	Executable string
 	// Version is announced to clients.
 	Version string
+	// StdioProfile is the profile ServeStdio serves; "" is the default endpoint.
+	StdioProfile string
 }
 
 // Gateway is one running skillgate.
@@ -70,6 +74,10 @@ func New(opts Options) (*Gateway, error) {
 		opts.Executable = exe
 	}
 	cfg := opts.Config
+	disc := newDisclosure(cfg)
+	if opts.StdioProfile != "" && !disc.HasProfile(opts.StdioProfile) {
+		return nil, fmt.Errorf("%w %q; the profiles are %v (see profiles: in %s)", ErrUnknownProfile, opts.StdioProfile, disc.Profiles(), cfg.Source)
+	}
 	g := &Gateway{
 		opts:    opts,
 		log:     opts.Logger,
@@ -83,9 +91,11 @@ func New(opts Options) (*Gateway, error) {
 	}
 	g.execs = newExecutors(opts.Executable, g.log, hostLog{g.log})
 	g.fe = frontend.New(router{g}, frontend.Options{
-		Name:    "skillgate",
-		Version: opts.Version,
-		Logger:  g.log,
+		Name:         "skillgate",
+		Version:      opts.Version,
+		Logger:       g.log,
+		Disclosure:   disc,
+		StdioProfile: opts.StdioProfile,
 		HTTP: frontend.HTTPOptions{
 			AllowedOrigins: cfg.Listen.AllowedOrigins,
 			Tokens:         cfg.Auth.Tokens,
@@ -114,6 +124,7 @@ func (g *Gateway) Start(ctx context.Context) error {
 	g.execs.runCtx = runCtx
 	g.execs.wg = &g.wg
 	g.execs.discover(cfg.Plugins.Dirs)
+	g.startAdmin(ctx)
 	g.applyConfig(ctx, cfg)
 	return nil
 }
@@ -137,11 +148,22 @@ func (g *Gateway) removeSource(id string) {
 // Snapshot returns the catalog being served.
 func (g *Gateway) Snapshot() *catalog.Snapshot { return g.store.Load() }
 
+// disclosure returns the disclosure rules being served.
+func (g *Gateway) disclosure() *disclosure.Disclosure { return g.fe.Disclosure() }
+
 // Handler returns the gateway's HTTP handler: the MCP endpoint at /mcp,
-// /healthz and /readyz.
+// profiles at /mcp/p/<name>, /healthz, /readyz and /stats.
 func (g *Gateway) Handler() http.Handler {
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", g.fe.Handler())
+	mcpH := g.fe.Handler()
+	mux.Handle("/mcp", mcpH)
+	mux.Handle("/mcp/", mcpH)
+	mux.Handle("/stats", g.fe.Guard(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		_ = enc.Encode(map[string]any{"endpoints": g.Stats(), "estimator": "see README: Disclosure, token estimate"})
+	})))
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = io.WriteString(w, `{"status":"ok"}`+"\n")
@@ -263,7 +285,9 @@ func (g *Gateway) Status() []SourceStatus {
 	g.mu.Unlock()
 	out := make([]SourceStatus, 0, len(srcs))
 	for _, s := range srcs {
-		out = append(out, s.status())
+		if !s.internal {
+			out = append(out, s.status())
+		}
 	}
 	slices.SortFunc(out, func(a, b SourceStatus) int {
 		switch {

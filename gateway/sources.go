@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 	"sync"
 	"time"
@@ -25,8 +26,10 @@ type source struct {
 	order     int
 	kind      string
 	spec      json.RawMessage
-	server    *config.Server // nil for plugin sources
+	server    *config.Server // nil for plugin and internal sources
 	timeout   time.Duration
+	internal  bool   // the gateway's own (admin groups): not in Status
+	group     string // catalog.Source.Group
 
 	exec   sdk.Executor
 	cancel context.CancelFunc // ends the retry loop
@@ -187,7 +190,7 @@ func (g *Gateway) load(ctx context.Context, s *source) error {
 func (g *Gateway) publish(s *source, defs sdk.Definitions) {
 	g.setSource(catalog.Source{
 		ID: s.id, Executor: s.execName, Namespace: s.namespace,
-		Priority: s.priority, Order: s.order, Defs: defs,
+		Priority: s.priority, Order: s.order, Group: s.group, Defs: defs,
 	})
 }
 
@@ -311,6 +314,17 @@ func (g *Gateway) Reload(ctx context.Context, cfg *config.Config) error {
 		g.removeSource(s.id)
 	}
 	g.startSources(ctx, fresh)
+	if !sameDisclosure(old, cfg) {
+		g.fe.SetDisclosure(newDisclosure(cfg))
+	}
 	g.log.Info("config reloaded", "from", old.Source, "to", cfg.Source, "reloaded", len(stale), "started", len(fresh))
 	return nil
+}
+
+// sameDisclosure reports whether a and b set the same disclosure rules, so
+// a reload can keep the sessions' activations.
+func sameDisclosure(a, b *config.Config) bool {
+	return a.Disclosure == b.Disclosure && slices.Equal(a.Pinned, b.Pinned) &&
+		reflect.DeepEqual(a.Bundles, b.Bundles) && reflect.DeepEqual(a.Profiles, b.Profiles) &&
+		slices.Equal(a.ServerOrder, b.ServerOrder)
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/skillgate/skillgate/gateway/disclosure"
 	"github.com/skillgate/skillgate/plugins/sdk"
 )
 
@@ -33,24 +34,38 @@ type session struct {
 // progress and log notifications are written as SSE events of this
 // answer, and the result is the source's bytes. Anything else (a task, an
 // unknown tool) is left to mcp-go: it reports false.
-func (s *Server) serveFastCall(w http.ResponseWriter, r *http.Request, sess *session, req *request) bool {
+func (s *Server) serveFastCall(w http.ResponseWriter, r *http.Request, sess *session, req *request, dreq disclosure.Request) bool {
 	if len(req.ID) == 0 || len(req.Params.Task) > 0 {
 		return false
 	}
-	it, ok := s.snap.Load().Tool(req.Params.Name)
+	snap := s.snap.Load()
+	meta := disclosure.IsMeta(req.Params.Name)
+	it, ok := snap.Tool(req.Params.Name)
+	if !meta && (!ok || !s.Disclosure().Serves(dreq, it)) {
+		return false
+	}
+	token, metaArg, ok := splitMeta(req.Params.Meta)
 	if !ok {
 		return false
 	}
-	token, meta, ok := splitMeta(req.Params.Meta)
-	if !ok {
-		return false
+	if meta {
+		ctx, cancel := context.WithCancel(r.Context())
+		defer cancel()
+		key := sess.id + "\x00" + string(req.ID)
+		s.inflight.Store(key, cancel)
+		defer s.inflight.Delete(key)
+		fc := &fastCall{s: s, w: w, token: token, ctx: ctx}
+		raw, err := s.Disclosure().CallMeta(ctx, snap, dreq, req.Params.Name, req.Params.Arguments, s.invoke, fc)
+		fc.finish(answer(req.ID, raw, err))
+		return true
 	}
+	fwdMeta := metaArg
 	members := []member{{"name", encode(it.Original)}}
 	if len(req.Params.Arguments) > 0 {
 		members = append(members, member{"arguments", req.Params.Arguments})
 	}
-	if len(meta) > 0 {
-		members = append(members, member{"_meta", meta})
+	if len(fwdMeta) > 0 {
+		members = append(members, member{"_meta", fwdMeta})
 	}
 	params := insertMembers([]byte("{}"), members)
 
@@ -62,22 +77,24 @@ func (s *Server) serveFastCall(w http.ResponseWriter, r *http.Request, sess *ses
 
 	fc := &fastCall{s: s, w: w, token: token, ctx: ctx}
 	raw, err := s.router.Call(ctx, it, string(mcp.MethodToolsCall), params, fc)
-	var out []byte
 	if err == nil && !json.Valid(raw) {
 		err = fmt.Errorf("tool %s returned a result that is not JSON", it.Name)
 	}
+	fc.finish(answer(req.ID, raw, err))
+	return true
+}
+
+// answer is the JSON-RPC response to request id: raw as its result, or err.
+func answer(id json.RawMessage, raw json.RawMessage, err error) []byte {
 	if err != nil {
 		var rpcErr *sdk.RPCError
 		if !errors.As(err, &rpcErr) {
 			rpcErr = &sdk.RPCError{Code: sdk.CodeInternalError, Message: err.Error()}
 		}
 		e, _ := json.Marshal(rpcErr)
-		out = append(append(append(append([]byte(`{"jsonrpc":"2.0","id":`), req.ID...), `,"error":`...), e...), '}')
-	} else {
-		out = append(append(append(append([]byte(`{"jsonrpc":"2.0","id":`), req.ID...), `,"result":`...), raw...), '}')
+		return append(append(append(append([]byte(`{"jsonrpc":"2.0","id":`), id...), `,"error":`...), e...), '}')
 	}
-	fc.finish(out)
-	return true
+	return append(append(append(append([]byte(`{"jsonrpc":"2.0","id":`), id...), `,"result":`...), raw...), '}')
 }
 
 // splitMeta takes the client's progress token out of a request's _meta and

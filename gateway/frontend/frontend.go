@@ -17,6 +17,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/skillgate/skillgate/gateway/catalog"
+	"github.com/skillgate/skillgate/gateway/disclosure"
 	"github.com/skillgate/skillgate/plugins/sdk"
 )
 
@@ -39,6 +40,11 @@ type Options struct {
 	Logger *slog.Logger
 	// HTTP holds the HTTP endpoint's settings.
 	HTTP HTTPOptions
+	// Disclosure decides what each endpoint and session lists and runs the
+	// meta-tools; nil lists everything on the default endpoint only.
+	Disclosure *disclosure.Disclosure
+	// StdioProfile is the profile served over stdio; "" is the default endpoint.
+	StdioProfile string
 }
 
 // Server is the gateway's MCP front end.
@@ -54,6 +60,7 @@ type Server struct {
 	inflight sync.Map      // session id + "\x00" + request id -> cancel of a fast-path call
 	notified atomic.Uint64 // notifications sent to all sessions so far
 	raw      *stash
+	disc     atomic.Pointer[disclosure.Disclosure]
 }
 
 // New builds a front end serving an empty catalog until Update is called.
@@ -64,7 +71,11 @@ func New(router Router, opts Options) *Server {
 	if opts.Name == "" {
 		opts.Name = "skillgate"
 	}
+	if opts.Disclosure == nil {
+		opts.Disclosure = disclosure.New(disclosure.Options{})
+	}
 	s := &Server{router: router, opts: opts, log: opts.Logger, raw: newStash()}
+	s.disc.Store(opts.Disclosure)
 	srvOpts := []server.ServerOption{
 		server.WithToolCapabilities(true),
 		server.WithResourceCapabilities(true, true),
@@ -84,8 +95,27 @@ func New(router Router, opts Options) *Server {
 	s.mcp = server.NewMCPServer(opts.Name, opts.Version, srvOpts...)
 	s.mcp.EnableSampling()
 	s.snap.Store(catalog.Build(nil, catalog.Options{}))
+	for _, name := range disclosure.Names {
+		def, _ := disclosure.MetaTool(name)
+		t, err := toolFromRaw(&catalog.Item{Name: name, Raw: def})
+		if err != nil {
+			panic("frontend: meta-tool " + name + ": " + err.Error())
+		}
+		s.mcp.AddTool(t, s.metaHandler(name))
+	}
 	return s
 }
+
+// SetDisclosure replaces the disclosure rules (a configuration reload);
+// activations made under the old rules are dropped.
+func (s *Server) SetDisclosure(d *disclosure.Disclosure) {
+	s.disc.Store(d)
+	s.mcp.SendNotificationToAllClients(string(mcp.MethodNotificationToolsListChanged), nil)
+	s.notified.Add(1)
+}
+
+// Disclosure returns the disclosure rules being served.
+func (s *Server) Disclosure() *disclosure.Disclosure { return s.disc.Load() }
 
 // Snapshot returns the catalog snapshot being served.
 func (s *Server) Snapshot() *catalog.Snapshot { return s.snap.Load() }
@@ -100,6 +130,9 @@ func (s *Server) Update(snap *catalog.Snapshot) {
 
 	tools := make([]server.ServerTool, 0, len(snap.Tools()))
 	toolNames := map[string]bool{}
+	for _, name := range disclosure.Names {
+		toolNames[name] = true
+	}
 	for _, it := range snap.Tools() {
 		t, err := toolFromRaw(it)
 		if err != nil {
@@ -219,6 +252,8 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 	st := server.NewStdioServer(s.mcp)
 	st.SetErrorLogger(slog.NewLogLogger(s.log.Handler(), slog.LevelWarn))
 	sr := newStdioRewriter(s)
+	ctx = context.WithValue(ctx, profileKey{}, s.opts.StdioProfile)
+	defer s.Disclosure().EndSession(stdioSession)
 	err := st.Listen(ctx, sr.watchIn(in), &outWriter{sr: sr, w: out})
 	if err == context.Canceled || err == io.EOF {
 		return nil
@@ -261,7 +296,7 @@ func toolFromRaw(it *catalog.Item) (mcp.Tool, error) {
 func (s *Server) toolHandler(name string) server.ToolHandlerFunc {
 	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		it, ok := s.snap.Load().Tool(name)
-		if !ok {
+		if !ok || !s.Disclosure().Serves(s.discRequest(ctx), it) {
 			return nil, fmt.Errorf("%w: %s", ErrUnknownTool, name)
 		}
 		args := req.Params.RawArguments
@@ -284,10 +319,66 @@ func (s *Server) toolHandler(name string) server.ToolHandlerFunc {
 	}
 }
 
+// metaHandler runs a meta-tool on mcp-go's typed path.
+func (s *Server) metaHandler(name string) server.ToolHandlerFunc {
+	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		args := req.Params.RawArguments
+		if len(args) == 0 && req.Params.Arguments != nil {
+			var err error
+			if args, err = json.Marshal(req.Params.Arguments); err != nil {
+				return nil, err
+			}
+		}
+		var token mcp.ProgressToken
+		if req.Params.Meta != nil {
+			token = req.Params.Meta.ProgressToken
+		}
+		raw, err := s.Disclosure().CallMeta(ctx, s.snap.Load(), s.discRequest(ctx), name, args, s.invoke, s.newCall(ctx, token))
+		deliveryFrom(ctx).wait(ctx, notificationWait)
+		if err != nil {
+			return nil, err
+		}
+		return &mcp.CallToolResult{Result: mcp.Result{Meta: markedMeta(s.raw.put(raw))}, Content: []mcp.Content{}}, nil
+	}
+}
+
+// invoke runs a catalog tool for call_tool, as a direct tools/call would.
+func (s *Server) invoke(ctx context.Context, it *catalog.Item, args json.RawMessage, call sdk.Call) (json.RawMessage, error) {
+	members := []member{{"name", encode(it.Original)}}
+	if len(args) > 0 {
+		members = append(members, member{"arguments", args})
+	}
+	raw, err := s.router.Call(ctx, it, string(mcp.MethodToolsCall), insertMembers([]byte("{}"), members), call)
+	if err == nil && !json.Valid(raw) {
+		err = fmt.Errorf("tool %s returned a result that is not JSON", it.Name)
+	}
+	return raw, err
+}
+
+// profileKey carries the endpoint's profile name in a request's context.
+type profileKey struct{}
+
+// stdioSession is the session id mcp-go gives the stdio client.
+const stdioSession = "stdio"
+
+// discRequest tells disclosure who asks, from a handler's context: the
+// endpoint's profile and, for a client of a session-based era, its session.
+func (s *Server) discRequest(ctx context.Context) disclosure.Request {
+	req := disclosure.Request{}
+	req.Profile, _ = ctx.Value(profileKey{}).(string)
+	if server.IsModernRequest(ctx) {
+		return req
+	}
+	if cs := server.ClientSessionFromContext(ctx); cs != nil {
+		req.Session = cs.SessionID()
+	}
+	return req
+}
+
 func (s *Server) promptHandler(name string) server.PromptHandlerFunc {
 	return func(ctx context.Context, req mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
 		it, ok := s.snap.Load().Prompt(name)
-		if !ok {
+		if !ok || !s.Disclosure().Serves(s.discRequest(ctx), it) {
 			return nil, fmt.Errorf("unknown prompt %q", name)
 		}
 		var args json.RawMessage
@@ -315,6 +406,9 @@ func (s *Server) resourceHandler() server.ResourceHandlerFunc {
 			if it, ok = snap.MatchTemplate(req.Params.URI); !ok {
 				return nil, fmt.Errorf("unknown resource %q", req.Params.URI)
 			}
+		}
+		if !s.Disclosure().Serves(s.discRequest(ctx), it) {
+			return nil, fmt.Errorf("unknown resource %q", req.Params.URI)
 		}
 		params, token := buildParams(map[string]any{"uri": req.Params.URI}, "", nil, req.Params.Meta)
 		raw, err := s.router.Call(ctx, it, string(mcp.MethodResourcesRead), params, s.newCall(ctx, token))

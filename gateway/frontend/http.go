@@ -2,6 +2,7 @@ package frontend
 
 import (
 	"bytes"
+	"context"
 	"crypto/subtle"
 
 	"fmt"
@@ -14,6 +15,8 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/skillgate/skillgate/gateway/disclosure"
 )
 
 // HTTPOptions configure the streamable HTTP endpoint.
@@ -53,19 +56,46 @@ type guard struct {
 	next http.Handler
 }
 
-func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+// Guard returns h behind the endpoint's Host, Origin and bearer token
+// checks, for the gateway's other HTTP resources.
+func (s *Server) Guard(h http.Handler) http.Handler {
+	g := &guard{s: s, opts: s.opts.HTTP}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if g.admit(w, r) {
+			h.ServeHTTP(w, r)
+		}
+	})
+}
+
+// admit applies the access rules, answering r itself when they refuse it.
+func (g *guard) admit(w http.ResponseWriter, r *http.Request) bool {
 	if !hostAllowed(r) {
 		http.Error(w, fmt.Sprintf("Forbidden: invalid Host header %q for a loopback listener", r.Host), http.StatusForbidden)
-		return
+		return false
 	}
 	if origin := r.Header.Get("Origin"); origin != "" && !g.originAllowed(origin) {
 		http.Error(w, fmt.Sprintf("Forbidden: origin %q is not allowed; add it to listen.allowed_origins", origin), http.StatusForbidden)
-		return
+		return false
 	}
 	if len(g.opts.Tokens) > 0 && !g.authorized(r) {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="skillgate"`)
 		http.Error(w, "Unauthorized: send Authorization: Bearer <token> with a token from auth.tokens", http.StatusUnauthorized)
+		return false
+	}
+	return true
+}
+
+func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if !g.admit(w, r) {
 		return
+	}
+	profile, ok := g.profile(r.URL.Path)
+	if !ok {
+		g.notFound(w, r.URL.Path)
+		return
+	}
+	if profile != "" {
+		r = r.WithContext(context.WithValue(r.Context(), profileKey{}, profile))
 	}
 	if r.Method == http.MethodPost && r.Body != nil {
 		body, err := io.ReadAll(io.LimitReader(r.Body, g.opts.BodyCap+1))
@@ -87,17 +117,21 @@ func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		r.ContentLength = int64(len(body))
 		if req, ok := parseRequest(body); ok {
 			_, isList := listKeys[req.Method]
+			dreq := disclosure.Request{Profile: profile}
+			if id := r.Header.Get("Mcp-Session-Id"); id != "" && !modernRequest(r, req) {
+				dreq.Session = id
+			}
 			switch {
 			case req.Method == "initialize":
 				g.next.ServeHTTP(&sessionTracker{ResponseWriter: w, s: g.s, plain: !declaresServerRequests(body)}, r)
 				return
 			case isList && req.Params.Cursor == nil && len(req.ID) > 0:
 				if _, ok := g.legacySession(r, req); ok {
-					g.s.serveLegacyList(w, req)
+					g.s.serveLegacyList(w, req, dreq)
 					return
 				}
 			case req.Method == string(mcp.MethodToolsCall):
-				if sess, ok := g.legacySession(r, req); ok && sess.plain && g.s.serveFastCall(w, r, sess, &req) {
+				if sess, ok := g.legacySession(r, req); ok && sess.plain && g.s.serveFastCall(w, r, sess, &req, dreq) {
 					return
 				}
 			case req.Method == string(mcp.MethodNotificationCancelled):
@@ -108,7 +142,7 @@ func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			}
 			defer g.s.drained(r.Header.Get("Mcp-Session-Id"), g.s.notified.Load())
 			if rewrites(req.Method) && (!isList || req.Params.Cursor == nil) {
-				g.s.serveRewritten(w, r, g.next, req.Method)
+				g.s.serveRewritten(w, r, g.next, req.Method, dreq)
 				return
 			}
 		}
@@ -116,6 +150,7 @@ func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method == http.MethodDelete {
 		if id := r.Header.Get("Mcp-Session-Id"); id != "" {
 			defer g.s.sessions.Delete(id)
+			defer g.s.Disclosure().EndSession(id)
 		}
 	}
 	g.next.ServeHTTP(w, r)
@@ -129,7 +164,7 @@ func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // notification to all sessions.
 func (g *guard) legacySession(r *http.Request, req request) (*session, bool) {
 	id := r.Header.Get("Mcp-Session-Id")
-	if id == "" || mcp.IsModernProtocol(r.Header.Get("MCP-Protocol-Version")) || mcp.IsModernProtocol(req.protocolVersion()) {
+	if id == "" || modernRequest(r, req) {
 		return nil, false
 	}
 	v, ok := g.s.sessions.Load(id)
@@ -141,6 +176,41 @@ func (g *guard) legacySession(r *http.Request, req request) (*session, bool) {
 	}
 	sess := v.(*session)
 	return sess, sess.drained.Load() == g.s.notified.Load()
+}
+
+// modernRequest reports whether r is of the 2026-07-28 era or later.
+func modernRequest(r *http.Request, req request) bool {
+	return mcp.IsModernProtocol(r.Header.Get("MCP-Protocol-Version")) || mcp.IsModernProtocol(req.protocolVersion())
+}
+
+// profile maps a request path to the profile it names: "" for the
+// endpoint itself, the name for <path>/p/<name>; ok is false for an
+// unknown profile or any other path.
+func (g *guard) profile(p string) (string, bool) {
+	if p == g.opts.Path || p == g.opts.Path+"/" {
+		return "", true
+	}
+	name, ok := strings.CutPrefix(p, g.opts.Path+"/p/")
+	name = strings.TrimSuffix(name, "/")
+	if !ok || name == "" || strings.Contains(name, "/") || !g.s.Disclosure().HasProfile(name) {
+		return "", false
+	}
+	return name, true
+}
+
+func (g *guard) notFound(w http.ResponseWriter, p string) {
+	names := g.s.Disclosure().Profiles()
+	msg := fmt.Sprintf("Not Found: %s is not an MCP endpoint of this gateway; ", p)
+	if len(names) == 0 {
+		msg += fmt.Sprintf("use %s (no profiles are configured; add them under profiles: in skillgate.yaml)", g.opts.Path)
+	} else {
+		eps := make([]string, len(names))
+		for i, n := range names {
+			eps[i] = g.opts.Path + "/p/" + n
+		}
+		msg += fmt.Sprintf("use %s or a profile: %s", g.opts.Path, strings.Join(eps, ", "))
+	}
+	http.Error(w, msg, http.StatusNotFound)
 }
 
 // hostAllowed guards against DNS rebinding: a request that reached a

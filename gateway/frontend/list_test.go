@@ -9,11 +9,12 @@ import (
 	"testing"
 
 	"github.com/skillgate/skillgate/gateway/catalog"
+	"github.com/skillgate/skillgate/gateway/disclosure"
 	"github.com/skillgate/skillgate/plugins/sdk"
 )
 
 // TestToolsListIsTheSnapshotsBytes checks the legacy fast path: a known
-// session's tools/list is the snapshot's bytes; an unknown or ended session
+// session's tools/list is the meta-tools then the snapshot's bytes; an unknown or ended session
 // is left to mcp-go.
 func TestToolsListIsTheSnapshotsBytes(t *testing.T) {
 	tool := `{"name":"t","description":"a & b","inputSchema":{"type":"object","x-new":1.50}}`
@@ -39,7 +40,12 @@ func TestToolsListIsTheSnapshotsBytes(t *testing.T) {
 	if session == "" {
 		t.Fatal("no session id")
 	}
-	want := `{"jsonrpc":"2.0","id":"x7","result":{"tools":[` + strings.Replace(tool, `"name":"t"`, `"name":"s__t"`, 1) + `]}}` + "\n"
+	var metas []string
+	for _, n := range disclosure.Names {
+		m, _ := disclosure.MetaTool(n)
+		metas = append(metas, string(m))
+	}
+	want := `{"jsonrpc":"2.0","id":"x7","result":{"tools":[` + strings.Join(metas, ",") + "," + strings.Replace(tool, `"name":"t"`, `"name":"s__t"`, 1) + `]}}` + "\n"
 	if code, body, _ := do(http.MethodPost, session, `{"jsonrpc":"2.0","id":"x7","method":"tools/list"}`); code != 200 || body != want {
 		t.Fatalf("tools/list = %d %q\nwant %q", code, body, want)
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/skillgate/skillgate/gateway/catalog"
+	"github.com/skillgate/skillgate/gateway/disclosure"
 )
 
 // Results and lists reach clients as the sources' own bytes.
@@ -102,16 +103,17 @@ func rewrites(method string) bool {
 	return ok
 }
 
-func listJSON(snap *catalog.Snapshot, method string) []byte {
+// listJSON is the list array answering method for req.
+func (s *Server) listJSON(snap *catalog.Snapshot, method string, req disclosure.Request) []byte {
 	switch method {
 	case string(mcp.MethodToolsList):
-		return snap.ToolsJSON()
+		return s.Disclosure().ToolsJSON(snap, req)
 	case string(mcp.MethodPromptsList):
-		return snap.PromptsJSON()
+		return s.Disclosure().OtherJSON(snap, catalog.Prompt, req)
 	case string(mcp.MethodResourcesList):
-		return snap.ResourcesJSON()
+		return s.Disclosure().OtherJSON(snap, catalog.Resource, req)
 	case string(mcp.MethodResourcesTemplatesList):
-		return snap.ResourceTemplatesJSON()
+		return s.Disclosure().OtherJSON(snap, catalog.ResourceTemplate, req)
 	}
 	return nil
 }
@@ -126,8 +128,8 @@ type envelope struct {
 
 // rewrite returns msg with its result replaced by the sources' bytes, or
 // msg itself when it is not an answer the front end rewrites. method is the
-// request's method.
-func (s *Server) rewrite(msg []byte, method string) []byte {
+// request's method, req who made it.
+func (s *Server) rewrite(msg []byte, method string, req disclosure.Request) []byte {
 	key, isList := listKeys[method]
 	if !isList && !bytes.Contains(msg, []byte(s.raw.prefix)) {
 		return msg // not an answer with a stand-in (e.g. a notification)
@@ -143,7 +145,7 @@ func (s *Server) rewrite(msg []byte, method string) []byte {
 			return msg
 		}
 		delete(m, key)
-		res = insertMembers([]byte("{}"), append([]member{{key, listJSON(s.snap.Load(), method)}}, sortedMembers(m)...))
+		res = insertMembers([]byte("{}"), append([]member{{key, s.listJSON(s.snap.Load(), method, req)}}, sortedMembers(m)...))
 	} else {
 		tok := markerRE.Find(env.Result)
 		if tok == nil {

@@ -10,6 +10,8 @@ import (
 	"strings"
 
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/skillgate/skillgate/gateway/disclosure"
 )
 
 // rawListKey marks a request whose list the front end splices in itself,
@@ -67,8 +69,8 @@ func parseRequest(body []byte) (request, bool) {
 // serveLegacyList answers a whole-list request of a known 2025-11-25-or-older
 // session directly from the snapshot's bytes: there is nothing for mcp-go to
 // add to such an answer.
-func (s *Server) serveLegacyList(w http.ResponseWriter, req request) {
-	list := listJSON(s.snap.Load(), req.Method)
+func (s *Server) serveLegacyList(w http.ResponseWriter, req request, dreq disclosure.Request) {
+	list := s.listJSON(s.snap.Load(), req.Method, dreq)
 	key := listKeys[req.Method]
 	out := make([]byte, 0, len(list)+len(req.ID)+64)
 	out = append(out, `{"jsonrpc":"2.0","id":`...)
@@ -133,12 +135,12 @@ func (st *sessionTracker) Flush() {
 // method on its way out: a JSON answer is buffered and rewritten whole; an
 // SSE answer streams through, its notifications untouched and as soon as
 // they come, and its result event rewritten.
-func (s *Server) serveRewritten(w http.ResponseWriter, r *http.Request, next http.Handler, method string) {
+func (s *Server) serveRewritten(w http.ResponseWriter, r *http.Request, next http.Handler, method string, dreq disclosure.Request) {
 	if method == string(mcp.MethodToolsList) || method == string(mcp.MethodPromptsList) {
 		r = r.WithContext(context.WithValue(r.Context(), rawListKey{}, true))
 	}
 	ctx, d := withDelivery(r.Context())
-	rw := &rewriter{s: s, w: w, method: method, d: d}
+	rw := &rewriter{s: s, w: w, method: method, d: d, dreq: dreq}
 	next.ServeHTTP(rw, r.WithContext(ctx))
 	rw.finish()
 }
@@ -158,6 +160,7 @@ type rewriter struct {
 	w      http.ResponseWriter
 	method string
 	d      *delivery
+	dreq   disclosure.Request
 
 	status int
 	sse    bool
@@ -206,7 +209,7 @@ func (rw *rewriter) emitLine() error {
 	line := rw.buf.Bytes()
 	if data, ok := bytes.CutPrefix(line, []byte("data: ")); ok {
 		data = bytes.TrimRight(data, "\r\n")
-		if out := rw.s.rewrite(data, rw.method); !bytes.Equal(out, data) {
+		if out := rw.s.rewrite(data, rw.method, rw.dreq); !bytes.Equal(out, data) {
 			line = append(append([]byte("data: "), out...), '\n')
 		} else if isNotification(data) {
 			_, err := rw.w.Write(line)
@@ -243,7 +246,7 @@ func (rw *rewriter) finish() {
 	}
 	body := rw.buf.Bytes()
 	if trimmed := bytes.TrimSpace(body); len(trimmed) > 0 && trimmed[0] == '{' {
-		if out := rw.s.rewrite(trimmed, rw.method); !bytes.Equal(out, trimmed) {
+		if out := rw.s.rewrite(trimmed, rw.method, rw.dreq); !bytes.Equal(out, trimmed) {
 			body = append(out, '\n')
 		}
 	}
@@ -257,11 +260,17 @@ func (rw *rewriter) finish() {
 type stdioRewriter struct {
 	s       *Server
 	mu      chan struct{}
-	methods map[string]string // request id -> method
+	methods map[string]stdioRequest // by request id
+}
+
+// stdioRequest is what the rewriter keeps of a request until its answer.
+type stdioRequest struct {
+	method string
+	dreq   disclosure.Request
 }
 
 func newStdioRewriter(s *Server) *stdioRewriter {
-	return &stdioRewriter{s: s, mu: make(chan struct{}, 1), methods: map[string]string{}}
+	return &stdioRewriter{s: s, mu: make(chan struct{}, 1), methods: map[string]stdioRequest{}}
 }
 
 func (sr *stdioRewriter) lock()   { sr.mu <- struct{}{} }
@@ -285,13 +294,14 @@ func (iw *inWatcher) Read(p []byte) (int, error) {
 		if len(line) == 0 {
 			return 0, err
 		}
-		var req struct {
-			ID     json.RawMessage `json:"id"`
-			Method string          `json:"method"`
-		}
+		var req request
 		if json.Unmarshal(line, &req) == nil && len(req.ID) > 0 && rewrites(req.Method) {
+			dreq := disclosure.Request{Profile: iw.sr.s.opts.StdioProfile}
+			if !mcp.IsModernProtocol(req.protocolVersion()) {
+				dreq.Session = stdioSession
+			}
 			iw.sr.lock()
-			iw.sr.methods[string(req.ID)] = req.Method
+			iw.sr.methods[string(req.ID)] = stdioRequest{req.Method, dreq}
 			iw.sr.unlock()
 		}
 		iw.buf = line
@@ -323,11 +333,11 @@ func (ow *outWriter) Write(p []byte) (int, error) {
 		out := line
 		if json.Unmarshal(line, &env) == nil && len(env.ID) > 0 {
 			ow.sr.lock()
-			method, ok := ow.sr.methods[string(env.ID)]
+			sreq, ok := ow.sr.methods[string(env.ID)]
 			delete(ow.sr.methods, string(env.ID))
 			ow.sr.unlock()
 			if ok {
-				out = ow.sr.s.rewrite(line, method)
+				out = ow.sr.s.rewrite(line, sreq.method, sreq.dreq)
 			}
 		}
 		if _, err := ow.w.Write(append(out[:len(out):len(out)], '\n')); err != nil {

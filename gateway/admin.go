@@ -1,0 +1,139 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+	"time"
+
+	"github.com/skillgate/skillgate/gateway/config"
+	"github.com/skillgate/skillgate/gateway/disclosure"
+	"github.com/skillgate/skillgate/plugins/sdk"
+)
+
+// Admin groups are the gateway's own management tools. Each is a source of
+// the in-process "gateway" executor whose tools stay hidden until a client
+// activates the group (@<group>), in every disclosure mode.
+//
+// Later features add their groups here (registering tools, pipelines,
+// services); this one reports on the gateway itself.
+var adminGroups = map[string]string{
+	"admin": "The gateway's own state: servers and the token cost of each endpoint's tool list",
+}
+
+// adminSourceID is the catalog source of an admin group. The colon keeps it
+// apart from server names, which cannot contain one.
+func adminSourceID(group string) string { return "gateway:" + group }
+
+// adminExec serves the admin groups' tools in process.
+type adminExec struct{ g *Gateway }
+
+var _ sdk.Executor = adminExec{}
+
+func (a adminExec) Info(context.Context) (sdk.Info, error) {
+	return sdk.Info{Name: "gateway", Version: a.g.opts.Version, Kinds: []string{"admin"}}, nil
+}
+
+func (a adminExec) Load(_ context.Context, req sdk.LoadRequest) (sdk.Definitions, error) {
+	if req.Source != adminSourceID("admin") {
+		return sdk.Definitions{}, fmt.Errorf("%w: %s", sdk.ErrUnknownSource, req.Source)
+	}
+	return sdk.Definitions{Tools: []json.RawMessage{
+		json.RawMessage(`{"name":"servers","title":"Gateway servers","description":"Every server and executor source of the gateway with its state, pid, restarts, tool count and last error.","inputSchema":{"type":"object","properties":{}},"annotations":{"readOnlyHint":true,"openWorldHint":false}}`),
+		json.RawMessage(`{"name":"stats","title":"Tool list cost","description":"Size of tools/list per endpoint: tools listed, bytes and estimated tokens, next to listing every tool.","inputSchema":{"type":"object","properties":{}},"annotations":{"readOnlyHint":true,"openWorldHint":false}}`),
+	}}, nil
+}
+
+func (a adminExec) Unload(context.Context, string) error { return nil }
+
+func (a adminExec) Call(_ context.Context, req sdk.CallRequest, _ sdk.Call) (json.RawMessage, error) {
+	if req.Method != "tools/call" {
+		return nil, &sdk.RPCError{Code: sdk.CodeMethodNotFound, Message: req.Method + " is not served by the gateway's admin tools"}
+	}
+	var p struct {
+		Name string `json:"name"`
+	}
+	if err := json.Unmarshal(req.Params, &p); err != nil {
+		return nil, &sdk.RPCError{Code: sdk.CodeInvalidParams, Message: err.Error()}
+	}
+	var v any
+	var text string
+	switch p.Name {
+	case "servers":
+		st := a.g.Status()
+		v = map[string]any{"servers": st}
+		for _, s := range st {
+			text += fmt.Sprintf("%s (%s): %s, %d tools", s.Name, s.Executor, s.State, s.Tools)
+			if s.LastError != "" {
+				text += ", last error: " + s.LastError
+			}
+			text += "\n"
+		}
+	case "stats":
+		st := a.g.Stats()
+		v = map[string]any{"endpoints": st}
+		for _, s := range st {
+			text += fmt.Sprintf("%s (%s): %d tools listed, %d bytes, ~%d tokens; all %d tools: %d bytes, ~%d tokens\n",
+				s.Endpoint, s.Mode, s.Listed, s.Bytes, s.Tokens, s.Served, s.AllBytes, s.AllTokens)
+		}
+	default:
+		return nil, &sdk.RPCError{Code: sdk.CodeInvalidParams, Message: "unknown admin tool " + p.Name}
+	}
+	return json.Marshal(map[string]any{
+		"content":           []map[string]string{{"type": "text", "text": text}},
+		"structuredContent": v,
+	})
+}
+
+// startAdmin publishes the admin groups.
+func (g *Gateway) startAdmin(ctx context.Context) {
+	ex := adminExec{g}
+	for i, group := range slices.Sorted(maps.Keys(adminGroups)) {
+		s := &source{
+			id: adminSourceID(group), execName: "gateway", namespace: group, order: 1<<20 + i,
+			kind: "admin", internal: true, group: group, exec: ex,
+			st: SourceStatus{Name: adminSourceID(group), Executor: "gateway", State: "starting", Since: time.Now()},
+		}
+		g.mu.Lock()
+		g.sources[s.id] = s
+		g.mu.Unlock()
+		defs, err := ex.Load(ctx, sdk.LoadRequest{Source: s.id, Kind: "admin"})
+		if err != nil {
+			g.log.Error("admin group not served", "group", group, "err", err)
+			continue
+		}
+		s.loaded = true
+		g.publish(s, defs)
+		s.setState("ready", "")
+	}
+}
+
+// newDisclosure builds the disclosure rules of cfg.
+func newDisclosure(cfg *config.Config) *disclosure.Disclosure {
+	opts := disclosure.Options{
+		Mode:    cfg.Disclosure,
+		Pinned:  cfg.Pinned,
+		Bundles: map[string]disclosure.Bundle{},
+		Groups:  adminGroups,
+		Servers: cfg.ServerOrder,
+	}
+	for name, b := range cfg.Bundles {
+		opts.Bundles[name] = disclosure.Bundle{Description: b.Description, Include: b.Include}
+	}
+	for _, name := range slices.Sorted(maps.Keys(cfg.Profiles)) {
+		p := cfg.Profiles[name]
+		opts.Profiles = append(opts.Profiles, disclosure.Profile{
+			Name: name, Description: p.Description, Mode: p.Disclosure,
+			Servers: p.Servers, Skills: p.Skills, Tools: p.Tools,
+			Allow: p.Allow, Deny: p.Deny, Pinned: p.Pinned,
+		})
+	}
+	return disclosure.New(opts)
+}
+
+// Stats measures the tools/list of every endpoint on the current catalog.
+func (g *Gateway) Stats() []disclosure.EndpointStats {
+	return g.disclosure().Stats(g.store.Load())
+}
