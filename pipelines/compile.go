@@ -118,8 +118,12 @@ func (l *Loader) compileDoc(d *decoder, eng *engine, n *yaml.Node, name string, 
 		return nil
 	}
 	c.steps(stepsNode)
+	if on := d.resolve(outputsNode, "outputs"); on != nil && on.Kind != yaml.MappingNode {
+		d.fail(on, "outputs", "want a mapping of output names to values, since a tool's structured result is an object")
+		outputsNode = nil
+	}
 	if outputsNode != nil {
-		p.outputs = c.value(outputsNode, "outputs", c.envFor(nil, false), nil)
+		p.outputs = c.value(outputsNode, "outputs", c.envFor(nil, false), c.refChecker(nil, map[string]bool{}))
 	}
 	if len(d.errs) > before {
 		return nil
@@ -374,7 +378,7 @@ func (c *pcomp) refChecker(s *Step, refs map[string]bool) func(string, int) []ex
 	return func(id string, off int) []exprProblem {
 		o := c.p.byID[id]
 		if o == nil || strings.HasPrefix(id, "#") {
-			return []exprProblem{{off: off, msg: fmt.Sprintf("unknown step %q; %s", id, suggest(id, c.stepIDs()))}}
+			return []exprProblem{{off: off, msg: fmt.Sprintf("unknown step %q; %s", id, suggestStep(id, c.stepIDs()))}}
 		}
 		if o.Fallback {
 			return []exprProblem{{off: off, msg: fmt.Sprintf("step %s is a fallback (on_error of %s); read steps.%s instead, which holds the fallback's outputs when it ran",
@@ -578,4 +582,12 @@ func (c *pcomp) finish() {
 			p.sinks = append(p.sinks, s)
 		}
 	}
+}
+
+func suggestStep(id string, ids []string) string {
+	s := suggest(id, ids)
+	if strings.HasPrefix(s, "known keys are ") {
+		return "the steps are " + strings.TrimPrefix(s, "known keys are ")
+	}
+	return s
 }
