@@ -134,3 +134,16 @@ func (h *harness) callCtx(ctx context.Context, source, name string, args any, re
 func sprintf(format string, args ...any) string { return fmtSprintf(format, args...) }
 
 var fmtSprintf = fmt.Sprintf
+
+func sdkCall(source string, params []byte) sdk.CallRequest {
+	return sdk.CallRequest{Source: source, Method: "tools/call", Params: params}
+}
+
+// loadSpec loads a ready-made spec.
+func loadSpec(t testing.TB, h *harness, name string, spec toolspec.Spec) {
+	t.Helper()
+	raw, _ := json.Marshal(spec)
+	if _, err := h.c.Load(context.Background(), sdk.LoadRequest{Source: name, Kind: Kind, Spec: raw}); err != nil {
+		t.Fatalf("Load %s: %v", name, err)
+	}
+}
