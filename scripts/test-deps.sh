@@ -39,6 +39,7 @@ APT_NEEDS=(
 	"bwrap:bubblewrap"
 	"node:nodejs"
 	"npm:npm"
+	"ruby:ruby"
 )
 if ((BENCH)); then
 	APT_NEEDS+=("wrk:wrk" "hey:hey")
