@@ -162,7 +162,11 @@ func (g *Gateway) Handler() http.Handler {
 		w.Header().Set("Content-Type", "application/json")
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
-		_ = enc.Encode(map[string]any{"endpoints": g.Stats(), "estimator": "see README: Disclosure, token estimate"})
+		_ = enc.Encode(map[string]any{
+			"endpoints": g.Stats(),
+			"sessions":  g.disclosure().Sessions(),
+			"estimator": "tokens are estimated; see README, section Progressive disclosure",
+		})
 	})))
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
