@@ -18,6 +18,7 @@ import (
 
 	"github.com/skillgate/skillgate/gateway"
 	"github.com/skillgate/skillgate/gateway/catalog"
+	"github.com/skillgate/skillgate/gateway/disclosure"
 	"github.com/skillgate/skillgate/gateway/config"
 	"github.com/skillgate/skillgate/plugins/builtin"
 	"github.com/skillgate/skillgate/plugins/sdk"
@@ -126,7 +127,7 @@ func startFromConfig(cmd *cobra.Command) (*gateway.Gateway, error) {
 
 func newToolsCmd() *cobra.Command {
 	tools := &cobra.Command{Use: "tools", Short: "Inspect the tool catalog"}
-	var asJSON bool
+	var asJSON, tokens bool
 	list := &cobra.Command{
 		Use:   "list",
 		Short: "List every tool the config serves, with its source and original name",
@@ -141,6 +142,9 @@ Collisions are listed after the tools.`,
 				return err
 			}
 			defer gw.Close()
+			if tokens {
+				return printStats(cmd, gw.Stats(), nil, asJSON)
+			}
 			snap := gw.Snapshot()
 			if asJSON {
 				out := struct {
@@ -170,8 +174,74 @@ Collisions are listed after the tools.`,
 		},
 	}
 	list.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	list.Flags().BoolVar(&tokens, "tokens", false, "print what tools/list costs a new client on each endpoint (bytes, estimated tokens) instead of the tools")
 	tools.AddCommand(list)
 	return tools
+}
+
+func newProfilesCmd() *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "profiles",
+		Short: "List the endpoints (/mcp and each profile) with their tool counts and token cost",
+		Long: `Start the configured servers, measure every endpoint's tools/list and stop
+them again. LISTED is what a new client sees before it activates anything
+(the five meta-tools included); SERVED is every tool the endpoint can run.
+Token counts are estimates (see README, Progressive disclosure).`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := loadConfig(cmd)
+			if err != nil {
+				return err
+			}
+			gw, err := startFromConfig(cmd)
+			if err != nil {
+				return err
+			}
+			defer gw.Close()
+			desc := map[string]string{}
+			for name, p := range cfg.Profiles {
+				desc[name] = p.Description
+			}
+			return printStats(cmd, gw.Stats(), desc, asJSON)
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	return cmd
+}
+
+// printStats prints endpoint stats as a table or JSON; desc, when not nil,
+// adds each profile's description.
+func printStats(cmd *cobra.Command, stats []disclosure.EndpointStats, desc map[string]string, asJSON bool) error {
+	if asJSON {
+		type row struct {
+			disclosure.EndpointStats
+			Description string `json:"description,omitempty"`
+		}
+		rows := make([]row, len(stats))
+		for i, s := range stats {
+			rows[i] = row{s, desc[s.Profile]}
+		}
+		enc := json.NewEncoder(cmd.OutOrStdout())
+		enc.SetIndent("", "  ")
+		return enc.Encode(map[string]any{"endpoints": rows})
+	}
+	tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "ENDPOINT\tMODE\tLISTED\tBYTES\tTOKENS\tSERVED\tALL BYTES\tALL TOKENS\t")
+	for _, s := range stats {
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t~%d\t%d\t%d\t~%d\t\n", s.Endpoint, s.Mode, s.Listed, s.Bytes, s.Tokens, s.Served, s.AllBytes, s.AllTokens)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if desc != nil {
+		for _, s := range stats {
+			if d := desc[s.Profile]; d != "" {
+				fmt.Fprintf(cmd.OutOrStdout(), "%s: %s\n", s.Endpoint, d)
+			}
+		}
+	}
+	return nil
 }
 
 func oneLine(s string, n int) string {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/signal"
 	"syscall"
@@ -15,15 +16,17 @@ import (
 
 func newRunCmd() *cobra.Command {
 	var stdio bool
-	var listen string
+	var listen, profile string
 	cmd := &cobra.Command{
 		Use:   "run",
 		Short: "Run the gateway (HTTP on 127.0.0.1:8811 by default, or stdio)",
 		Long: `Run the gateway until interrupted.
 
-Over HTTP the MCP endpoint is /mcp; /healthz answers when the process is up
-and /readyz lists every server's state. With --stdio the gateway serves one
-client on stdin/stdout and logs to stderr only.
+Over HTTP the MCP endpoint is /mcp, each profile's is /mcp/p/<name>;
+/healthz answers when the process is up, /readyz lists every server's state
+and /stats what each endpoint's tool list costs. With --stdio the gateway
+serves one client on stdin/stdout (the default endpoint, or --profile's) and
+logs to stderr only.
 
 The config is reloaded on SIGHUP and when the file changes: servers whose
 settings did not change keep running.`,
@@ -36,8 +39,11 @@ settings did not change keep running.`,
 			if listen != "" {
 				cfg.Listen.HTTP = listen
 			}
+			if profile != "" && !stdio {
+				return fmt.Errorf("--profile is for --stdio; over HTTP every profile has its endpoint, /mcp/p/%s", profile)
+			}
 			log := newLogger(cmd, os.Stderr)
-			gw, err := gateway.New(gateway.Options{Config: cfg, Logger: log, Version: version})
+			gw, err := gateway.New(gateway.Options{Config: cfg, Logger: log, Version: version, StdioProfile: profile})
 			if err != nil {
 				return err
 			}
@@ -53,6 +59,7 @@ settings did not change keep running.`,
 		},
 	}
 	cmd.Flags().BoolVar(&stdio, "stdio", false, "serve one client over stdin/stdout instead of HTTP")
+	cmd.Flags().StringVar(&profile, "profile", "", "with --stdio, serve this profile's tool set instead of the default endpoint's")
 	cmd.Flags().StringVar(&listen, "listen", "", "HTTP address, overriding listen.http (keep it on 127.0.0.1 unless you set auth.tokens)")
 	return cmd
 }

@@ -444,7 +444,7 @@ func TestStats(t *testing.T) {
 	if len(st) != 2 || st[0].Endpoint != "/mcp" || st[1].Endpoint != "/mcp/p/files" {
 		t.Fatalf("stats: %+v", st)
 	}
-	if st[0].Listed != len(Names) || st[0].Served != 8 || st[0].Tokens != EstimateTokens(d.ToolsJSON(snap, Request{})) {
+	if st[0].Listed != len(Names) || st[0].Served != 7 || st[0].Tokens != EstimateTokens(d.ToolsJSON(snap, Request{})) {
 		t.Errorf("default endpoint stats: %+v", st[0])
 	}
 	if st[1].Listed != len(Names)+3 || st[1].Served != 3 {

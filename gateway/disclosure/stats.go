@@ -19,7 +19,8 @@ type EndpointStats struct {
 	Bytes  int `json:"bytes"`
 	Tokens int `json:"tokens"`
 	// Served, AllBytes and AllTokens describe the array listing every tool
-	// the endpoint serves (no meta-tools): the cost without disclosure.
+	// the endpoint serves outside hidden groups (no meta-tools): the cost
+	// without disclosure.
 	Served    int `json:"served"`
 	AllBytes  int `json:"all_bytes"`
 	AllTokens int `json:"all_tokens"`
@@ -47,11 +48,11 @@ func (d *Disclosure) stats(snap *catalog.Snapshot, profile string) EndpointStats
 		if v.listedBase(it) {
 			st.Listed++
 		}
-		if v.serves(it) {
+		if v.serves(it) && it.Group == "" {
 			st.Served++
 		}
 	}
-	all := encodeList(nil, snap.Tools(), v.serves)
+	all := encodeList(nil, snap.Tools(), func(it *catalog.Item) bool { return v.serves(it) && it.Group == "" })
 	st.AllBytes, st.AllTokens = len(all), EstimateTokens(all)
 	return st
 }
