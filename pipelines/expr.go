@@ -75,6 +75,20 @@ type meter struct {
 	ctx   context.Context
 	n     int
 	limit int
+	bytes int // string bytes built by the engine's functions
+	max   int // the most bytes
+}
+
+// charge counts n bytes of built strings against the budget.
+func (m *meter) charge(n int) error {
+	if m == nil {
+		return nil
+	}
+	m.bytes += n
+	if m.bytes > m.max {
+		return fmt.Errorf("%w: the expression built more than %d bytes of text", ErrBudget, m.max)
+	}
+	return nil
 }
 
 func (m *meter) tick() error {
@@ -122,12 +136,20 @@ func newEngine(lim Limits) *engine {
 			if len(a)+len(b) > max {
 				return nil, tooLong(len(a) + len(b))
 			}
+			if err := p[0].(*meter).charge(len(a) + len(b)); err != nil {
+				return nil, err
+			}
 			return a + b, nil
 		}, new(func(*meter, string, string) string)),
 		expr.Function(addName, func(p ...any) (out any, err error) {
 			if a, ok := p[1].(string); ok {
-				if b, ok := p[2].(string); ok && len(a)+len(b) > max {
-					return nil, tooLong(len(a) + len(b))
+				if b, ok := p[2].(string); ok {
+					if len(a)+len(b) > max {
+						return nil, tooLong(len(a) + len(b))
+					}
+					if err := p[0].(*meter).charge(len(a) + len(b)); err != nil {
+						return nil, err
+					}
 				}
 			}
 			defer func() {
@@ -137,7 +159,17 @@ func newEngine(lim Limits) *engine {
 			}()
 			return vmAdd(p[1], p[2]), nil
 		}, new(func(*meter, any, any) any)),
-		expr.Function("repeat", func(p ...any) (any, error) {
+		expr.Function("coalesce", func(p ...any) (any, error) {
+			for _, v := range p {
+				if v != nil && v != "" {
+					return v, nil
+				}
+			}
+			return nil, nil
+		}),
+	}
+	e.metered(map[string]meteredFunc{
+		"repeat": {func(p ...any) (any, error) {
 			s, n := p[0].(string), p[1].(int)
 			if n < 0 {
 				return nil, fmt.Errorf("repeat: count %d is negative", n)
@@ -146,16 +178,16 @@ func newEngine(lim Limits) *engine {
 				return nil, tooLong(len(s) * n)
 			}
 			return strings.Repeat(s, n), nil
-		}, new(func(string, int) string)),
-		expr.Function("replace", func(p ...any) (any, error) {
+		}, []any{new(func(string, int) string)}},
+		"replace": {func(p ...any) (any, error) {
 			s, old, repl := p[0].(string), p[1].(string), p[2].(string)
 			n := strings.Count(s, old)
 			if grow := len(repl) - len(old); grow > 0 && n > 0 && len(s)+n*grow > max {
 				return nil, tooLong(len(s) + n*grow)
 			}
 			return strings.ReplaceAll(s, old, repl), nil
-		}, new(func(string, string, string) string)),
-		expr.Function("join", func(p ...any) (any, error) {
+		}, []any{new(func(string, string, string) string)}},
+		"join": {func(p ...any) (any, error) {
 			sep := ""
 			if len(p) > 1 {
 				s, ok := p[1].(string)
@@ -179,31 +211,67 @@ func newEngine(lim Limits) *engine {
 				return nil, tooLong(n)
 			}
 			return strings.Join(parts, sep), nil
-		}, new(func(any) string), new(func(any, string) string)),
-		expr.Function("toJSON", func(p ...any) (any, error) {
+		}, []any{new(func(any) string), new(func(any, string) string)}},
+		"toJSON": {func(p ...any) (any, error) {
 			if err := fits(p[0], max); err != nil {
 				return nil, err
 			}
 			b, err := json.MarshalIndent(p[0], "", "  ")
 			return string(b), err
-		}, new(func(any) string)),
-		expr.Function("json", func(p ...any) (any, error) {
+		}, []any{new(func(any) string)}},
+		"json": {func(p ...any) (any, error) {
 			b, err := marshalBounded(p[0], max)
 			return string(b), err
-		}, new(func(any) string)),
-		expr.Function("string", func(p ...any) (any, error) {
+		}, []any{new(func(any) string)}},
+		"string": {func(p ...any) (any, error) {
 			return stringify(p[0], max)
-		}, new(func(any) string)),
-		expr.Function("coalesce", func(p ...any) (any, error) {
-			for _, v := range p {
-				if v != nil && v != "" {
-					return v, nil
+		}, []any{new(func(any) string)}},
+	})
+	return e
+}
+
+// meteredFunc is a function that builds strings: the name users write is
+// checked with sigs, and the guard rewrites each call to a hidden twin
+// that also charges the bytes it built to the evaluation's meter.
+type meteredFunc struct {
+	fn   func(p ...any) (any, error)
+	sigs []any
+}
+
+// meteredNames are the functions the guard rewrites to their metered twins.
+var meteredNames = map[string]bool{"repeat": true, "replace": true, "join": true, "toJSON": true, "json": true, "string": true}
+
+func (e *engine) metered(fs map[string]meteredFunc) {
+	meterT := reflect.TypeFor[*meter]()
+	for name, f := range fs {
+		if !meteredNames[name] {
+			panic("pipelines: " + name + " is missing from meteredNames")
+		}
+		e.opts = append(e.opts, expr.Function(name, f.fn, f.sigs...))
+		var twins []any
+		for _, sig := range f.sigs {
+			ft := reflect.TypeOf(sig).Elem()
+			in := []reflect.Type{meterT}
+			for i := range ft.NumIn() {
+				in = append(in, ft.In(i))
+			}
+			out := []reflect.Type{ft.Out(0)}
+			twins = append(twins, reflect.New(reflect.FuncOf(in, out, false)).Interface())
+		}
+		fn := f.fn
+		e.opts = append(e.opts, expr.Function("__"+name, func(p ...any) (any, error) {
+			out, err := fn(p[1:]...)
+			if err != nil {
+				return nil, err
+			}
+			if s, ok := out.(string); ok {
+				if err := p[0].(*meter).charge(len(s)); err != nil {
+					return nil, err
 				}
 			}
-			return nil, nil
-		}),
+			return out, nil
+		}, twins...))
 	}
-	return e
 }
 
 func max0(n int) int { return max(n, 0) }
@@ -406,6 +474,14 @@ func (guard) Visit(n *ast.Node) {
 		call := &ast.CallNode{Callee: &ast.IdentifierNode{Value: name}, Arguments: []ast.Node{meterIdent(), v.Node}}
 		call.SetLocation(v.Node.Location())
 		v.Node = call
+	case *ast.CallNode:
+		id, ok := v.Callee.(*ast.IdentifierNode)
+		if !ok || !meteredNames[id.Value] {
+			return
+		}
+		call := &ast.CallNode{Callee: &ast.IdentifierNode{Value: "__" + id.Value},
+			Arguments: append([]ast.Node{meterIdent()}, v.Arguments...)}
+		ast.Patch(n, call)
 	case *ast.BinaryNode:
 		if v.Operator != "+" {
 			return
@@ -446,7 +522,7 @@ func isOther(t reflect.Type) bool {
 
 // eval runs p with env (which it may modify) under the engine's budgets.
 func (e *engine) eval(ctx context.Context, p *program, env map[string]any) (any, error) {
-	env[meterName] = &meter{ctx: ctx, limit: e.lim.Iterations}
+	env[meterName] = &meter{ctx: ctx, limit: e.lim.Iterations, max: e.lim.String}
 	m := vm.VM{MemoryBudget: uint(e.lim.Memory)}
 	out, err := m.Run(p.prog, env)
 	if err != nil {
