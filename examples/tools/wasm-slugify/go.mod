@@ -1,0 +1,3 @@
+module example.com/skillgate/wasm-slugify
+
+go 1.24

@@ -1,0 +1,3 @@
+module example.com/skillgate/wasm-wordcount
+
+go 1.24

@@ -1,0 +1,70 @@
+//go:build wasip1
+
+// Reactor guest is the reactor module the wasm executor's tests run. Each
+// call of the exported "run" reads the arguments from stdin and writes its
+// result to stdout.
+package main
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"time"
+)
+
+func main() {}
+
+var calls int
+
+//go:wasmexport run
+func run() int32 {
+	calls++
+	var a struct {
+		Op   string `json:"op"`
+		Text string `json:"text"`
+		N    int    `json:"n"`
+	}
+	in, err := io.ReadAll(os.Stdin)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "read stdin:", err)
+		return 1
+	}
+	if err := json.Unmarshal(in, &a); err != nil {
+		fmt.Fprintln(os.Stderr, "bad arguments:", err)
+		return 1
+	}
+	out := json.NewEncoder(os.Stdout)
+	switch a.Op {
+	case "echo":
+		out.Encode(map[string]any{"echo": a.Text, "calls": calls})
+	case "progress":
+		for i := 1; i <= a.N; i++ {
+			fmt.Fprintf(os.Stderr, `{"progress":%d,"total":%d}`+"\n", i, a.N)
+		}
+		out.Encode(map[string]any{"steps": a.N})
+	case "sleep":
+		time.Sleep(time.Duration(a.N) * time.Millisecond)
+		out.Encode(map[string]any{"slept_ms": a.N})
+	case "clock":
+		out.Encode(map[string]any{"unix_nano": time.Now().UnixNano()})
+	case "rand":
+		b := make([]byte, 16)
+		rand.Read(b)
+		out.Encode(map[string]any{"rand": hex.EncodeToString(b)})
+	case "fail":
+		fmt.Fprintln(os.Stderr, "reactor failure")
+		return 7
+	case "loop":
+		for {
+		}
+	case "panic":
+		panic("reactor panic")
+	default:
+		fmt.Fprintf(os.Stderr, "unknown op %q\n", a.Op)
+		return 2
+	}
+	return 0
+}
