@@ -5,15 +5,20 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/skillgate/skillgate/gateway/config"
 	"github.com/skillgate/skillgate/internal/testenv"
 )
 
@@ -410,5 +415,101 @@ func TestProfiles(t *testing.T) {
 	}
 	if res := def.call(t, ctx, "admin__servers", nil, nil); res.IsError || !strings.Contains(resultText(res), "everything (mcp): ready") {
 		t.Errorf("admin__servers: %s", resultText(res))
+	}
+}
+
+// TestStdioDisclosure runs `skillgate run --stdio` in progressive mode,
+// once on the default endpoint and once with --profile: activation over
+// stdio changes the list and sends list_changed.
+func TestStdioDisclosure(t *testing.T) {
+	everything := testenv.NodeServer(t, "server-everything")
+	bin := goBuild(t, "./cmd/skillgate", "skillgate")
+	cfg := filepath.Join(t.TempDir(), "skillgate.yaml")
+	yaml := "disclosure: progressive\npinned: [everything__echo]\nservers:\n  everything:\n    command: " + strconv.Quote(everything[0]) +
+		"\n    args: " + jsonArgv(everything[1:]) + "\nprofiles:\n  sums: {disclosure: all, tools: [\"*sum*\"]}\n"
+	if err := os.WriteFile(cfg, []byte(yaml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	start := func(t *testing.T, extra ...string) *goClient {
+		t.Helper()
+		tr := transport.NewStdio(bin, nil, append([]string{"run", "--stdio", "-c", cfg}, extra...)...)
+		gc := &goClient{Client: client.NewClient(tr, client.WithProtocolVersion(legacy))}
+		if err := gc.Start(ctx); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { gc.Close() })
+		gc.OnNotification(func(n mcp.JSONRPCNotification) {
+			gc.mu.Lock()
+			defer gc.mu.Unlock()
+			gc.notes = append(gc.notes, n.Method)
+		})
+		init := mcp.InitializeRequest{}
+		init.Params.ProtocolVersion = legacy
+		init.Params.ClientInfo = mcp.Implementation{Name: "skillgate-test", Version: "1"}
+		if _, err := gc.Initialize(ctx, init); err != nil {
+			t.Fatalf("initialize: %v", err)
+		}
+		return gc
+	}
+	t.Run("default", func(t *testing.T) {
+		gc := start(t)
+		waitFor(t, func() bool { return len(gc.names(t, ctx)) == 1 })
+		if res := gc.call(t, ctx, "activate", map[string]any{"targets": []any{"everything__get-sum"}}, nil); res.IsError {
+			t.Fatal(resultText(res))
+		}
+		if got := gc.names(t, ctx); !slices.Equal(got, []string{"everything__echo", "everything__get-sum"}) {
+			t.Errorf("after activation over stdio: %v", got)
+		}
+		waitFor(t, func() bool { return gc.notified(string(mcp.MethodNotificationToolsListChanged)) >= 1 })
+	})
+	t.Run("profile", func(t *testing.T) {
+		gc := start(t, "--profile", "sums")
+		waitFor(t, func() bool { return slices.Equal(gc.names(t, ctx), []string{"everything__get-sum"}) })
+	})
+}
+
+// TestModernListen: a 2026-07-28 client listening with subscriptions/listen
+// is told when a config reload changes the catalog.
+func TestModernListen(t *testing.T) {
+	everything := testenv.NodeServer(t, "server-everything")
+	base := "servers:\n  everything:\n    command: " + strconv.Quote(everything[0]) + "\n    args: " + jsonArgv(everything[1:]) + "\n"
+	r := startGateway(t, base, nil)
+	r.waitReady(t, "everything")
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	m := newGoClient(t, ctx, r.url+"/mcp", "2026-07-28")
+	stop, err := m.ListenAsync(ctx, mcp.SubscriptionFilter{ToolsListChanged: true}, func(err error) { t.Errorf("listen: %v", err) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	time.Sleep(200 * time.Millisecond) // let the listen stream open
+	if slices.Contains(m.names(t, ctx), "two__echo") {
+		t.Fatal("two__echo listed before the reload")
+	}
+	cfg, err := config.Parse(strings.NewReader(base+"  two:\n    command: "+strconv.Quote(everything[0])+"\n    args: "+jsonArgv(everything[1:])+"\n"), "test.yaml", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.gw.Reload(ctx, cfg); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, func() bool { return m.notified(string(mcp.MethodNotificationToolsListChanged)) >= 1 })
+	if !slices.Contains(m.names(t, ctx), "two__echo") {
+		t.Error("two__echo not listed after the reload")
+	}
+}
+
+// waitFor polls cond for up to 20 s.
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatal("condition not met within 20s")
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }
