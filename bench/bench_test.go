@@ -19,6 +19,7 @@ import (
 	"github.com/skillgate/skillgate/bench/internal/mcpclient"
 	"github.com/skillgate/skillgate/gateway"
 	"github.com/skillgate/skillgate/gateway/config"
+	"github.com/skillgate/skillgate/gateway/disclosure"
 	"github.com/skillgate/skillgate/plugins/builtin"
 	"github.com/skillgate/skillgate/plugins/host"
 	"github.com/skillgate/skillgate/plugins/sdk"
@@ -116,7 +117,7 @@ func startGateway(b *testing.B, isolation string) string {
 	ep := &mcpclient.Endpoint{URL: url, Era: mcpclient.Modern}
 	for deadline := time.Now().Add(60 * time.Second); ; {
 		n, _, err := mcpclient.CountTools(ctx, c, ep)
-		if err == nil && n == fixture.DefaultTools {
+		if err == nil && n == fixture.DefaultTools+len(disclosure.Names) {
 			// Let the start-up list_changed notifications pass: a session
 			// that receives one answers over SSE from then on.
 			time.Sleep(time.Second)

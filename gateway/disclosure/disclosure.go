@@ -534,7 +534,7 @@ func (d *Disclosure) unknown(snap *catalog.Snapshot, v *view, kind, name string)
 		what = kind
 	}
 	msg := fmt.Sprintf("unknown %s %q", what, name)
-	hits := d.index(snap).search(name, func(dc *doc) bool { return v.serves(dc.item) })
+	hits, _ := d.index(snap).search(name, func(dc *doc) bool { return v.serves(dc.item) }, 3)
 	var sugg []string
 	for _, h := range hits {
 		if len(sugg) == 3 {

@@ -179,8 +179,8 @@ func (d *Disclosure) runFind(snap *catalog.Snapshot, req Request, a findArgs) (F
 		}
 		return a.Tag == "" || slices.ContainsFunc(dc.tags, func(t string) bool { return strings.EqualFold(t, a.Tag) })
 	}
-	hits := ix.search(a.Query, keep)
-	res := FindResult{Total: len(hits), Tools: []Card{}}
+	hits, total := ix.search(a.Query, keep, offset+limit)
+	res := FindResult{Total: total, Tools: []Card{}}
 	st := d.session(req, false)
 	if st != nil {
 		st.mu.Lock()
@@ -196,7 +196,7 @@ func (d *Disclosure) runFind(snap *catalog.Snapshot, req Request, a findArgs) (F
 		}
 		res.Tools = append(res.Tools, c)
 	}
-	if offset+limit < len(hits) {
+	if offset+limit < total {
 		res.NextCursor = encodeCursor(offset+limit, a)
 	}
 	return res, nil

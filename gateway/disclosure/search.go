@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"unicode"
 
 	"github.com/skillgate/skillgate/gateway/catalog"
@@ -142,68 +143,132 @@ type hit struct {
 	score float32
 }
 
-// search ranks the docs accepted by keep against query. An empty query
-// ranks every accepted doc by name.
-func (ix *index) search(query string, keep func(*doc) bool) []hit {
+// accumulators are reused across searches: a query touches a few
+// posting lists, and a dense array beats a map at that.
+var accumulators = sync.Pool{New: func() any { return new(accumulator) }}
+
+type accumulator struct {
+	scores  []float32
+	touched []int32
+}
+
+// search ranks the docs accepted by keep against query and returns the
+// best top (all when top <= 0), and how many docs matched. An empty query
+// matches every accepted doc, by name.
+func (ix *index) search(query string, keep func(*doc) bool, top int) ([]hit, int) {
 	qt := terms(query)
 	if len(qt) == 0 {
-		out := make([]hit, 0, len(ix.docs))
+		out := make([]hit, 0, 16)
+		total := 0
 		for i := range ix.docs {
 			if keep(&ix.docs[i]) {
-				out = append(out, hit{doc: i})
+				total++
+				if top <= 0 || len(out) < top {
+					out = append(out, hit{doc: i})
+				}
 			}
 		}
-		return out // snapshot tools are already sorted by name
+		return out, total // snapshot tools are already sorted by name
 	}
-	scores := make(map[int32]float32, 64)
-	seen := make(map[string]bool, len(qt))
-	for _, t := range qt {
-		if seen[t] {
+	acc := accumulators.Get().(*accumulator)
+	defer accumulators.Put(acc)
+	if cap(acc.scores) < len(ix.docs) {
+		acc.scores = make([]float32, len(ix.docs))
+	}
+	scores := acc.scores[:len(ix.docs)]
+	touched := acc.touched[:0]
+	add := func(d int32, s float32) {
+		if scores[d] == 0 {
+			touched = append(touched, d)
+		}
+		scores[d] += s
+	}
+	for n, t := range qt {
+		if slices.Contains(qt[:n], t) {
 			continue
 		}
-		seen[t] = true
 		if ps, ok := ix.terms[t]; ok {
 			for _, p := range ps {
-				scores[p.doc] += p.score
+				add(p.doc, p.score)
 			}
 			continue
 		}
 		if len(t) < 3 {
 			continue
 		}
-		// No exact term: credit indexed terms it is a prefix of, once per doc.
+		// No exact term: credit the best indexed term it is a prefix of.
+		lo := sort.SearchStrings(ix.vocab, t)
+		hi := lo
+		for hi < len(ix.vocab) && strings.HasPrefix(ix.vocab[hi], t) {
+			hi++
+		}
+		if hi == lo+1 {
+			for _, p := range ix.terms[ix.vocab[lo]] {
+				add(p.doc, p.score*prefixWeight)
+			}
+			continue
+		}
 		best := map[int32]float32{}
-		for i := sort.SearchStrings(ix.vocab, t); i < len(ix.vocab) && strings.HasPrefix(ix.vocab[i], t); i++ {
-			for _, p := range ix.terms[ix.vocab[i]] {
+		for _, v := range ix.vocab[lo:hi] {
+			for _, p := range ix.terms[v] {
 				if s := p.score * prefixWeight; s > best[p.doc] {
 					best[p.doc] = s
 				}
 			}
 		}
 		for d, s := range best {
-			scores[d] += s
+			add(d, s)
 		}
 	}
 	// A query that is a tool's exact name ranks that tool first.
 	if i, ok := ix.byNam[strings.TrimSpace(query)]; ok {
-		scores[int32(i)] += 1000
+		add(int32(i), 1000)
 	}
-	out := make([]hit, 0, len(scores))
-	for d, s := range scores {
-		if keep(&ix.docs[d]) {
-			out = append(out, hit{doc: int(d), score: s})
+	better := func(a, b hit) bool {
+		if a.score != b.score {
+			return a.score > b.score
+		}
+		return ix.docs[a.doc].item.Name < ix.docs[b.doc].item.Name
+	}
+	var out []hit
+	total := 0
+	for _, d := range touched {
+		s := scores[d]
+		scores[d] = 0
+		if !keep(&ix.docs[d]) {
+			continue
+		}
+		total++
+		h := hit{doc: int(d), score: s}
+		if top <= 0 || len(out) < top {
+			out = append(out, h)
+			if top > 0 && len(out) == top {
+				slices.SortFunc(out, func(a, b hit) int { return cmpHit(better, a, b) })
+			}
+			continue
+		}
+		// out is sorted and full: insert h if it beats the last.
+		if better(h, out[len(out)-1]) {
+			k, _ := slices.BinarySearchFunc(out, h, func(a, b hit) int { return cmpHit(better, a, b) })
+			copy(out[k+1:], out[k:len(out)-1])
+			out[k] = h
 		}
 	}
-	slices.SortFunc(out, func(a, b hit) int {
-		switch {
-		case a.score > b.score:
-			return -1
-		case a.score < b.score:
-			return 1
-		}
-		return strings.Compare(ix.docs[a.doc].item.Name, ix.docs[b.doc].item.Name)
-	})
-	return out
+	acc.touched = touched[:0]
+	if top <= 0 || len(out) < top {
+		slices.SortFunc(out, func(a, b hit) int { return cmpHit(better, a, b) })
+	}
+	return out, total
+}
+
+func cmpHit(better func(a, b hit) bool, a, b hit) int {
+	switch {
+	case better(a, b):
+		return -1
+	case better(b, a):
+		return 1
+	}
+	return 0
 }
 
 // toolParts reads parameter names and descriptions, and tags, from a tool

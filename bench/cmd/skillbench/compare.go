@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/skillgate/skillgate/bench/internal/mcpclient"
+	"github.com/skillgate/skillgate/gateway/disclosure"
 )
 
 // variant is one side of a comparison: a name and the request it repeats
@@ -141,8 +142,9 @@ func (b *bench) listAndCall(ctx context.Context) error {
 			if err != nil {
 				return fmt.Errorf("gateway tools/list: %w", err)
 			}
-			if nB != b.o.tools || nP != b.o.tools {
-				return fmt.Errorf("tools/list sizes differ: bare %d, gateway %d, want %d", nB, nP, b.o.tools)
+			// The gateway also lists its five meta-tools (~2.5 KB).
+			if nB != b.o.tools || nP != b.o.tools+len(disclosure.Names) {
+				return fmt.Errorf("tools/list sizes differ: bare %d, gateway %d, want %d (+%d meta-tools)", nB, nP, b.o.tools, len(disclosure.Names))
 			}
 			b.rep.listBytes[e] = [2]int{sizeB, sizeP}
 			res, err := b.compare(ctx, "tools/list "+string(e), []variant{

@@ -74,7 +74,7 @@ func main() {
 	flag.StringVar(&o.loadgen, "loadgen", "", "wrk or hey (default: wrk if installed, else hey)")
 	flag.StringVar(&o.write, "write", "", "also write the report into this file between the bench markers")
 	flag.StringVar(&o.profile, "profile", "", "also take CPU profiles of the proxied call path into this folder")
-	flag.StringVar(&o.only, "only", "", "comma-separated subset: plugin,cold,list,call,rss (default all)")
+	flag.StringVar(&o.only, "only", "", "comma-separated subset: plugin,cold,list,call,rss,disclosure (default all)")
 	flag.BoolVar(&o.keep, "keep", false, "keep the temporary folder (binaries, configs, logs)")
 	flag.DurationVar(&o.timeout, "timeout", 20*time.Minute, "bound on the whole run")
 	flag.Parse()
@@ -135,6 +135,7 @@ func run(o options) error {
 		{"cold", b.coldStart},
 		{"list", b.listAndCall}, // list and call share their processes
 		{"rss", b.rss},
+		{"disclosure", b.disclosure},
 	}
 	var errs []error
 	for _, s := range steps {

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/skillgate/skillgate/bench/internal/mcpclient"
+	"github.com/skillgate/skillgate/gateway/disclosure"
 )
 
 // proc is a process the harness started; stop ends it and everything it
@@ -205,7 +206,8 @@ func startGateway(ctx context.Context, dir, name, bin, cfg string, want int) (*g
 	return g, nil
 }
 
-// waitTools polls url until its tools/list returns want tools, done is
+// waitTools polls url until its tools/list returns want tools (besides the
+// gateway's meta-tools), done is
 // closed (the process exited) or ctx ends. Connections are not reused, so
 // the first success is the first moment the gateway could serve.
 func waitTools(ctx context.Context, url string, want int, done <-chan struct{}) error {
@@ -214,6 +216,7 @@ func waitTools(ctx context.Context, url string, want int, done <-chan struct{}) 
 	var last error
 	for {
 		n, _, err := mcpclient.CountTools(ctx, c, ep)
+		n -= len(disclosure.Names)
 		if err == nil && n == want {
 			return nil
 		}

@@ -44,6 +44,7 @@ type report struct {
 	listBytes     map[mcpclient.Era][2]int
 	call          map[mcpclient.Era]map[string]*outcome
 	rss           map[string]rssResult
+	disclosure    *disclosureResult
 }
 
 func newReport(o options) *report {
@@ -233,7 +234,7 @@ func (r *report) rows() []row {
 				"", fmt.Sprintf("+%.1f MiB (%.0f bytes per call)", mib(res.sseGrowth), per), "", "no growth", passMiss(per < 512)})
 		}
 	}
-	return rows
+	return append(rows, r.disclosureRows()...)
 }
 
 func (r *report) markdown() string {
