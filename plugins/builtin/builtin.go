@@ -10,11 +10,15 @@ import (
 	"slices"
 
 	"github.com/skillgate/skillgate/plugins/mcp"
+	"github.com/skillgate/skillgate/plugins/script"
 	"github.com/skillgate/skillgate/plugins/sdk"
+	"github.com/skillgate/skillgate/plugins/wasm"
 )
 
 var registry = map[string]func(log *slog.Logger) sdk.Executor{
-	"mcp": func(log *slog.Logger) sdk.Executor { return mcp.New(mcp.WithLogger(log)) },
+	"mcp":    func(log *slog.Logger) sdk.Executor { return mcp.New(mcp.WithLogger(log)) },
+	"script": func(log *slog.Logger) sdk.Executor { return script.New(script.WithLogger(log)) },
+	"wasm":   func(log *slog.Logger) sdk.Executor { return wasm.New(wasm.WithLogger(log)) },
 }
 
 // New returns a fresh instance of the named built-in executor, logging to
