@@ -89,11 +89,16 @@ func guest(t testing.TB, name string) string {
 
 // toolFolder makes a tool folder holding the guest of style as module.wasm
 // and returns the LoadRequest.Spec for it; tool holds tool.yaml's keys
-// (merged over name, entry, runtime and wasm.style).
-func toolFolder(t testing.TB, style string, tool map[string]any) json.RawMessage {
+// (merged over name, entry, runtime and wasm.style) and "limits" the
+// Spec's limits; setup, if given, adds files to the folder.
+func toolFolder(t testing.TB, style string, tool map[string]any, setup ...func(dir string)) json.RawMessage {
 	t.Helper()
 	dir := t.TempDir()
 	copyFile(t, guest(t, style), filepath.Join(dir, "module.wasm"))
+	for _, f := range setup {
+		f(dir)
+	}
+	var limits any
 	def := map[string]any{
 		"name":        "guest",
 		"description": "a test guest",
@@ -108,6 +113,10 @@ func toolFolder(t testing.TB, style string, tool map[string]any) json.RawMessage
 		w["function"] = "run"
 	}
 	for k, v := range tool {
+		if k == "limits" {
+			limits = v
+			continue
+		}
 		if k == "wasm" {
 			for wk, wv := range v.(map[string]any) {
 				w[wk] = wv
@@ -117,7 +126,11 @@ func toolFolder(t testing.TB, style string, tool map[string]any) json.RawMessage
 		def[k] = v
 	}
 	def["wasm"] = w
-	spec, err := json.Marshal(map[string]any{"dir": dir, "tool": def})
+	s := map[string]any{"dir": dir, "tool": def}
+	if limits != nil {
+		s["limits"] = limits
+	}
+	spec, err := json.Marshal(s)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -36,9 +36,12 @@ const (
 	// maxNotices bounds the progress and log notifications one call sends;
 	// later stderr lines only reach the tail kept for errors.
 	maxNotices = 1000
-	// tailLines and tailBytes bound the stderr tail a failed result shows.
+	// A failed result shows the first headLines and the last tailLines of
+	// stderr (where a crash says what happened, and what came last), at
+	// most tailBytes.
+	headLines = 10
 	tailLines = 20
-	tailBytes = 4 << 10
+	tailBytes = 6 << 10
 )
 
 // capBuffer keeps the first max bytes written to it and counts the rest.
@@ -77,7 +80,9 @@ type stderrLines struct {
 	partial []byte
 	notices int
 	dropped int
+	head    []string
 	tail    []string
+	skipped int // lines between head and tail
 }
 
 func (w *stderrLines) Write(p []byte) (int, error) {
@@ -115,8 +120,8 @@ func (w *stderrLines) flush() {
 func (w *stderrLines) reset(call sdk.Call) {
 	w.call = call
 	w.partial = w.partial[:0]
-	w.notices, w.dropped = 0, 0
-	w.tail = w.tail[:0]
+	w.notices, w.dropped, w.skipped = 0, 0, 0
+	w.head, w.tail = w.head[:0], w.tail[:0]
 }
 
 func (w *stderrLines) line(b []byte) {
@@ -125,11 +130,16 @@ func (w *stderrLines) line(b []byte) {
 		b = b[:maxLine]
 	}
 	s := strings.ToValidUTF8(string(b), string(utf8.RuneError))
-	if len(w.tail) == tailLines {
+	switch {
+	case len(w.head) < headLines:
+		w.head = append(w.head, s)
+	case len(w.tail) == tailLines:
 		copy(w.tail, w.tail[1:])
-		w.tail = w.tail[:tailLines-1]
+		w.tail[tailLines-1] = s
+		w.skipped++
+	default:
+		w.tail = append(w.tail, s)
 	}
-	w.tail = append(w.tail, s)
 	if w.logf != nil {
 		w.logf(s)
 	}
@@ -153,13 +163,24 @@ func (w *stderrLines) line(b []byte) {
 	_ = w.call.Notify(sdk.Notification{Method: "notifications/message", Params: params})
 }
 
-// tailText is the kept stderr tail, at most tailBytes.
+// tailText is the kept start and end of stderr, at most about tailBytes.
 func (w *stderrLines) tailText() string {
-	s := strings.Join(w.tail, "\n")
-	if len(s) > tailBytes {
-		s = "..." + s[len(s)-tailBytes:]
+	head := strings.Join(w.head, "\n")
+	if len(head) > tailBytes/2 {
+		head = head[:tailBytes/2] + "..."
 	}
-	return s
+	tail := strings.Join(w.tail, "\n")
+	if len(tail) > tailBytes/2 {
+		tail = "..." + tail[len(tail)-tailBytes/2:]
+	}
+	switch {
+	case tail == "":
+		return head
+	case w.skipped > 0:
+		return fmt.Sprintf("%s\n[... %d lines ...]\n%s", head, w.skipped, tail)
+	default:
+		return head + "\n" + tail
+	}
 }
 
 func parseProgress(b []byte) (sdk.Progress, bool) {

@@ -422,6 +422,8 @@ func sizeText(n uint64) string {
 	switch {
 	case n >= 1<<30 && n%(1<<30) == 0:
 		return fmt.Sprintf("%dGiB", n>>30)
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return fmt.Sprintf("%dMiB", n>>20)
 	case n >= 1<<20:
 		return fmt.Sprintf("%.1fMiB", float64(n)/(1<<20))
 	default:

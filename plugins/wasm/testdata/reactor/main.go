@@ -17,7 +17,17 @@ import (
 
 func main() {}
 
-var calls int
+var (
+	calls int
+	id    string // tells instances apart
+)
+
+func init() {
+	b := make([]byte, 8)
+	rand.Read(b)
+	id = hex.EncodeToString(b)
+	fmt.Fprintln(os.Stderr, "reactor instance", id, "initialized")
+}
 
 //go:wasmexport run
 func run() int32 {
@@ -39,7 +49,7 @@ func run() int32 {
 	out := json.NewEncoder(os.Stdout)
 	switch a.Op {
 	case "echo":
-		out.Encode(map[string]any{"echo": a.Text, "calls": calls})
+		out.Encode(map[string]any{"echo": a.Text, "calls": calls, "id": id})
 	case "progress":
 		for i := 1; i <= a.N; i++ {
 			fmt.Fprintf(os.Stderr, `{"progress":%d,"total":%d}`+"\n", i, a.N)
@@ -47,7 +57,7 @@ func run() int32 {
 		out.Encode(map[string]any{"steps": a.N})
 	case "sleep":
 		time.Sleep(time.Duration(a.N) * time.Millisecond)
-		out.Encode(map[string]any{"slept_ms": a.N})
+		out.Encode(map[string]any{"slept_ms": a.N, "id": id})
 	case "clock":
 		out.Encode(map[string]any{"unix_nano": time.Now().UnixNano()})
 	case "rand":
@@ -60,6 +70,21 @@ func run() int32 {
 	case "loop":
 		for {
 		}
+	case "bomb":
+		var keep [][]byte
+		for {
+			keep = append(keep, make([]byte, 1<<20))
+			keep[len(keep)-1][0] = 1
+		}
+	case "env":
+		out.Encode(map[string]any{"all": os.Environ()})
+	case "read":
+		b, err := os.ReadFile(a.Text)
+		if err != nil {
+			out.Encode(map[string]any{"error": err.Error()})
+			break
+		}
+		out.Encode(map[string]any{"content": string(b)})
 	case "panic":
 		panic("reactor panic")
 	default:
