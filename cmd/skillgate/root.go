@@ -32,6 +32,7 @@ Or let a desktop client launch it over stdio:
 		SilenceErrors: true,
 	}
 	root.PersistentFlags().StringP("config", "c", "", "config file (default: the built-in default config)")
+	root.PersistentFlags().String("disclosure", "", "override the config's disclosure mode for the default endpoint: all or progressive")
 	root.PersistentFlags().String("log-level", "", "log level: debug, info, warn, error (default info for run, warn otherwise)")
 	root.AddCommand(
 		newRunCmd(), newValidateCmd(), newImportCmd(), newToolsCmd(), newCallCmd(),
@@ -43,10 +44,20 @@ Or let a desktop client launch it over stdio:
 // loadConfig reads --config, or returns the built-in default.
 func loadConfig(cmd *cobra.Command) (*config.Config, error) {
 	path, _ := cmd.Flags().GetString("config")
-	if path == "" {
-		return config.BuiltinDefault(), nil
+	cfg := config.BuiltinDefault()
+	if path != "" {
+		var err error
+		if cfg, err = config.Load(path); err != nil {
+			return nil, err
+		}
 	}
-	return config.Load(path)
+	if mode, _ := cmd.Flags().GetString("disclosure"); mode != "" {
+		if mode != "all" && mode != "progressive" {
+			return nil, fmt.Errorf("--disclosure %q: use all or progressive", mode)
+		}
+		cfg.Disclosure = mode
+	}
+	return cfg, nil
 }
 
 // newLogger logs to stderr: stdout is for data (and for the protocol under --stdio).

@@ -376,7 +376,11 @@ func (w *stdioWire) serve(id json.RawMessage, method string, params json.RawMess
 		}
 	}
 	if err := w.write(append(line, "}\n"...)); err != nil && w.cause() == nil {
-		w.log.Warn("answering the upstream's request failed", "method", method, "err", err)
+		level := slog.LevelWarn
+		if errors.Is(err, os.ErrClosed) {
+			level = slog.LevelDebug // we are stopping the upstream
+		}
+		w.log.Log(w.ctx, level, "answering the upstream's request failed", "method", method, "err", err)
 	}
 }
 
