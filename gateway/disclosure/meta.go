@@ -133,15 +133,22 @@ func (d *Disclosure) find(snap *catalog.Snapshot, req Request, raw json.RawMessa
 		}
 		text.WriteString(". Try fewer or other words, or drop the filters.")
 	}
+	unlisted := false
 	for _, c := range res.Tools {
 		fmt.Fprintf(&text, "%s: %s", c.Name, c.Description)
 		switch {
+		case c.Listed:
+			text.WriteString(" [listed]")
 		case c.Group != "":
-			fmt.Fprintf(&text, " [group @%s]", c.Group)
-		case !c.Listed:
-			text.WriteString(" [not listed: call_tool or activate]")
+			fmt.Fprintf(&text, " [in @%s]", c.Group)
+			unlisted = true
+		default:
+			unlisted = true
 		}
 		text.WriteByte('\n')
+	}
+	if unlisted {
+		text.WriteString("Tools not marked [listed] run through call_tool(name, arguments), or join your list with activate.\n")
 	}
 	if res.NextCursor != "" {
 		fmt.Fprintf(&text, "(%d of %d; pass cursor %q for more)\n", len(res.Tools), res.Total, res.NextCursor)
