@@ -271,6 +271,23 @@ func TestDisclosureSessions(t *testing.T) {
 	b := newGoClient(t, ctx, url, legacy)
 	c := newGoClient(t, ctx, url, legacy)
 
+	// find -> describe -> call with mcp-go's client.
+	found := a.call(t, ctx, "find_tools", map[string]any{"query": "sum of two numbers", "limit": 3}, nil)
+	var fr struct {
+		Tools []struct {
+			Name string `json:"name"`
+		} `json:"tools"`
+	}
+	if b, err := json.Marshal(found.StructuredContent); err != nil || json.Unmarshal(b, &fr) != nil || len(fr.Tools) == 0 || fr.Tools[0].Name != "everything__get-sum" {
+		t.Errorf("find_tools over mcp-go: %v %s", err, resultText(found))
+	}
+	if desc := a.call(t, ctx, "describe_tools", map[string]any{"names": []any{"everything__get-sum"}}, nil); !strings.Contains(resultText(desc), `"inputSchema"`) {
+		t.Errorf("describe_tools over mcp-go: %s", resultText(desc))
+	}
+	if sum := a.call(t, ctx, "call_tool", map[string]any{"name": "everything__get-sum", "arguments": map[string]any{"a": 4, "b": 5}}, nil); sum.IsError || !strings.Contains(resultText(sum), "9") {
+		t.Errorf("call_tool over mcp-go: %s", resultText(sum))
+	}
+
 	var wg sync.WaitGroup
 	for _, act := range []struct {
 		gc      *goClient
