@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"gopkg.in/yaml.v3"
 )
 
 // Config is a parsed skillgate.yaml. Build one with Default, Parse or Load.
@@ -34,8 +36,9 @@ type Config struct {
 	ServerOrder []string `yaml:"-"`
 	// Tools lists the folders of script and wasm tools.
 	Tools Dirs `yaml:"tools"`
-	// Pipelines lists the folders of YAML pipelines.
-	Pipelines Dirs `yaml:"pipelines"`
+	// Pipelines are the YAML pipelines: folders, inline ones and the
+	// environment their expressions may read.
+	Pipelines Pipelines `yaml:"pipelines"`
 	// Skills lists the folders of skills (SKILL.md).
 	Skills Dirs `yaml:"skills"`
 	// Plugins lists the folders of third-party executor binaries.
@@ -82,6 +85,22 @@ type Names struct {
 type Dirs struct {
 	// Dirs are resolved against the config file's folder.
 	Dirs []string `yaml:"dirs"`
+}
+
+// Pipelines says where pipelines come from (see docs/PIPELINES.md).
+type Pipelines struct {
+	// Dirs are folders of *.yaml pipeline files, resolved against the
+	// config file's folder. The first one is where the management tools
+	// save pipelines.
+	Dirs []string `yaml:"dirs"`
+	// Inline holds pipelines written in the config itself: a mapping of
+	// names to pipelines, or a list of them. It is kept as YAML, unexpanded
+	// (expressions read env.NAME instead of ${VAR}), and compiled by the
+	// gateway with positions in the config file.
+	Inline *yaml.Node `yaml:"inline"`
+	// Env names the environment variables pipeline expressions may read as
+	// env.NAME; no other variable is visible to them.
+	Env []string `yaml:"env,flow"`
 }
 
 // Server is an upstream MCP server: a stdio command or a remote URL.
@@ -281,14 +300,14 @@ func Default() *Config {
 func BuiltinDefault() *Config {
 	c := Default()
 	c.Source = "<builtin>"
-	for dir, d := range map[string]*Dirs{
-		"examples/tools":     &c.Tools,
-		"examples/pipelines": &c.Pipelines,
-		"examples/skills":    &c.Skills,
-		"examples/plugins":   &c.Plugins,
+	for dir, d := range map[string]*[]string{
+		"examples/tools":     &c.Tools.Dirs,
+		"examples/pipelines": &c.Pipelines.Dirs,
+		"examples/skills":    &c.Skills.Dirs,
+		"examples/plugins":   &c.Plugins.Dirs,
 	} {
 		if fi, err := os.Stat(dir); err == nil && fi.IsDir() {
-			d.Dirs = []string{dir}
+			*d = []string{dir}
 		}
 	}
 	c.Servers = map[string]*Server{

@@ -58,6 +58,7 @@ func (d *decoder) fail(n *yaml.Node, field string, err error, format string, arg
 
 var (
 	posType      = reflect.TypeFor[Pos]()
+	nodeType     = reflect.TypeFor[*yaml.Node]()
 	unmarshalerT = reflect.TypeFor[encoding.TextUnmarshaler]()
 )
 
@@ -88,6 +89,12 @@ func (d *decoder) decode(n *yaml.Node, v reflect.Value, field string) {
 	}
 	if n.Kind == yaml.ScalarNode && n.ShortTag() == "!!null" {
 		return // an empty value keeps the default
+	}
+	if v.Type() == nodeType {
+		// Kept as written, for a part with its own format and strict
+		// decoder (inline pipelines): no ${VAR} expansion, positions intact.
+		v.Set(reflect.ValueOf(n))
+		return
 	}
 	if reflect.PointerTo(v.Type()).Implements(unmarshalerT) {
 		if s, ok := d.scalar(n, field, "a "+typeName(v.Type())); ok {

@@ -67,9 +67,9 @@ func (c *Config) finish() {
 		}
 		return filepath.Join(base, p)
 	}
-	for _, d := range []*Dirs{&c.Tools, &c.Pipelines, &c.Skills, &c.Plugins} {
-		for i, p := range d.Dirs {
-			d.Dirs[i] = resolve(p)
+	for _, d := range [][]string{c.Tools.Dirs, c.Pipelines.Dirs, c.Skills.Dirs, c.Plugins.Dirs} {
+		for i, p := range d {
+			d[i] = resolve(p)
 		}
 	}
 	for name, s := range c.Servers {

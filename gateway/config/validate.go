@@ -91,9 +91,9 @@ func (c *Config) validate() []*Error {
 	}
 	for _, d := range []struct {
 		field string
-		dirs  Dirs
-	}{{"tools", c.Tools}, {"pipelines", c.Pipelines}, {"skills", c.Skills}, {"plugins", c.Plugins}} {
-		for i, p := range d.dirs.Dirs {
+		dirs  []string
+	}{{"tools", c.Tools.Dirs}, {"pipelines", c.Pipelines.Dirs}, {"skills", c.Skills.Dirs}, {"plugins", c.Plugins.Dirs}} {
+		for i, p := range d.dirs {
 			if p == "" {
 				v.errorf(fmt.Sprintf("%s.dirs[%d]", d.field, i), "empty folder name; remove the entry or name a folder")
 			}
