@@ -4,7 +4,9 @@
 #   - the npm packages pinned in test/npm (reference MCP servers, MCP Inspector,
 #     the MCP conformance suite, and a Node 22 binary);
 #   - mcp-go's conformance fixture server, built into .cache/bin/conformance-server
-#     at the mcp-go version go.mod requires.
+#     at the mcp-go version go.mod requires;
+#   - a running Docker engine (Debian's docker.io, dockerd started in the
+#     background when no daemon answers; its log is .cache/dockerd.log).
 # It is idempotent and takes well under a second when everything is present.
 # Progress goes to stderr. Run it from anywhere; scripts/test.sh calls it.
 #
@@ -40,6 +42,8 @@ APT_NEEDS=(
 	"node:nodejs"
 	"npm:npm"
 	"ruby:ruby"
+	# The docker CLI may be installed without the engine: look for dockerd.
+	"dockerd:docker.io"
 )
 if ((BENCH)); then
 	APT_NEEDS+=("wrk:wrk" "hey:hey")
@@ -144,4 +148,44 @@ else
 			"run: go get -tool github.com/mark3labs/mcp-go/examples/conformance@$mcpgo"
 	mv -f "$BIN.tmp" "$BIN"
 	echo "$key" >"$BIN.stamp"
+fi
+
+# --- Docker engine -------------------------------------------------------------
+# The services tests run containers on a real engine. When no daemon answers and
+# the default socket is absent, start dockerd in the background (it outlives
+# this script) and wait, bounded, until the API answers.
+DOCKER_SOCK=/var/run/docker.sock
+DOCKERD_LOG=$ROOT/.cache/dockerd.log
+docker_up() { docker version --format '{{.Server.APIVersion}}' >/dev/null 2>&1; }
+if ! command -v docker >/dev/null 2>&1; then
+	die "dockerd is installed but the docker CLI is not on PATH" "apt-get install -y docker.io"
+fi
+if docker_up; then
+	say "docker engine up (API $(docker version --format '{{.Server.APIVersion}}' 2>/dev/null))"
+else
+	if [[ -z ${DOCKER_HOST:-} && ! -S $DOCKER_SOCK ]]; then
+		sudo=()
+		if [[ $(id -u) -ne 0 ]]; then
+			command -v sudo >/dev/null 2>&1 ||
+				die "the Docker engine is not running and starting it needs root" \
+					"start it by hand: sudo dockerd >$DOCKERD_LOG 2>&1 &"
+			sudo=(sudo -n)
+		fi
+		dockerd_bin=$(command -v dockerd || echo /usr/sbin/dockerd)
+		mkdir -p "$(dirname "$DOCKERD_LOG")"
+		say "starting dockerd in the background (log: .cache/dockerd.log)"
+		# setsid: its own session, so neither this script's exit nor a
+		# Ctrl-C in the terminal that ran it stops the engine.
+		"${sudo[@]}" setsid "$dockerd_bin" >>"$DOCKERD_LOG" 2>&1 </dev/null &
+		disown || true
+	fi
+	# Wait for the API (up to 60 s): a fresh daemon, or one still starting.
+	for _ in $(seq 120); do
+		docker_up && break
+		sleep 0.5
+	done
+	docker_up || die "the Docker engine does not answer (docker version failed)" \
+		"see the daemon's log: $DOCKERD_LOG" \
+		"a stale $DOCKER_SOCK without a daemon: remove it and re-run this script"
+	say "docker engine up (API $(docker version --format '{{.Server.APIVersion}}' 2>/dev/null))"
 fi
