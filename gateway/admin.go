@@ -23,6 +23,10 @@ var adminGroups = map[string]string{
 	"admin": "The gateway's own state: servers and the token cost of each endpoint's tool list",
 }
 
+// adminExecutors serve the groups other than "admin"; a feature registers
+// its group here and in adminGroups from an init func of its own file.
+var adminExecutors = map[string]func(*Gateway) sdk.Executor{}
+
 // adminSourceID is the catalog source of an admin group. The colon keeps it
 // apart from server names, which cannot contain one.
 func adminSourceID(group string) string { return "gateway:" + group }
@@ -89,8 +93,11 @@ func (a adminExec) Call(_ context.Context, req sdk.CallRequest, _ sdk.Call) (jso
 
 // startAdmin publishes the admin groups.
 func (g *Gateway) startAdmin(ctx context.Context) {
-	ex := adminExec{g}
 	for i, group := range slices.Sorted(maps.Keys(adminGroups)) {
+		var ex sdk.Executor = adminExec{g}
+		if f := adminExecutors[group]; f != nil {
+			ex = f(g)
+		}
 		s := &source{
 			id: adminSourceID(group), execName: "gateway", namespace: group, order: 1<<20 + i,
 			kind: "admin", internal: true, group: group, exec: ex,

@@ -47,6 +47,7 @@ type Gateway struct {
 	store *catalog.Store
 	fe    *frontend.Server
 	execs *executors
+	tools *toolFolders // tool folders (tools.go)
 
 	pubMu sync.Mutex // orders catalog updates to the front end
 
@@ -90,6 +91,7 @@ func New(opts Options) (*Gateway, error) {
 		}),
 	}
 	g.execs = newExecutors(opts.Executable, g.log, hostLog{g.log})
+	g.tools = newToolFolders(g)
 	g.fe = frontend.New(router{g}, frontend.Options{
 		Name:         "skillgate",
 		Version:      opts.Version,
@@ -126,6 +128,7 @@ func (g *Gateway) Start(ctx context.Context) error {
 	g.execs.discover(cfg.Plugins.Dirs)
 	g.startAdmin(ctx)
 	g.applyConfig(ctx, cfg)
+	g.startTools(ctx, cfg)
 	return nil
 }
 
@@ -176,7 +179,9 @@ func (g *Gateway) Handler() http.Handler {
 		st := g.Status()
 		ready := true
 		for _, s := range st {
-			if s.State != "ready" {
+			// An invalid tool folder waits for an edit; it does not make
+			// the gateway unready (see tools.go).
+			if s.State != "ready" && s.State != stateInvalid {
 				ready = false
 			}
 		}

@@ -314,6 +314,7 @@ func (g *Gateway) Reload(ctx context.Context, cfg *config.Config) error {
 		g.removeSource(s.id)
 	}
 	g.startSources(ctx, fresh)
+	g.reloadTools(ctx, cfg)
 	if !sameDisclosure(old, cfg) {
 		g.fe.SetDisclosure(newDisclosure(cfg))
 	}
