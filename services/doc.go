@@ -1,0 +1,35 @@
+// Package services runs the Docker containers that tools, servers,
+// pipelines and skills depend on (a database, a cache), and MCP servers
+// packaged as images.
+//
+// A Manager holds a project's service definitions (Spec, shaped like a
+// compose file's services). Ensure starts what a caller needs on demand —
+// once, however many callers ask at the same time — waits until it is
+// healthy, and returns the variables that reach it (NAME_HOST, NAME_PORT).
+// A service seen healthy recently is answered from memory, so the check on
+// every call costs no I/O. Close stops what the manager started, except
+// services marked Keep.
+//
+// Everything the manager creates carries ownership labels (LabelManaged,
+// LabelProject); it lists, adopts, stops and prunes only labelled objects,
+// and after a crash the next manager of the same project adopts the
+// containers it finds instead of starting duplicates.
+//
+// ServerContainer turns an MCP server image into the docker command line a
+// stdio MCP client launches (no Docker client needed).
+//
+// The Docker client (github.com/docker/docker) is imported by this package
+// only, in docker.go, behind the Engine interface.
+//
+//	m, err := services.New([]services.Spec{{
+//		Name:        "cache",
+//		Image:       "redis:7",
+//		Ports:       []services.Port{{Container: 6379}},
+//		Healthcheck: &services.Healthcheck{Test: []string{"CMD", "redis-cli", "ping"}},
+//	}}, services.Options{Project: "demo"})
+//	if err != nil {
+//		return err
+//	}
+//	defer m.Close(context.Background())
+//	env, err := m.Ensure(ctx, "cache") // {"CACHE_HOST": "127.0.0.1", "CACHE_PORT": "49153", ...}
+package services
