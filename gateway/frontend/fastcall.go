@@ -1,6 +1,7 @@
 package frontend
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -34,7 +35,12 @@ type session struct {
 // progress and log notifications are written as SSE events of this
 // answer, and the result is the source's bytes. Anything else (a task, an
 // unknown tool) is left to mcp-go: it reports false.
-func (s *Server) serveFastCall(w http.ResponseWriter, r *http.Request, sess *session, req *request, dreq disclosure.Request) bool {
+//
+// sessID is the legacy session, whose notifications/cancelled can cancel
+// the call; "" for a 2026-07-28 request, which has none (the client
+// cancels by closing the request) and whose result gets the members
+// mcp-go adds in that revision.
+func (s *Server) serveFastCall(w http.ResponseWriter, r *http.Request, sessID string, req *request, dreq disclosure.Request) bool {
 	if len(req.ID) == 0 || len(req.Params.Task) > 0 {
 		return false
 	}
@@ -44,19 +50,30 @@ func (s *Server) serveFastCall(w http.ResponseWriter, r *http.Request, sess *ses
 	if !meta && (!ok || !s.Disclosure().Serves(dreq, it)) {
 		return false
 	}
+	if sessID == "" && !meta && bytes.Contains(it.Raw, []byte("x-mcp-header")) {
+		return false // mcp-go checks the headers its parameters bind
+	}
 	token, metaArg, ok := splitMeta(req.Params.Meta)
 	if !ok {
 		return false
 	}
-	if meta {
-		ctx, cancel := context.WithCancel(r.Context())
-		defer cancel()
-		key := sess.id + "\x00" + string(req.ID)
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
+	if sessID != "" {
+		key := sessID + "\x00" + string(req.ID)
 		s.inflight.Store(key, cancel)
 		defer s.inflight.Delete(key)
-		fc := &fastCall{s: s, w: w, token: token, ctx: ctx}
-		raw, err := s.Disclosure().CallMeta(ctx, snap, dreq, req.Params.Name, req.Params.Arguments, s.invoke, fc)
+	}
+	fc := &fastCall{s: s, w: w, token: token, ctx: ctx}
+	finish := func(raw json.RawMessage, err error) {
+		if err == nil && sessID == "" {
+			raw = s.modernResult(raw)
+		}
 		fc.finish(answer(req.ID, raw, err))
+	}
+	if meta {
+		raw, err := s.Disclosure().CallMeta(ctx, snap, dreq, req.Params.Name, req.Params.Arguments, s.invoke, fc)
+		finish(raw, err)
 		return true
 	}
 	fwdMeta := metaArg
@@ -68,19 +85,11 @@ func (s *Server) serveFastCall(w http.ResponseWriter, r *http.Request, sess *ses
 		members = append(members, member{"_meta", fwdMeta})
 	}
 	params := insertMembers([]byte("{}"), members)
-
-	ctx, cancel := context.WithCancel(r.Context())
-	defer cancel()
-	key := sess.id + "\x00" + string(req.ID)
-	s.inflight.Store(key, cancel)
-	defer s.inflight.Delete(key)
-
-	fc := &fastCall{s: s, w: w, token: token, ctx: ctx}
 	raw, err := s.router.Call(ctx, it, string(mcp.MethodToolsCall), params, fc)
 	if err == nil && !json.Valid(raw) {
 		err = fmt.Errorf("tool %s returned a result that is not JSON", it.Name)
 	}
-	fc.finish(answer(req.ID, raw, err))
+	finish(raw, err)
 	return true
 }
 

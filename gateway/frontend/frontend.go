@@ -61,6 +61,8 @@ type Server struct {
 	notified atomic.Uint64 // notifications sent to all sessions so far
 	raw      *stash
 	disc     atomic.Pointer[disclosure.Disclosure]
+	// modernMeta is the _meta of every 2026-07-28 result.
+	modernMeta []byte
 }
 
 // New builds a front end serving an empty catalog until Update is called.
@@ -76,6 +78,7 @@ func New(router Router, opts Options) *Server {
 	}
 	s := &Server{router: router, opts: opts, log: opts.Logger, raw: newStash()}
 	s.disc.Store(opts.Disclosure)
+	s.modernMeta = s.serverInfoMeta()
 	srvOpts := []server.ServerOption{
 		server.WithToolCapabilities(true),
 		server.WithResourceCapabilities(true, true),

@@ -121,7 +121,16 @@ func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			if id := r.Header.Get("Mcp-Session-Id"); id != "" && !modernRequest(r, req) {
 				dreq.Session = id
 			}
+			modern := modernRequest(r, req)
 			switch {
+			case modern && (req.Method == string(mcp.MethodToolsList) && req.Params.Cursor == nil || req.Method == string(mcp.MethodToolsCall)) && modernPlain(r, &req):
+				if req.Method == string(mcp.MethodToolsList) {
+					g.s.serveModernList(w, req, dreq)
+					return
+				}
+				if g.s.serveFastCall(w, r, "", &req, dreq) {
+					return
+				}
 			case req.Method == "initialize":
 				g.next.ServeHTTP(&sessionTracker{ResponseWriter: w, s: g.s, plain: !declaresServerRequests(body)}, r)
 				return
@@ -131,7 +140,7 @@ func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 					return
 				}
 			case req.Method == string(mcp.MethodToolsCall):
-				if sess, ok := g.legacySession(r, req); ok && sess.plain && g.s.serveFastCall(w, r, sess, &req, dreq) {
+				if sess, ok := g.legacySession(r, req); ok && sess.plain && g.s.serveFastCall(w, r, sess.id, &req, dreq) {
 					return
 				}
 			case req.Method == string(mcp.MethodNotificationCancelled):
