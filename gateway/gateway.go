@@ -148,8 +148,9 @@ func (g *Gateway) removeSource(id string) {
 	g.fe.Update(g.store.RemoveSource(id))
 }
 
-// Snapshot returns the catalog being served.
-func (g *Gateway) Snapshot() *catalog.Snapshot { return g.store.Load() }
+// Snapshot returns the catalog the front end serves: once an update is
+// published there, clients see it.
+func (g *Gateway) Snapshot() *catalog.Snapshot { return g.fe.Snapshot() }
 
 // disclosure returns the disclosure rules being served.
 func (g *Gateway) disclosure() *disclosure.Disclosure { return g.fe.Disclosure() }
