@@ -53,12 +53,12 @@ func TestExamples(t *testing.T) {
 
 	t.Run("wasm-wordcount", func(t *testing.T) {
 		defs := load(t, c, "wc", exampleSpec(t, "wasm-wordcount"))
-		if !strings.Contains(string(defs.Tools[0]), `"name":"word_count"`) || !strings.Contains(string(defs.Tools[0]), `"outputSchema"`) {
+		if !strings.Contains(string(defs.Tools[0]), `"name":"wasm_word_count"`) || !strings.Contains(string(defs.Tools[0]), `"outputSchema"`) {
 			t.Fatalf("definition = %s", defs.Tools[0])
 		}
 		rec := &sdktest.Recorder{}
 		text := strings.Repeat("the cat and the hat\n", 1500)
-		raw, err := c.Call(t.Context(), toolCall("wc", "word_count", `{"text":`+quote(text)+`,"top":2}`), rec)
+		raw, err := c.Call(t.Context(), toolCall("wc", "wasm_word_count", `{"text":`+quote(text)+`,"top":2}`), rec)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -87,19 +87,19 @@ func TestExamples(t *testing.T) {
 
 	t.Run("wasm-slugify", func(t *testing.T) {
 		defs := load(t, c, "slug", exampleSpec(t, "wasm-slugify"))
-		if !strings.Contains(string(defs.Tools[0]), `"name":"slugify"`) {
+		if !strings.Contains(string(defs.Tools[0]), `"name":"wasm_slugify"`) {
 			t.Fatalf("definition = %s", defs.Tools[0])
 		}
 		for args, want := range map[string]string{
 			`{"text":"Hello, World!"}`:                          `"slug":"hello-world"`,
 			`{"text":"  Ünïcode Straße 2026 ","separator":"_"}`: `"slug":"ünïcode_straße_2026"`,
 		} {
-			raw, err := c.Call(t.Context(), toolCall("slug", "slugify", args), &sdktest.Recorder{})
+			raw, err := c.Call(t.Context(), toolCall("slug", "wasm_slugify", args), &sdktest.Recorder{})
 			if err != nil || !strings.Contains(string(raw), want) || strings.Contains(string(raw), "isError") {
 				t.Errorf("slugify %s = %s, %v", args, raw, err)
 			}
 		}
-		raw, err := c.Call(t.Context(), toolCall("slug", "slugify", `{"text":" "}`), &sdktest.Recorder{})
+		raw, err := c.Call(t.Context(), toolCall("slug", "wasm_slugify", `{"text":" "}`), &sdktest.Recorder{})
 		if err != nil || !strings.Contains(string(raw), `"isError":true`) || !strings.Contains(string(raw), "text is empty") {
 			t.Errorf("slugify of nothing = %s, %v", raw, err)
 		}

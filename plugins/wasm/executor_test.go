@@ -411,8 +411,24 @@ func TestClose(t *testing.T) {
 	e := New(WithLogger(quietLogger()), WithCacheDir(cacheDir))
 	c := sdktest.Start(t, e, nil)
 	load(t, c, "re", toolFolder(t, StyleReactor, nil))
+	load(t, c, "cmd", toolFolder(t, StyleCommand, nil))
+
+	// Calls in flight stop, and say why.
+	errs := make(chan error, 2)
+	for _, source := range []string{"re", "cmd"} {
+		go func() {
+			_, err := c.Call(t.Context(), toolCall(source, "guest", `{"op":"loop"}`), &sdktest.Recorder{})
+			errs <- err
+		}()
+	}
+	time.Sleep(300 * time.Millisecond)
 	if err := e.Close(); err != nil {
 		t.Fatal(err)
+	}
+	for range 2 {
+		if err := <-errs; !errors.Is(err, sdk.ErrUnavailable) || !strings.Contains(err.Error(), "unloaded") {
+			t.Errorf("call during Close: %v", err)
+		}
 	}
 	if err := e.Close(); err != nil {
 		t.Fatalf("second Close: %v", err)

@@ -22,6 +22,9 @@ import (
 	"github.com/skillgate/skillgate/plugins/sdk"
 )
 
+// exitUnloaded is the exit code of the instances a closed tool stops.
+const exitUnloaded = 0xeffffff0
+
 // tool is one loaded wasm tool: its own wazero runtime (the memory limit is
 // per runtime), the compiled module, and for a reactor its instance pool.
 type tool struct {
@@ -247,7 +250,7 @@ func (t *tool) close(ctx context.Context) {
 		t.pool.close()
 	}
 	if t.rt != nil {
-		if err := t.rt.Close(ctx); err != nil {
+		if err := t.rt.CloseWithExitCode(ctx, exitUnloaded); err != nil {
 			t.log.Warn("close wasm runtime", "err", err)
 		}
 	}
@@ -355,6 +358,8 @@ func (t *tool) failed(ctx, cctx context.Context, err error, mem api.Memory, out 
 	var exit *sys.ExitError
 	if errors.As(err, &exit) {
 		switch exit.ExitCode() {
+		case exitUnloaded:
+			return nil, fmt.Errorf("%w: tool %q was unloaded while the call ran", sdk.ErrUnavailable, t.cfg.name)
 		case sys.ExitCodeDeadlineExceeded, sys.ExitCodeContextCanceled:
 			if cctx.Err() != nil {
 				return errorResult(StatusTimeout, fmt.Sprintf("%s ran longer than its %s timeout and was stopped (raise timeout in tool.yaml if it needs longer)",

@@ -6,6 +6,7 @@
 package main
 
 import (
+	"bytes"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
@@ -41,6 +42,11 @@ func run() int32 {
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "read stdin:", err)
 		return 1
+	}
+	if bytes.HasPrefix(in, []byte(`{"op":"ping"`)) {
+		// No JSON work: what the executor costs, for the benchmarks.
+		os.Stdout.Write(in)
+		return 0
 	}
 	if err := json.Unmarshal(in, &a); err != nil {
 		fmt.Fprintln(os.Stderr, "bad arguments:", err)
