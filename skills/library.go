@@ -1,0 +1,539 @@
+package skills
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/skillgate/skillgate/plugins/sdk"
+)
+
+// Defaults of Options.
+const (
+	// DefaultInterval is how often the tree is stat-checked.
+	DefaultInterval = 2 * time.Second
+	// DefaultFileCap is the most read_skill_file returns of one file.
+	DefaultFileCap = 256 << 10
+	// DefaultBodyCap is the largest SKILL.md body served.
+	DefaultBodyCap = 1 << 20
+	// maxScripts bounds the files listed under one skill's scripts/.
+	maxScripts = 256
+)
+
+// Options configure a Library.
+type Options struct {
+	// Dirs are the skills folders. Each holds skill folders
+	// (<dir>/<skill>/SKILL.md), or team folders of them
+	// (<dir>/<team>/<skill>/SKILL.md).
+	Dirs []string
+	// HooksDirs are global hooks folders (pre.* and post.* files), run
+	// around every skill's scripts.
+	HooksDirs []string
+	// Interval is how often the tree is stat-checked for changes; zero
+	// means DefaultInterval, negative turns the check off.
+	Interval time.Duration
+	// NoWatch turns the file watcher off (the periodic check remains).
+	NoWatch bool
+	// Logger receives the library's messages; nil discards them.
+	Logger *slog.Logger
+	// Executor runs scripts and hooks: the script executor (plugins/script),
+	// in process or a plugin client. Nil makes RunScript fail.
+	Executor sdk.Executor
+	// StateDir is where scripts get their state and dependency folders;
+	// default the user cache dir's skillgate/skills.
+	StateDir string
+	// Defaults is the policy of scripts that set none.
+	Defaults Policy
+	// MaxTimeout caps any script's timeout; zero means no cap.
+	MaxTimeout time.Duration
+	// Interpreters maps a runtime (python, node, bash, ruby, exec) to the
+	// argv that runs a script; nil means python3, node, bash, ruby and
+	// executable files.
+	Interpreters map[string][]string
+	// FileCap is the most ReadFile returns; zero means DefaultFileCap.
+	FileCap int64
+	// OutputBudget is the byte budget scripts are told about
+	// (SKILLGATE_OUTPUT_BUDGET) and their results are shaped to; zero
+	// means no shaping.
+	OutputBudget int
+	// OnChange is called (from the refreshing goroutine) with each new
+	// snapshot after it is published.
+	OnChange func(*Snapshot)
+}
+
+// root is one skills folder and where it comes from.
+type root struct {
+	dir    string
+	source string
+}
+
+// Library is an index of skills folders. Reads (Snapshot, Lookup, Body,
+// ReadFile) take no lock and do no I/O beyond the file they serve;
+// refreshes build a new Snapshot off the request path and swap it in.
+// Its methods are safe for concurrent use.
+type Library struct {
+	opts Options
+	log  *slog.Logger
+	snap atomic.Pointer[Snapshot]
+
+	refreshMu sync.Mutex // one refresh at a time
+	rootsMu   sync.Mutex
+	roots     []root
+
+	bodies sync.Map // SKILL.md path -> *body
+	runner *runner
+	kick   chan struct{}
+}
+
+// New returns a library over opts.Dirs. It reads nothing: call Refresh
+// (or Run) to scan.
+func New(opts Options) *Library {
+	if opts.Interval == 0 {
+		opts.Interval = DefaultInterval
+	}
+	if opts.FileCap <= 0 {
+		opts.FileCap = DefaultFileCap
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	l := &Library{opts: opts, log: opts.Logger, kick: make(chan struct{}, 1)}
+	for _, d := range opts.Dirs {
+		l.roots = append(l.roots, root{dir: absPath(d), source: "dir"})
+	}
+	l.snap.Store(newSnapshot(nil, nil, nil, hookSet{}, 0))
+	l.runner = newRunner(l)
+	return l
+}
+
+// Open is New followed by a first Refresh.
+func Open(ctx context.Context, opts Options) (*Library, error) {
+	l := New(opts)
+	if _, err := l.Refresh(ctx); err != nil {
+		return nil, err
+	}
+	return l, nil
+}
+
+func absPath(p string) string {
+	if a, err := filepath.Abs(p); err == nil {
+		return a
+	}
+	return p
+}
+
+// Snapshot returns the current snapshot.
+func (l *Library) Snapshot() *Snapshot { return l.snap.Load() }
+
+// Lookup finds a skill of the current snapshot by ID or unique name.
+func (l *Library) Lookup(name string) (*Skill, error) { return l.Snapshot().Lookup(name) }
+
+// AddRoot adds a skills folder at run time (a git checkout, say), labelled
+// with source, and refreshes. Adding a folder again replaces its source.
+func (l *Library) AddRoot(ctx context.Context, dir, source string) error {
+	dir = absPath(dir)
+	l.rootsMu.Lock()
+	i := slices.IndexFunc(l.roots, func(r root) bool { return r.dir == dir })
+	if i >= 0 {
+		l.roots[i].source = source
+	} else {
+		l.roots = append(l.roots, root{dir: dir, source: source})
+	}
+	l.rootsMu.Unlock()
+	_, err := l.Refresh(ctx)
+	return err
+}
+
+// RemoveRoot removes a skills folder and refreshes.
+func (l *Library) RemoveRoot(ctx context.Context, dir string) error {
+	dir = absPath(dir)
+	l.rootsMu.Lock()
+	l.roots = slices.DeleteFunc(l.roots, func(r root) bool { return r.dir == dir })
+	l.rootsMu.Unlock()
+	_, err := l.Refresh(ctx)
+	return err
+}
+
+// Roots returns the skills folders and their sources.
+func (l *Library) Roots() map[string]string {
+	l.rootsMu.Lock()
+	defer l.rootsMu.Unlock()
+	out := make(map[string]string, len(l.roots))
+	for _, r := range l.roots {
+		out[r.dir] = r.source
+	}
+	return out
+}
+
+// Changed reports whether anything the current snapshot was built from
+// changed on disk: one stat per skill, root and team folder, and no
+// allocation.
+func (l *Library) Changed() bool { return l.snap.Load().changed() }
+
+func (s *Snapshot) changed() bool {
+	var st stamp
+	for i := range s.stamps {
+		p := &s.stamps[i]
+		statPath(p.path, &st)
+		if st != p.st {
+			return true
+		}
+	}
+	return false
+}
+
+// Refresh rescans the tree when it changed (or was never scanned) and
+// publishes a new snapshot. It reports whether it published one. Only
+// SKILL.md files whose (mtime, size) changed are read again.
+func (l *Library) Refresh(ctx context.Context) (bool, error) {
+	l.refreshMu.Lock()
+	defer l.refreshMu.Unlock()
+	old := l.snap.Load()
+	if old.gen > 0 && !old.changed() {
+		return false, nil
+	}
+	return true, l.rescan(ctx, old)
+}
+
+// Rescan rebuilds the snapshot even when no stat changed (hooks, scripts
+// and tools folders are not stat-checked, only watched).
+func (l *Library) Rescan(ctx context.Context) error {
+	l.refreshMu.Lock()
+	defer l.refreshMu.Unlock()
+	return l.rescan(ctx, l.snap.Load())
+}
+
+func (l *Library) rescan(ctx context.Context, old *Snapshot) error {
+	l.rootsMu.Lock()
+	roots := slices.Clone(l.roots)
+	l.rootsMu.Unlock()
+	sc := &scanner{old: old, log: l.log}
+	for _, r := range roots {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		sc.root(r)
+	}
+	global := hookSet{}
+	for _, d := range l.opts.HooksDirs {
+		d = absPath(d)
+		global = global.add(findHooks(d))
+		sc.stampPath(d)
+	}
+	snap := newSnapshot(sc.skills, sc.problems, sc.stamps, global, old.gen+1)
+	l.snap.Store(snap)
+	for _, p := range sc.problems {
+		if !p.Warning {
+			l.log.Warn("skill not served", "problem", p.String())
+		}
+	}
+	if l.opts.OnChange != nil {
+		l.opts.OnChange(snap)
+	}
+	return nil
+}
+
+// Run keeps the snapshot current until ctx is done: a file watcher (unless
+// NoWatch) and a periodic stat check (unless Interval < 0) trigger
+// refreshes. It scans first when nothing was scanned yet.
+func (l *Library) Run(ctx context.Context) error {
+	var w *watcher
+	if !l.opts.NoWatch {
+		var err error
+		if w, err = newWatcher(l); err != nil {
+			l.log.Warn("skills: no file watcher, relying on the periodic check", "err", err)
+			w = nil
+		} else {
+			defer w.close()
+		}
+	}
+	if l.snap.Load().gen == 0 {
+		if _, err := l.Refresh(ctx); err != nil {
+			return err
+		}
+	}
+	if w != nil {
+		w.sync(l.snap.Load())
+		// What changed before the watches were in place.
+		if l.Changed() {
+			l.Kick()
+		}
+	}
+	var tick <-chan time.Time
+	if l.opts.Interval > 0 {
+		t := time.NewTicker(l.opts.Interval)
+		defer t.Stop()
+		tick = t.C
+	}
+	for {
+		var events <-chan struct{}
+		if w != nil {
+			events = w.events
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-tick:
+			if !l.Changed() {
+				continue
+			}
+		case <-events:
+		case <-l.kick:
+		}
+		if err := l.Rescan(ctx); err != nil && !errors.Is(err, context.Canceled) {
+			l.log.Warn("skills refresh failed", "err", err)
+		}
+		if w != nil {
+			w.sync(l.snap.Load())
+		}
+	}
+}
+
+// Kick asks Run to rescan now.
+func (l *Library) Kick() {
+	select {
+	case l.kick <- struct{}{}:
+	default:
+	}
+}
+
+// Close releases the scripts loaded into the executor. It is idempotent.
+func (l *Library) Close() error {
+	l.runner.close()
+	return nil
+}
+
+// stamp is what a stat says about a file, to tell whether it changed.
+type stamp struct {
+	mtime int64
+	size  int64
+	ino   uint64
+	ok    bool
+}
+
+// stampedPath is a path (NUL-terminated, for statPath) and its stamp.
+type stampedPath struct {
+	path []byte
+	st   stamp
+}
+
+func cpath(p string) []byte {
+	b := make([]byte, len(p)+1)
+	copy(b, p)
+	return b
+}
+
+// scanner builds one snapshot.
+type scanner struct {
+	old      *Snapshot
+	log      *slog.Logger
+	skills   []*Skill
+	problems []Problem
+	stamps   []stampedPath
+	seen     map[string]string // ID -> dir
+}
+
+func (sc *scanner) stampPath(p string) stamp {
+	sp := stampedPath{path: cpath(p)}
+	statPath(sp.path, &sp.st)
+	sc.stamps = append(sc.stamps, sp)
+	return sp.st
+}
+
+func (sc *scanner) root(r root) {
+	sc.stampPath(r.dir)
+	entries, err := os.ReadDir(r.dir)
+	if err != nil {
+		sc.problems = append(sc.problems, Problem{Path: r.dir, Msg: "cannot read the skills folder: " + errMsg(err)})
+		return
+	}
+	for _, e := range entries {
+		dir := filepath.Join(r.dir, e.Name())
+		if !isDirEntry(e, dir) || skipName(e.Name()) {
+			continue
+		}
+		if fileExists(filepath.Join(dir, FileName)) {
+			sc.skill(r, dir, "", e.Name())
+			continue
+		}
+		// A team folder: skills one level down.
+		sc.stampPath(dir)
+		sub, err := os.ReadDir(dir)
+		if err != nil {
+			continue
+		}
+		for _, s := range sub {
+			sd := filepath.Join(dir, s.Name())
+			if !isDirEntry(s, sd) || skipName(s.Name()) {
+				continue
+			}
+			if fileExists(filepath.Join(sd, FileName)) {
+				sc.skill(r, sd, e.Name(), s.Name())
+			} else {
+				sc.stampPath(sd)
+			}
+		}
+	}
+}
+
+// skipName skips hidden folders (.git) and the usual non-skill ones.
+func skipName(n string) bool {
+	return strings.HasPrefix(n, ".") || n == "node_modules" || n == "__pycache__"
+}
+
+func isDirEntry(e os.DirEntry, path string) bool {
+	if e.IsDir() {
+		return true
+	}
+	if e.Type()&os.ModeSymlink != 0 {
+		fi, err := os.Stat(path)
+		return err == nil && fi.IsDir()
+	}
+	return false
+}
+
+func fileExists(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && fi.Mode().IsRegular()
+}
+
+func errMsg(err error) string {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err.Error()
+	}
+	return err.Error()
+}
+
+func (sc *scanner) skill(r root, dir, team, folder string) {
+	md := filepath.Join(dir, FileName)
+	st := sc.stampPath(md)
+	rel := md
+	if rr, err := filepath.Rel(r.dir, md); err == nil {
+		rel = filepath.Join(filepath.Base(r.dir), rr)
+	}
+	sk := &Skill{Team: team, Dir: dir, Root: r.dir, Source: r.source, mdPath: md, md: st}
+	// Reuse the parsed frontmatter when SKILL.md did not change.
+	prev := sc.old.byPath[md]
+	if prev != nil && prev.md == st && st.ok {
+		sk.Meta = prev.Meta
+		sk.Problems = prev.Problems
+	} else {
+		meta, probs, ok := readMeta(md, rel)
+		if !ok {
+			sc.problems = append(sc.problems, probs...)
+			return
+		}
+		sk.Meta, sk.Problems = meta, probs
+	}
+	if sk.Meta.Name != folder {
+		sk.Problems = appendOnce(sk.Problems, Problem{Path: rel, Field: "name", Warning: true,
+			Msg: "\"" + sk.Meta.Name + "\" differs from its folder \"" + folder + "\"; the skill is served as " + sk.Meta.Name})
+	}
+	sk.ID = sk.Meta.Name
+	if team != "" {
+		sk.ID = team + "/" + sk.Meta.Name
+	}
+	if sc.seen == nil {
+		sc.seen = map[string]string{}
+	}
+	if other, dup := sc.seen[sk.ID]; dup {
+		sc.problems = append(sc.problems, Problem{Path: rel, Field: "name",
+			Msg: "skill " + sk.ID + " is also defined in " + other + "; the first one is served, rename this one"})
+		return
+	}
+	sc.seen[sk.ID] = dir
+	sk.Scripts = listFiles(filepath.Join(dir, "scripts"), maxScripts)
+	sk.hooks = findHooks(filepath.Join(dir, "hooks"))
+	sk.ToolDirs = toolDirs(filepath.Join(dir, "tools"))
+	if fi, err := os.Stat(filepath.Join(dir, "pipelines")); err == nil && fi.IsDir() {
+		sk.PipelinesDir = filepath.Join(dir, "pipelines")
+	}
+	sk.card = makeCard(sk)
+	sk.keywords = keywords(sk)
+	sc.problems = append(sc.problems, sk.Problems...)
+	sc.skills = append(sc.skills, sk)
+}
+
+func appendOnce(ps []Problem, p Problem) []Problem {
+	if slices.Contains(ps, p) {
+		return ps
+	}
+	return append(slices.Clip(ps), p)
+}
+
+// readMeta reads the first MaxFrontmatter bytes of a SKILL.md and parses
+// its frontmatter. ok is false when the skill cannot be served.
+func readMeta(path, rel string) (Meta, []Problem, bool) {
+	f, err := os.Open(path)
+	if err != nil {
+		return Meta{}, []Problem{{Path: rel, Msg: "cannot read: " + errMsg(err)}}, false
+	}
+	defer f.Close()
+	buf := make([]byte, MaxFrontmatter+1)
+	n, err := io.ReadFull(f, buf)
+	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
+		return Meta{}, []Problem{{Path: rel, Msg: "cannot read: " + errMsg(err)}}, false
+	}
+	meta, _, err := ParseFrontmatter(buf[:n])
+	var probs []Problem
+	var fe *FrontmatterError
+	if errors.As(err, &fe) {
+		for _, p := range fe.Problems {
+			p.Path = rel
+			probs = append(probs, p)
+		}
+	}
+	return meta, probs, !hasErrors(err)
+}
+
+// listFiles lists regular files under dir (relative, slash-separated),
+// at most max of them, skipping hidden ones.
+func listFiles(dir string, max int) []string {
+	var out []string
+	_ = filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return nil
+		}
+		if p != dir && skipName(d.Name()) {
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if d.Type().IsRegular() || d.Type()&os.ModeSymlink != 0 {
+			if rel, err := filepath.Rel(dir, p); err == nil {
+				out = append(out, filepath.ToSlash(rel))
+			}
+			if len(out) >= max {
+				return filepath.SkipAll
+			}
+		}
+		return nil
+	})
+	return out
+}
+
+// toolDirs lists the folders under dir that hold a tool.yaml.
+func toolDirs(dir string) []string {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, e := range entries {
+		p := filepath.Join(dir, e.Name())
+		if isDirEntry(e, p) && !skipName(e.Name()) && fileExists(filepath.Join(p, "tool.yaml")) {
+			out = append(out, p)
+		}
+	}
+	return out
+}

@@ -1,0 +1,439 @@
+package skills
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/skillgate/skillgate/plugins/sdk"
+	"github.com/skillgate/skillgate/plugins/toolspec"
+)
+
+// MaxArgs is the most command-line arguments a script run may pass.
+const MaxArgs = 64
+
+// maxLoaded bounds the scripts kept loaded in the executor.
+const maxLoaded = 128
+
+// RunRequest is one run of a skill's script.
+type RunRequest struct {
+	// Skill is the skill's ID or unique name.
+	Skill string `json:"skill"`
+	// Script is the file under the skill's scripts/ folder: "fill.py" or
+	// "scripts/fill.py".
+	Script string `json:"script"`
+	// Args are the script's command-line arguments (at most MaxArgs).
+	Args []string `json:"args,omitempty"`
+	// Input, when set, reaches the script on stdin as {"input": ...}.
+	Input json.RawMessage `json:"input,omitempty"`
+}
+
+// defaultInterpreters are the runtimes skill scripts run with.
+func defaultInterpreters() map[string][]string {
+	return map[string][]string{
+		toolspec.RuntimePython: {"python3"},
+		toolspec.RuntimeNode:   {"node"},
+		toolspec.RuntimeBash:   {"bash"},
+		toolspec.RuntimeRuby:   {"ruby"},
+		toolspec.RuntimeExec:   {},
+	}
+}
+
+// runtimeOf picks the runtime of a script by its extension, or exec for
+// an executable file without a known one.
+func runtimeOf(path string) (string, error) {
+	switch strings.ToLower(filepath.Ext(path)) {
+	case ".py":
+		return toolspec.RuntimePython, nil
+	case ".js", ".mjs", ".cjs":
+		return toolspec.RuntimeNode, nil
+	case ".sh", ".bash":
+		return toolspec.RuntimeBash, nil
+	case ".rb":
+		return toolspec.RuntimeRuby, nil
+	}
+	fi, err := os.Stat(path)
+	if err == nil && fi.Mode()&0o111 != 0 {
+		return toolspec.RuntimeExec, nil
+	}
+	return "", fmt.Errorf("cannot tell how to run %s: give it a .py, .js, .sh or .rb extension, or make it executable with a #! line", filepath.Base(path))
+}
+
+// key identifies a policy in a scriptKey.
+func (p Policy) key() string {
+	return fmt.Sprintf("%s|%s|%t|%s", p.Timeout, p.StallTimeout, p.Sandbox, strings.Join(p.Env, ","))
+}
+
+// scriptKey identifies one loaded source in the executor.
+type scriptKey struct {
+	dir, entry, runtime, policy, env string
+	hook                             bool
+}
+
+// runner loads scripts into the executor as sources and calls them.
+type runner struct {
+	l   *Library
+	seq atomic.Uint64
+	env string // path of the env binary
+
+	mu     sync.Mutex
+	loaded map[scriptKey]*loadedScript
+	order  []scriptKey
+	closed bool
+}
+
+type loadedScript struct {
+	source string
+	name   string
+	ready  chan struct{}
+	err    error
+}
+
+func newRunner(l *Library) *runner {
+	r := &runner{l: l, loaded: map[scriptKey]*loadedScript{}}
+	if p, err := exec.LookPath("env"); err == nil {
+		r.env = p
+	}
+	return r
+}
+
+var unsafeName = regexp.MustCompile(`[^a-zA-Z0-9_-]+`)
+
+// toolName is a valid tool name for a script.
+func toolName(entry string) string {
+	n := strings.Trim(unsafeName.ReplaceAllString(strings.TrimSuffix(entry, filepath.Ext(entry)), "_"), "_")
+	if n == "" {
+		n = "script"
+	}
+	if len(n) > 64 {
+		n = n[len(n)-64:]
+	}
+	return n
+}
+
+// RunScript runs a file of a skill's scripts/ through the script executor
+// with the skill's execution policy, between the hooks: global pre, skill
+// pre, the script, skill post, global post. It returns the MCP
+// CallToolResult. A script that fails is a result with isError set; an
+// error means the run could not happen (unknown skill or script, a path
+// leading out of scripts/, a hook that denied it: *DeniedError).
+func (l *Library) RunScript(ctx context.Context, req RunRequest, call sdk.Call) (json.RawMessage, error) {
+	snap := l.Snapshot()
+	sk, err := snap.Lookup(req.Skill)
+	if err != nil {
+		return nil, err
+	}
+	if l.opts.Executor == nil {
+		return nil, fmt.Errorf("%w: the gateway runs no script executor", ErrNoExecutor)
+	}
+	rel := strings.TrimPrefix(strings.TrimPrefix(req.Script, "./"), "scripts/")
+	clean, err := cleanRel(rel)
+	if err != nil {
+		return nil, fmt.Errorf("skill %s: %w", sk.ID, err)
+	}
+	entry := "scripts/" + clean
+	f, _, err := openInSkill(sk.Dir, entry)
+	if err != nil {
+		if len(sk.Scripts) > 0 {
+			return nil, fmt.Errorf("%w %s: %v; its scripts are %s", ErrNotScript, sk.ID, err, strings.Join(sk.Scripts, ", "))
+		}
+		return nil, fmt.Errorf("%w %s: %v; it has no scripts/ folder", ErrNotScript, sk.ID, err)
+	}
+	f.Close()
+	rt, err := runtimeOf(filepath.Join(sk.Dir, entry))
+	if err != nil {
+		return nil, fmt.Errorf("skill %s: %v", sk.ID, err)
+	}
+	if len(req.Args) > MaxArgs {
+		return nil, fmt.Errorf("skill %s: %d arguments; at most %d", sk.ID, len(req.Args), MaxArgs)
+	}
+	pol := sk.Policy(clean, l.opts.Defaults)
+	if m := l.opts.MaxTimeout; m > 0 && (pol.Timeout == 0 || pol.Timeout > m) {
+		pol.Timeout = m
+	}
+	ev := &HookEvent{Skill: sk.ID, Script: entry, Args: req.Args, Input: req.Input}
+	if ev.Args == nil {
+		ev.Args = []string{}
+	}
+	// Hooks cost nothing when there are none: two empty slices.
+	pre := slices.Concat(snap.hooks.pre, sk.hooks.pre)
+	for _, h := range pre {
+		ev.Hook = "pre"
+		d, err := l.runner.runHook(ctx, h, ev, call)
+		if err != nil {
+			return nil, err
+		}
+		switch d.Decision {
+		case "", "allow", "continue":
+		case "deny", "block", "fail":
+			return nil, &DeniedError{Hook: filepath.Base(h), Reason: d.Reason}
+		default:
+			return nil, fmt.Errorf("hook %s: decision %q is not deny or empty", filepath.Base(h), d.Decision)
+		}
+		if d.Args != nil {
+			if len(*d.Args) > MaxArgs {
+				return nil, fmt.Errorf("hook %s: %d arguments; at most %d", filepath.Base(h), len(*d.Args), MaxArgs)
+			}
+			ev.Args = *d.Args
+		}
+		if d.Input != nil {
+			ev.Input = d.Input
+		}
+		if len(d.Env) > 0 {
+			if ev.Env == nil {
+				ev.Env = map[string]string{}
+			}
+			maps.Copy(ev.Env, d.Env)
+		}
+	}
+	args := map[string]any{"args": ev.Args}
+	for i, a := range ev.Args {
+		args[strconv.Itoa(i)] = a
+	}
+	if ev.Input != nil {
+		args["input"] = ev.Input
+	}
+	argsJSON, _ := json.Marshal(args)
+	key := scriptKey{dir: sk.Dir, entry: entry, runtime: rt, policy: pol.key(), env: envKey(ev.Env)}
+	vars := map[string]string{"SKILLGATE_SKILL": sk.ID, "SKILLGATE_SKILL_DIR": sk.Dir}
+	if b := l.opts.OutputBudget; b > 0 {
+		vars["SKILLGATE_OUTPUT_BUDGET"] = strconv.Itoa(b)
+	}
+	maps.Copy(vars, ev.Env)
+	res, err := l.runner.call(ctx, key, pol, vars, argsJSON, call)
+	if err != nil {
+		return nil, fmt.Errorf("skill %s: run %s: %w", sk.ID, entry, err)
+	}
+	post := slices.Concat(sk.hooks.post, snap.hooks.post)
+	for _, h := range post {
+		ev.Hook = "post"
+		ev.Result = res
+		d, err := l.runner.runHook(ctx, h, ev, call)
+		if err != nil {
+			return nil, err
+		}
+		switch d.Decision {
+		case "", "allow", "continue":
+		case "fail", "deny", "block":
+			return nil, &DeniedError{Hook: filepath.Base(h), Reason: d.Reason}
+		default:
+			return nil, fmt.Errorf("hook %s: decision %q is not fail or empty", filepath.Base(h), d.Decision)
+		}
+		if d.Result != nil {
+			res = asResult(d.Result)
+		}
+	}
+	return res, nil
+}
+
+// asResult takes a CallToolResult as it is and makes any other value its
+// text.
+func asResult(v json.RawMessage) json.RawMessage {
+	var obj map[string]json.RawMessage
+	if json.Unmarshal(v, &obj) == nil {
+		if _, ok := obj["content"]; ok {
+			return v
+		}
+	}
+	text := string(v)
+	var s string
+	if json.Unmarshal(v, &s) == nil {
+		text = s
+	}
+	out, _ := json.Marshal(map[string]any{"content": []map[string]string{{"type": "text", "text": text}}})
+	return out
+}
+
+func envKey(env map[string]string) string {
+	if len(env) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	for _, k := range slices.Sorted(maps.Keys(env)) {
+		b.WriteString(k + "=" + env[k] + "\x00")
+	}
+	return b.String()
+}
+
+// call loads key's script (once; later calls reuse it) and runs it with
+// args as the call's arguments.
+func (r *runner) call(ctx context.Context, key scriptKey, pol Policy, vars map[string]string, args json.RawMessage, call sdk.Call) (json.RawMessage, error) {
+	ls, err := r.load(ctx, key, pol, vars)
+	if err != nil {
+		return nil, err
+	}
+	params, _ := json.Marshal(map[string]any{"name": ls.name, "arguments": args})
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	if call == nil {
+		call = nopCall{}
+	}
+	return r.l.opts.Executor.Call(ctx, sdk.CallRequest{Source: ls.source, Method: "tools/call", Params: params}, call)
+}
+
+func (r *runner) load(ctx context.Context, key scriptKey, pol Policy, vars map[string]string) (*loadedScript, error) {
+	r.mu.Lock()
+	if r.closed {
+		r.mu.Unlock()
+		return nil, fmt.Errorf("%w: the skills library is closed", ErrNoExecutor)
+	}
+	if ls := r.loaded[key]; ls != nil {
+		r.mu.Unlock()
+		<-ls.ready
+		if ls.err != nil {
+			return nil, ls.err
+		}
+		return ls, nil
+	}
+	ls := &loadedScript{source: fmt.Sprintf("skill-script-%d", r.seq.Add(1)), name: toolName(key.entry), ready: make(chan struct{})}
+	r.loaded[key] = ls
+	r.order = append(r.order, key)
+	var evict []*loadedScript
+	for len(r.order) > maxLoaded {
+		old := r.order[0]
+		r.order = r.order[1:]
+		evict = append(evict, r.loaded[old])
+		delete(r.loaded, old)
+	}
+	r.mu.Unlock()
+	for _, e := range evict {
+		go r.unload(e)
+	}
+	spec, err := r.spec(key, pol, vars, ls.name)
+	if err == nil {
+		_, err = r.l.opts.Executor.Load(ctx, sdk.LoadRequest{Source: ls.source, Kind: "script", Spec: spec})
+	}
+	if err != nil {
+		ls.err = err
+		r.mu.Lock()
+		if r.loaded[key] == ls {
+			delete(r.loaded, key)
+			r.order = slices.DeleteFunc(r.order, func(k scriptKey) bool { return k == key })
+		}
+		r.mu.Unlock()
+	}
+	close(ls.ready)
+	return ls, err
+}
+
+func (r *runner) unload(ls *loadedScript) {
+	<-ls.ready
+	if ls.err == nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = r.l.opts.Executor.Unload(ctx, ls.source)
+	}
+}
+
+// spec is the script executor's spec for a script: the skill (or hooks)
+// folder as the tool folder, argv filled from the call's "0", "1", ...
+// arguments, and the skill's variables set through env(1) in front of the
+// interpreter, since the executor passes only named variables of its own
+// environment.
+func (r *runner) spec(key scriptKey, pol Policy, vars map[string]string, name string) (json.RawMessage, error) {
+	interps := r.l.opts.Interpreters
+	if interps == nil {
+		interps = defaultInterpreters()
+	}
+	base, ok := interps[key.runtime]
+	if !ok {
+		return nil, fmt.Errorf("runtime %s is not allowed for skill scripts", key.runtime)
+	}
+	argv := slices.Clone(base)
+	if len(vars) > 0 {
+		if r.env == "" {
+			return nil, fmt.Errorf("env(1) is not installed; it passes skill variables to scripts")
+		}
+		pre := []string{r.env}
+		for _, k := range slices.Sorted(maps.Keys(vars)) {
+			pre = append(pre, k+"="+vars[k])
+		}
+		argv = append(pre, argv...)
+	}
+	tool := toolspec.Tool{
+		Name:         name,
+		Description:  cmpOr(pol.Description, "Script "+key.entry),
+		Runtime:      key.runtime,
+		Entry:        key.entry,
+		Timeout:      toolspec.Duration(pol.Timeout),
+		StallTimeout: toolspec.Duration(pol.StallTimeout),
+		Env:          pol.Env,
+		Sandbox:      toolspec.Sandbox{Enabled: pol.Sandbox},
+	}
+	if key.runtime == toolspec.RuntimeExec && len(argv) == 0 {
+		argv = nil
+	}
+	if !key.hook {
+		for i := range MaxArgs {
+			tool.Args = append(tool.Args, "{"+strconv.Itoa(i)+"}")
+		}
+	}
+	state := r.l.stateDir(key.dir)
+	spec := toolspec.Spec{
+		Dir:      key.dir,
+		Tool:     tool,
+		Limits:   toolspec.Limits{MaxTimeout: toolspec.Duration(r.l.opts.MaxTimeout), Interpreters: map[string][]string{key.runtime: argv}},
+		StateDir: filepath.Join(state, "state"),
+		CacheDir: filepath.Join(state, "cache"),
+	}
+	return json.Marshal(spec)
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+// stateDir is where a skill's (or hooks folder's) scripts keep state.
+func (l *Library) stateDir(dir string) string {
+	base := l.opts.StateDir
+	if base == "" {
+		c, err := os.UserCacheDir()
+		if err != nil {
+			c = os.TempDir()
+		}
+		base = filepath.Join(c, "skillgate", "skills")
+	}
+	return filepath.Join(base, strings.Trim(unsafeName.ReplaceAllString(dir, "_"), "_"))
+}
+
+func (r *runner) close() {
+	r.mu.Lock()
+	if r.closed {
+		r.mu.Unlock()
+		return
+	}
+	r.closed = true
+	all := slices.Collect(maps.Values(r.loaded))
+	r.loaded = map[scriptKey]*loadedScript{}
+	r.order = nil
+	r.mu.Unlock()
+	for _, ls := range all {
+		r.unload(ls)
+	}
+}
+
+// nopCall drops progress and notifications of a run nobody listens to.
+type nopCall struct{}
+
+func (nopCall) Progress(sdk.Progress) error   { return nil }
+func (nopCall) Notify(sdk.Notification) error { return nil }
+func (nopCall) CallTool(context.Context, string, json.RawMessage) (json.RawMessage, error) {
+	return nil, fmt.Errorf("skill scripts cannot call tools")
+}
+func (nopCall) Request(context.Context, string, json.RawMessage) (json.RawMessage, error) {
+	return nil, fmt.Errorf("no client to ask")
+}

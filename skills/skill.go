@@ -1,0 +1,150 @@
+package skills
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// FileName is the file that makes a folder a skill.
+const FileName = "SKILL.md"
+
+// Skill is one skill of a snapshot. It is immutable: a change on disk
+// yields a new Skill in a new Snapshot.
+type Skill struct {
+	// ID addresses the skill: its name, or team/name for a skill nested
+	// one level (skills/<team>/<skill>/SKILL.md). It is the <skill-path>
+	// of its skill:// URIs and what activation (skill:ID) names.
+	ID string
+	// Team is the folder the skill is nested in, or "".
+	Team string
+	// Meta is the parsed frontmatter.
+	Meta Meta
+	// Dir is the skill folder's absolute path.
+	Dir string
+	// Root is the skills folder the skill was found in.
+	Root string
+	// Source says where Root comes from: "dir" or a git repository's
+	// "git <url>@<commit>".
+	Source string
+	// Scripts are the files under scripts/, relative to scripts/.
+	Scripts []string
+	// ToolDirs are the folders under tools/ holding a tool.yaml: the
+	// gateway loads them as script/wasm sources of this skill.
+	ToolDirs []string
+	// PipelinesDir is the skill's pipelines/ folder, or "".
+	PipelinesDir string
+	// Problems are warnings about the skill (it is served anyway).
+	Problems []Problem
+
+	hooks    hookSet
+	mdPath   string
+	md       stamp
+	card     string
+	keywords []string // lower-cased words of name, tags, description
+}
+
+// Name is the skill's frontmatter name.
+func (s *Skill) Name() string { return s.Meta.Name }
+
+// Card is the skill's one-line summary (about 30 tokens): ID, the start of
+// its description, and its tags.
+func (s *Skill) Card() string { return s.card }
+
+// HasHooks reports whether the skill has hooks of its own.
+func (s *Skill) HasHooks() bool { return !s.hooks.empty() }
+
+// URI is the skill:// URI of the skill's SKILL.md (MCP skills extension).
+func (s *Skill) URI() string { return "skill://" + s.ID + "/" + FileName }
+
+// Policy returns the execution policy of script (a path under scripts/),
+// its own entry merged over the skill's execution and d.
+func (s *Skill) Policy(script string, d Policy) Policy {
+	p := s.Meta.Scripts[script]
+	return p.merge(s.Meta.Execution).merge(d)
+}
+
+// cardWords is roughly how long a card's description may be: a card is
+// meant to cost about 30 tokens.
+const cardChars = 120
+
+func makeCard(s *Skill) string {
+	d := strings.Join(strings.Fields(s.Meta.Description), " ")
+	if len(d) > cardChars {
+		cut := strings.LastIndexAny(d[:cardChars], ".;")
+		if cut < cardChars/2 {
+			cut = strings.LastIndexByte(d[:cardChars], ' ')
+		}
+		if cut < cardChars/2 {
+			cut = cardChars
+		}
+		d = strings.TrimRight(d[:cut], " ,;.") + "…"
+	}
+	var b strings.Builder
+	b.WriteString(s.ID)
+	b.WriteString(": ")
+	b.WriteString(d)
+	if len(s.Meta.Tags) > 0 {
+		b.WriteString(" [")
+		b.WriteString(strings.Join(s.Meta.Tags[:min(len(s.Meta.Tags), 4)], ", "))
+		b.WriteString("]")
+	}
+	return b.String()
+}
+
+// Snapshot is the library at one moment: immutable, safe to share, swapped
+// atomically when the tree changes.
+type Snapshot struct {
+	skills   []*Skill
+	byID     map[string]*Skill
+	byName   map[string][]*Skill
+	byPath   map[string]*Skill // by SKILL.md path
+	problems []Problem
+	stamps   []stampedPath
+	hooks    hookSet // the global hooks
+	gen      uint64
+}
+
+// Skills returns the skills, sorted by ID. The slice is shared: do not
+// modify it.
+func (s *Snapshot) Skills() []*Skill { return s.skills }
+
+// Problems returns what is wrong in the tree: broken skills (not served)
+// and warnings about served ones.
+func (s *Snapshot) Problems() []Problem { return s.problems }
+
+// Generation counts the snapshots the library has published.
+func (s *Snapshot) Generation() uint64 { return s.gen }
+
+// Lookup finds a skill by ID, or by name when exactly one skill has it.
+func (s *Snapshot) Lookup(name string) (*Skill, error) {
+	if sk := s.byID[name]; sk != nil {
+		return sk, nil
+	}
+	switch c := s.byName[name]; len(c) {
+	case 0:
+		return nil, fmt.Errorf("%w: %q; find_skills lists the skills", ErrUnknownSkill, name)
+	case 1:
+		return c[0], nil
+	default:
+		ids := make([]string, len(c))
+		for i, sk := range c {
+			ids[i] = sk.ID
+		}
+		return nil, fmt.Errorf("%w: %q names %d skills; use one of %s", ErrAmbiguousSkill, name, len(c), strings.Join(ids, ", "))
+	}
+}
+
+func newSnapshot(skills []*Skill, problems []Problem, stamps []stampedPath, global hookSet, gen uint64) *Snapshot {
+	slices.SortFunc(skills, func(a, b *Skill) int { return cmp.Compare(a.ID, b.ID) })
+	s := &Snapshot{skills: skills, byID: make(map[string]*Skill, len(skills)), byName: map[string][]*Skill{},
+		byPath:   make(map[string]*Skill, len(skills)),
+		problems: problems, stamps: stamps, hooks: global, gen: gen}
+	for _, sk := range skills {
+		s.byID[sk.ID] = sk
+		s.byName[sk.Meta.Name] = append(s.byName[sk.Meta.Name], sk)
+		s.byPath[sk.mdPath] = sk
+	}
+	return s
+}

@@ -1,0 +1,24 @@
+//go:build !(linux && (amd64 || arm64))
+
+package skills
+
+import (
+	"os"
+	"syscall"
+)
+
+// statPath stats a NUL-terminated path. Off Linux it goes through os.Stat,
+// which allocates.
+func statPath(path []byte, st *stamp) bool {
+	fi, err := os.Stat(string(path[:len(path)-1]))
+	if err != nil {
+		*st = stamp{}
+		return false
+	}
+	var ino uint64
+	if s, ok := fi.Sys().(*syscall.Stat_t); ok {
+		ino = uint64(s.Ino)
+	}
+	*st = stamp{mtime: fi.ModTime().UnixNano(), size: fi.Size(), ino: ino, ok: true}
+	return true
+}
