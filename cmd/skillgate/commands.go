@@ -176,6 +176,7 @@ Collisions are listed after the tools.`,
 	list.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	list.Flags().BoolVar(&tokens, "tokens", false, "print what tools/list costs a new client on each endpoint (bytes, estimated tokens) instead of the tools")
 	tools.AddCommand(list)
+	addToolStoreCmds(tools)
 	return tools
 }
 
