@@ -15,6 +15,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/skillgate/skillgate/gateway/config"
 	"github.com/skillgate/skillgate/internal/testenv"
 )
 
@@ -438,4 +439,36 @@ func statusOf(t *testing.T, r *running) map[string]gatewayStatus {
 		out[k] = gatewayStatus{State: v.State, LastError: v.LastError}
 	}
 	return out
+}
+
+// TestToolDirsReload: a config reload that changes tools.dirs unloads the
+// old dir's tools and serves the new dir's.
+func TestToolDirsReload(t *testing.T) {
+	needInterpreters(t, "python3")
+	t.Setenv("XDG_STATE_HOME", t.TempDir())
+	one, two := t.TempDir(), t.TempDir()
+	writeFolder(t, one, "first", pyTool("first", "First.", "1"))
+	writeFolder(t, two, "second", pyTool("second", "Second.", "2"))
+	r := startGateway(t, toolsConfig(one, ""), nil)
+	r.waitReady(t, "tool:first")
+	cfg, err := config.Parse(strings.NewReader(toolsConfig(two, "")), "test.yaml", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := r.gw.Reload(ctx, cfg); err != nil {
+		t.Fatal(err)
+	}
+	snap := r.gw.Snapshot()
+	if _, ok := snap.Tool("tools__first"); ok {
+		t.Error("tools__first still served after its dir left the config")
+	}
+	if _, ok := snap.Tool("tools__second"); !ok {
+		t.Error("tools__second not served when Reload returned")
+	}
+	st := r.status(t)
+	if _, ok := st["tool:first"]; ok || st["tool:second"].State != "ready" {
+		t.Errorf("status after reload: %+v", st)
+	}
 }
