@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/skillgate/skillgate/plugins/sdk"
+	"github.com/skillgate/skillgate/skills/shape"
 )
 
 // Defaults of Options.
@@ -64,6 +65,8 @@ type Options struct {
 	// (SKILLGATE_OUTPUT_BUDGET) and their results are shaped to; zero
 	// means no shaping.
 	OutputBudget int
+	// Artifacts keeps the full output of shaped results; nil keeps none.
+	Artifacts *shape.Store
 	// OnChange is called (from the refreshing goroutine) with each new
 	// snapshot after it is published.
 	OnChange func(*Snapshot)

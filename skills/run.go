@@ -18,6 +18,7 @@ import (
 
 	"github.com/skillgate/skillgate/plugins/sdk"
 	"github.com/skillgate/skillgate/plugins/toolspec"
+	"github.com/skillgate/skillgate/skills/shape"
 )
 
 // MaxArgs is the most command-line arguments a script run may pass.
@@ -233,6 +234,11 @@ func (l *Library) RunScript(ctx context.Context, req RunRequest, call sdk.Call) 
 		if d.Result != nil {
 			res = asResult(d.Result)
 		}
+	}
+	if b := l.opts.OutputBudget; b > 0 {
+		sh := shape.Shaper{Budget: b, Store: l.opts.Artifacts,
+			Hint: "pass arguments that narrow the output, or filter it in the script (it gets the byte budget in SKILLGATE_OUTPUT_BUDGET)"}
+		res = sh.Result(res)
 	}
 	return res, nil
 }

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/skillgate/skillgate/plugins/script"
+	"github.com/skillgate/skillgate/skills/shape"
 )
 
 func need(t testing.TB, bins ...string) {
@@ -243,5 +244,36 @@ esac
 	}
 	if got := readLog(); got != "global-pre,global-post" {
 		t.Errorf("plain: %s", got)
+	}
+}
+
+// TestRunScriptShaped: a script printing 500 rows is shaped to the budget
+// and the full output stays readable as an artifact.
+func TestRunScriptShaped(t *testing.T) {
+	need(t, "python3")
+	dir := t.TempDir()
+	writeTree(t, dir, map[string]string{
+		"db/SKILL.md": skillMD("db", "Query the orders."),
+		"db/scripts/rows.py": `import json, os
+rows = [{"id": i, "customer": "c%03d" % i, "amount": i * 3} for i in range(500)]
+print(json.dumps({"total": len(rows), "budget": int(os.environ["SKILLGATE_OUTPUT_BUDGET"]), "rows": rows}))
+`,
+	})
+	st := shape.NewStore(0, 0)
+	l := scriptLib(t, dir, Options{OutputBudget: shape.Budget(30000, 0.1), Artifacts: st})
+	raw, err := l.RunScript(context.Background(), RunRequest{Skill: "db", Script: "rows.py"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(raw) > 12000 {
+		t.Errorf("%d bytes", len(raw))
+	}
+	r := decode(t, raw)
+	if r.StructuredContent["total"] != 500.0 || r.StructuredContent["budget"] != 12000.0 || r.StructuredContent["_truncated"] == nil {
+		t.Errorf("%v", r.StructuredContent["_truncated"])
+	}
+	h := r.Meta["skillgate/shaped"].(map[string]any)["artifact"].(string)
+	if c, err := st.Read(h, 0, 1<<20); err != nil || !strings.Contains(c.Data, "499") || c.Size < 20000 {
+		t.Errorf("artifact: %v", err)
 	}
 }
