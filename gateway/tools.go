@@ -62,6 +62,7 @@ type toolFolders struct {
 	folders map[string]*toolFolder // by source ID
 	stores  map[string]*toolstore.Store
 	started bool
+	gen     int // bumped by every config
 }
 
 // toolFolder is what the watcher knows of one folder.
@@ -69,6 +70,7 @@ type toolFolder struct {
 	id, dir string
 	fp      uint64 // files when last loaded (0: load again)
 	spec    []byte // spec last loaded
+	gen     int    // toolFolders.gen when last loaded
 	src     *source
 
 	building bool
@@ -132,6 +134,7 @@ func (g *Gateway) reloadTools(ctx context.Context, cfg *config.Config) {
 
 func (t *toolFolders) setConfig(cfg *config.Config) {
 	t.cfg = cfg
+	t.gen++
 	t.dirs = t.dirs[:0]
 	for _, d := range cfg.Tools.Dirs {
 		if abs, err := filepath.Abs(d); err == nil {
@@ -220,10 +223,14 @@ func (t *toolFolders) scan(ctx context.Context) {
 		if f.building {
 			continue
 		}
+		// Parse tool.yaml only when something may have changed: a quiet
+		// scan stats files and allocates little.
+		if s.fp == f.fp && f.gen == t.gen && (f.retryAt.IsZero() || now.Before(f.retryAt)) {
+			continue
+		}
 		spec, tool, perr := t.spec(f)
-		due := s.fp != f.fp || string(spec) != string(f.spec) ||
-			(!f.retryAt.IsZero() && now.After(f.retryAt))
-		if !due {
+		if s.fp == f.fp && string(spec) == string(f.spec) && f.retryAt.IsZero() {
+			f.gen = t.gen // a config change that leaves this tool alone
 			continue
 		}
 		todo = append(todo, func() { t.load(ctx, f, s, spec, tool, perr) })
@@ -274,7 +281,7 @@ func (t *toolFolders) spec(f *toolFolder) ([]byte, *toolspec.Tool, error) {
 // touching f: scans are serialized and each folder is loaded once per scan.
 func (t *toolFolders) load(ctx context.Context, f *toolFolder, s found, spec []byte, tool *toolspec.Tool, perr error) {
 	g := t.g
-	f.fp, f.spec, f.retryAt = s.fp, spec, time.Time{}
+	f.fp, f.spec, f.gen, f.retryAt = s.fp, spec, t.gen, time.Time{}
 	if perr == nil {
 		if lang, need := needsBuild(f.dir, tool); need && f.buildFP != s.fp {
 			t.build(ctx, f, s, tool, lang)
