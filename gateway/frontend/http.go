@@ -125,7 +125,7 @@ func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			switch {
 			case modern && (req.Method == string(mcp.MethodToolsList) && req.Params.Cursor == nil || req.Method == string(mcp.MethodToolsCall)) && modernPlain(r, &req):
 				if req.Method == string(mcp.MethodToolsList) {
-					g.s.serveModernList(w, req, dreq)
+					g.s.serveList(w, req, dreq, true)
 					return
 				}
 				if g.s.serveFastCall(w, r, "", &req, dreq) {
@@ -136,7 +136,7 @@ func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				return
 			case isList && req.Params.Cursor == nil && len(req.ID) > 0:
 				if _, ok := g.legacySession(r, req); ok {
-					g.s.serveLegacyList(w, req, dreq)
+					g.s.serveList(w, req, dreq, false)
 					return
 				}
 			case req.Method == string(mcp.MethodToolsCall):

@@ -4,11 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"net/http"
-	"strconv"
 
 	"github.com/mark3labs/mcp-go/mcp"
-
-	"github.com/skillgate/skillgate/gateway/disclosure"
 )
 
 // The stateless 2026-07-28 revision has no session, so nothing mcp-go holds
@@ -48,26 +45,6 @@ func modernPlain(r *http.Request, req *request) bool {
 func (s *Server) serverInfoMeta() []byte {
 	b, _ := json.Marshal(map[string]any{"io.modelcontextprotocol/serverInfo": map[string]string{"name": s.opts.Name, "version": s.opts.Version}})
 	return b
-}
-
-// serveModernList answers a 2026-07-28 tools/list without a cursor.
-func (s *Server) serveModernList(w http.ResponseWriter, req request, dreq disclosure.Request) {
-	list := s.listJSON(s.snap.Load(), req.Method, dreq)
-	key := listKeys[req.Method]
-	out := make([]byte, 0, len(list)+len(req.ID)+200)
-	out = append(out, `{"jsonrpc":"2.0","id":`...)
-	out = append(out, req.ID...)
-	out = append(out, `,"result":{"`...)
-	out = append(out, key...)
-	out = append(out, `":`...)
-	out = append(out, list...)
-	out = append(out, `,"_meta":`...)
-	out = append(out, s.modernMeta...)
-	out = append(out, `,"cacheScope":"private","resultType":"complete","ttlMs":0}}`+"\n"...)
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Content-Length", strconv.Itoa(len(out)))
-	w.WriteHeader(http.StatusOK)
-	_, _ = w.Write(out)
 }
 
 // modernResult adds to a source's result what mcp-go adds for a 2026-07-28

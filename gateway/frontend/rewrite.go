@@ -66,19 +66,24 @@ func parseRequest(body []byte) (request, bool) {
 	return req, json.Unmarshal(body, &req) == nil
 }
 
-// serveLegacyList answers a whole-list request of a known 2025-11-25-or-older
-// session directly from the snapshot's bytes: there is nothing for mcp-go to
-// add to such an answer.
-func (s *Server) serveLegacyList(w http.ResponseWriter, req request, dreq disclosure.Request) {
+// serveList answers a whole-list request directly from the snapshot's
+// bytes: a known 2025-11-25-or-older session (drained) or a plain
+// 2026-07-28 request, for which the members mcp-go adds are appended.
+func (s *Server) serveList(w http.ResponseWriter, req request, dreq disclosure.Request, modern bool) {
 	list := s.listJSON(s.snap.Load(), req.Method, dreq)
 	key := listKeys[req.Method]
-	out := make([]byte, 0, len(list)+len(req.ID)+64)
+	out := make([]byte, 0, len(list)+len(req.ID)+200)
 	out = append(out, `{"jsonrpc":"2.0","id":`...)
 	out = append(out, req.ID...)
 	out = append(out, `,"result":{"`...)
 	out = append(out, key...)
 	out = append(out, `":`...)
 	out = append(out, list...)
+	if modern {
+		out = append(out, `,"_meta":`...)
+		out = append(out, s.modernMeta...)
+		out = append(out, `,"cacheScope":"private","resultType":"complete","ttlMs":0`...)
+	}
 	out = append(out, "}}\n"...)
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Content-Length", strconv.Itoa(len(out)))
