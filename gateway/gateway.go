@@ -48,6 +48,7 @@ type Gateway struct {
 	fe    *frontend.Server
 	execs *executors
 	tools *toolFolders // tool folders (tools.go)
+	pipes *pipelineSet // pipelines.go
 
 	pubMu sync.Mutex // orders catalog updates to the front end
 
@@ -90,6 +91,7 @@ func New(opts Options) (*Gateway, error) {
 			Reserved:  Reserved,
 		}),
 	}
+	g.pipes = newPipelineSet(g)
 	g.execs = newExecutors(opts.Executable, g.log, hostLog{g.log})
 	g.tools = newToolFolders(g)
 	g.fe = frontend.New(router{g}, frontend.Options{
@@ -129,6 +131,7 @@ func (g *Gateway) Start(ctx context.Context) error {
 	g.startAdmin(ctx)
 	g.applyConfig(ctx, cfg)
 	g.startTools(ctx, cfg)
+	g.startPipelines(ctx)
 	return nil
 }
 
@@ -283,6 +286,9 @@ type SourceStatus struct {
 	LastError string    `json:"last_error,omitempty"`
 	Tools     int       `json:"tools"`
 	Since     time.Time `json:"since"`
+	// Problems lists every problem of a source made of files (pipelines),
+	// each with its file:line.
+	Problems []string `json:"problems,omitempty"`
 }
 
 // Status lists every source's state, sorted by name.
@@ -315,6 +321,17 @@ func (g *Gateway) Status() []SourceStatus {
 type router struct{ g *Gateway }
 
 func (r router) Call(ctx context.Context, it *catalog.Item, method string, params json.RawMessage, call sdk.Call) (json.RawMessage, error) {
+	if method == "tools/call" {
+		var refused json.RawMessage
+		if ctx, refused = r.g.enterTool(ctx, it.Name); refused != nil {
+			return refused, nil // the call-chain guard (pipelines.go)
+		}
+	}
+	return r.dispatch(ctx, it, method, params, call)
+}
+
+// dispatch is Call past the call-chain guard.
+func (r router) dispatch(ctx context.Context, it *catalog.Item, method string, params json.RawMessage, call sdk.Call) (json.RawMessage, error) {
 	g := r.g
 	g.mu.Lock()
 	src := g.sources[it.Source]
@@ -337,7 +354,7 @@ func (r router) Call(ctx context.Context, it *catalog.Item, method string, param
 		ctx, cancel = context.WithTimeout(ctx, timeout)
 		defer cancel()
 	}
-	res, err := ex.Call(ctx, sdk.CallRequest{Source: it.Source, Method: method, Params: params}, call)
+	res, err := ex.Call(ctx, sdk.CallRequest{Source: it.Source, Method: method, Params: params}, g.withChain(ctx, call))
 	if err != nil {
 		var rpcErr *sdk.RPCError
 		if errors.As(err, &rpcErr) {

@@ -395,7 +395,15 @@ func newServersCmd() *cobra.Command {
 				}
 				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%s\n", s.Name, s.Executor, s.State, pid, s.Restarts, s.Tools, oneLine(s.LastError, 80))
 			}
-			return tw.Flush()
+			if err := tw.Flush(); err != nil {
+				return err
+			}
+			for _, s := range st {
+				for _, p := range s.Problems {
+					fmt.Fprintf(cmd.OutOrStdout(), "%s: %s\n", s.Name, p)
+				}
+			}
+			return nil
 		},
 	}
 	cmd.Flags().StringVar(&url, "url", "", "base URL of a running gateway, e.g. http://127.0.0.1:8811")

@@ -37,6 +37,7 @@ Or let a desktop client launch it over stdio:
 	root.AddCommand(
 		newRunCmd(), newValidateCmd(), newImportCmd(), newToolsCmd(), newCallCmd(),
 		newServersCmd(), newProfilesCmd(), newVersionCmd(), newPluginCmd(),
+		newPipelineCmd(),
 	)
 	return root
 }
@@ -65,7 +66,7 @@ func newLogger(cmd *cobra.Command, w io.Writer) *slog.Logger {
 	lv, _ := cmd.Flags().GetString("log-level")
 	if lv == "" {
 		lv = "warn"
-		if cmd.Name() == "run" {
+		if cmd.Name() == "run" && cmd.Parent() == cmd.Root() { // not `pipeline run`
 			lv = "info"
 		}
 	}

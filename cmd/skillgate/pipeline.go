@@ -1,0 +1,485 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/skillgate/skillgate/gateway"
+	"github.com/skillgate/skillgate/gateway/config"
+	"github.com/skillgate/skillgate/pipelines"
+	"github.com/skillgate/skillgate/plugins/sdk"
+)
+
+func newPipelineCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "pipeline",
+		Short: "Validate, inspect and run YAML pipelines",
+		Long: `Pipelines are tools made of other tools, written in YAML (docs/PIPELINES.md).
+The gateway serves each one as pipelines__<name>. These commands work on the
+pipelines of the config (pipelines.dirs and pipelines.inline; the built-in
+default has examples/pipelines):
+
+  skillgate pipeline list
+  skillgate pipeline validate --all
+  skillgate pipeline validate pipelines/hello.yaml
+  skillgate pipeline graph hello --mermaid
+  skillgate pipeline run hello --arg who=ann --dry-run
+  skillgate pipeline run hello --arg who=ann
+  skillgate pipeline runs --url http://127.0.0.1:8811`,
+	}
+	cmd.AddCommand(newPipelineValidateCmd(), newPipelineListCmd(), newPipelineGraphCmd(), newPipelineRunCmd(), newPipelineRunsCmd())
+	return cmd
+}
+
+// problemJSON is one load problem in --json output.
+type problemJSON struct {
+	File  string `json:"file,omitempty"`
+	Line  int    `json:"line,omitempty"`
+	Col   int    `json:"col,omitempty"`
+	Field string `json:"field,omitempty"`
+	Expr  string `json:"expr,omitempty"`
+	Msg   string `json:"message"`
+	Text  string `json:"text"`
+}
+
+func problemsJSON(ps []*pipelines.Error) []problemJSON {
+	out := make([]problemJSON, 0, len(ps))
+	for _, p := range ps {
+		out = append(out, problemJSON{File: p.Pos.File, Line: p.Pos.Line, Col: p.Pos.Col, Field: p.Field, Expr: p.Expr, Msg: p.Msg, Text: p.Error()})
+	}
+	return out
+}
+
+type pipelineJSON struct {
+	Name        string `json:"name"`
+	Tool        string `json:"tool"`
+	Description string `json:"description,omitempty"`
+	Pos         string `json:"pos"`
+	Steps       int    `json:"steps"`
+}
+
+func pipelinesJSON(list []*pipelines.Pipeline) []pipelineJSON {
+	out := make([]pipelineJSON, 0, len(list))
+	for _, p := range list {
+		out = append(out, pipelineJSON{Name: p.Name, Tool: p.ToolName, Description: p.Description, Pos: p.Pos.String(), Steps: len(p.Steps)})
+	}
+	return out
+}
+
+func printJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+// loadPipelinesOffline compiles the config's pipelines without starting
+// anything; tool names are not checked.
+func loadPipelinesOffline(cmd *cobra.Command) (*config.Config, []*pipelines.Pipeline, []*pipelines.Error, error) {
+	cfg, err := loadConfig(cmd)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	list, lerr := gateway.PipelineLoader(cfg, nil).Load(cfg.Pipelines.Dirs...)
+	return cfg, list, gateway.PipelineProblems(lerr), nil
+}
+
+// findPipeline returns the pipeline called name, or an error that lists
+// the problems when it did not compile.
+func findPipeline(list []*pipelines.Pipeline, problems []*pipelines.Error, name string) (*pipelines.Pipeline, error) {
+	for _, p := range list {
+		if p.Name == name || p.ToolName == name {
+			return p, nil
+		}
+	}
+	names := make([]string, 0, len(list))
+	for _, p := range list {
+		names = append(names, p.Name)
+	}
+	msg := fmt.Sprintf("no pipeline %q in the config (have: %s)", name, strings.Join(names, ", "))
+	if len(problems) > 0 {
+		lines := []string{msg + "; some pipelines did not compile:"}
+		for _, p := range problems {
+			lines = append(lines, "  "+p.Error())
+		}
+		msg = strings.Join(lines, "\n")
+	}
+	return nil, errors.New(msg)
+}
+
+func newPipelineValidateCmd() *cobra.Command {
+	var all, noTools, asJSON bool
+	cmd := &cobra.Command{
+		Use:   "validate [FILE...] | --all",
+		Short: "Check pipeline files and report every problem with file:line:col",
+		Long: `Compile pipeline files (or, with --all, every pipeline of the config) and
+report every problem at once: YAML, unknown keys, expression syntax and
+types, unknown step ids, forward references, unknown tools.
+
+Tool names are checked against the tools the config serves, so the
+configured servers are started once (as "skillgate tools list" does);
+--no-tools skips that check and starts nothing. The files' pipelines may
+call each other and the config's pipelines.
+
+Exit status: 0 when everything compiles, 1 when there are problems.`,
+		RunE: func(cmd *cobra.Command, files []string) error {
+			if all == (len(files) > 0) {
+				return errors.New("name pipeline files, or use --all for the config's pipelines")
+			}
+			cfg, err := loadConfig(cmd)
+			if err != nil {
+				return err
+			}
+			var tools func(string) bool
+			var served []*pipelines.Pipeline
+			if !noTools {
+				gw, err := startFromConfig(cmd)
+				if err != nil {
+					return err
+				}
+				defer gw.Close()
+				snap := gw.Snapshot()
+				tools = func(name string) bool {
+					it, ok := snap.Tool(name)
+					return ok && it.Source != "pipelines"
+				}
+				served, _ = gw.Pipelines()
+			}
+			var list []*pipelines.Pipeline
+			var problems []*pipelines.Error
+			if all {
+				l, err := gateway.PipelineLoader(cfg, tools).Load(cfg.Pipelines.Dirs...)
+				list, problems = l, gateway.PipelineProblems(err)
+			} else {
+				list, problems = validateFiles(cfg, files, tools, served)
+			}
+			if asJSON {
+				if err := printJSON(cmd.OutOrStdout(), map[string]any{"pipelines": pipelinesJSON(list), "problems": problemsJSON(problems)}); err != nil {
+					return err
+				}
+			} else {
+				w := cmd.ErrOrStderr()
+				for _, p := range problems {
+					fmt.Fprintln(w, p)
+				}
+				for _, p := range list {
+					fmt.Fprintf(w, "%s: ok (%s, %d steps)\n", p.Pos, p.ToolName, len(p.Steps))
+				}
+				if noTools {
+					fmt.Fprintln(w, "(tool names not checked: --no-tools)")
+				}
+				if len(problems) > 0 {
+					fmt.Fprintf(w, "%d problems\n", len(problems))
+				}
+			}
+			if len(problems) > 0 {
+				return exitError(1)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&all, "all", false, "validate every pipeline of the config (pipelines.dirs and pipelines.inline)")
+	cmd.Flags().BoolVar(&noTools, "no-tools", false, "do not check tool names (starts no server)")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the pipelines and problems as JSON on stdout")
+	return cmd
+}
+
+// validateFiles compiles each file, knowing the pipelines of every file
+// and of the config (served) by name.
+func validateFiles(cfg *config.Config, files []string, tools func(string) bool, served []*pipelines.Pipeline) ([]*pipelines.Pipeline, []*pipelines.Error) {
+	names := map[string]bool{}
+	for _, p := range served {
+		names[p.ToolName] = true
+	}
+	var (
+		list     []*pipelines.Pipeline
+		problems []*pipelines.Error
+		srcs     = map[string][]byte{}
+	)
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			problems = append(problems, &pipelines.Error{Pos: pipelines.Pos{File: f}, Msg: err.Error()})
+			continue
+		}
+		srcs[f] = b
+		ps, _ := gateway.PipelineLoader(cfg, nil).Parse(bytes.NewReader(b), f)
+		for _, p := range ps {
+			names[p.ToolName] = true
+		}
+	}
+	var check func(string) bool
+	if tools != nil {
+		check = func(name string) bool { return names[name] || tools(name) }
+	}
+	for _, f := range files {
+		b, ok := srcs[f]
+		if !ok {
+			continue
+		}
+		l := gateway.PipelineLoader(cfg, check)
+		l.Inline = nil
+		ps, err := l.Parse(bytes.NewReader(b), f)
+		list = append(list, ps...)
+		problems = append(problems, gateway.PipelineProblems(err)...)
+	}
+	return list, problems
+}
+
+func newPipelineListCmd() *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "list",
+		Short: "List the config's pipelines with their tool names and files",
+		Long: `List the config's pipelines without starting anything (tool names are not
+checked; "pipeline validate --all" does). Problems go to stderr.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			_, list, problems, err := loadPipelinesOffline(cmd)
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return printJSON(cmd.OutOrStdout(), map[string]any{"pipelines": pipelinesJSON(list), "problems": problemsJSON(problems)})
+			}
+			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "TOOL\tSTEPS\tFILE\tDESCRIPTION")
+			for _, p := range list {
+				fmt.Fprintf(tw, "%s\t%d\t%s\t%s\n", p.ToolName, len(p.Steps), p.Pos, oneLine(p.Description, 60))
+			}
+			tw.Flush()
+			for _, p := range problems {
+				fmt.Fprintln(cmd.ErrOrStderr(), "problem:", p)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	return cmd
+}
+
+func newPipelineGraphCmd() *cobra.Command {
+	var mermaid, asJSON bool
+	cmd := &cobra.Command{
+		Use:   "graph NAME",
+		Short: "Print a pipeline's step graph: stages of steps that run in parallel, or Mermaid",
+		Long: `Print the steps of pipeline NAME as stages: the steps of one stage may run
+in parallel, each after the steps it waits for. --mermaid prints a Mermaid
+flowchart (paste it into a Markdown file or mermaid.live); --json the steps
+with their dependencies. Nothing is started.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			_, list, problems, err := loadPipelinesOffline(cmd)
+			if err != nil {
+				return err
+			}
+			p, err := findPipeline(list, problems, args[0])
+			if err != nil {
+				return err
+			}
+			switch {
+			case asJSON:
+				type stepJSON struct {
+					ID       string   `json:"id"`
+					Tool     string   `json:"tool"`
+					Pos      string   `json:"pos"`
+					Deps     []string `json:"deps"`
+					If       string   `json:"if,omitempty"`
+					ForEach  string   `json:"for_each,omitempty"`
+					OnError  string   `json:"on_error"`
+					Fallback bool     `json:"fallback,omitempty"`
+				}
+				steps := make([]stepJSON, 0, len(p.Steps))
+				for _, s := range p.Steps {
+					deps := s.Deps
+					if deps == nil {
+						deps = []string{}
+					}
+					steps = append(steps, stepJSON{ID: s.ID, Tool: s.Tool, Pos: s.Pos.String(), Deps: deps, If: s.If, ForEach: s.ForEach, OnError: s.OnError, Fallback: s.Fallback})
+				}
+				return printJSON(cmd.OutOrStdout(), map[string]any{"name": p.Name, "tool": p.ToolName, "steps": steps})
+			case mermaid:
+				_, err = io.WriteString(cmd.OutOrStdout(), p.Mermaid())
+			default:
+				_, err = io.WriteString(cmd.OutOrStdout(), p.Graph())
+			}
+			return err
+		},
+	}
+	cmd.Flags().BoolVar(&mermaid, "mermaid", false, "print a Mermaid flowchart")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the steps and their dependencies as JSON")
+	return cmd
+}
+
+func newPipelineRunCmd() *cobra.Command {
+	var rawJSON string
+	var kv []string
+	var dryRun bool
+	cmd := &cobra.Command{
+		Use:   "run NAME",
+		Short: "Run a pipeline against the config's servers, with per-step progress on stderr",
+		Long: `Start the configured servers, run pipeline NAME once and print its result
+(an MCP CallToolResult) as JSON on stdout. Each step's progress goes to
+stderr as it happens, then the run's step timings.
+
+  skillgate pipeline run echo_fanout --json '{"messages":["a","b"]}'
+  skillgate pipeline run city_weather --arg city=Chicago
+
+--arg values are parsed as JSON when they parse (numbers, true, lists),
+and taken as strings otherwise. --dry-run starts nothing: it prints the
+plan, each step's arguments with everything known before the run (the
+inputs, defaults, constants) filled in.
+
+Exit status: 0 on success, 2 when the pipeline failed (isError), 1 on
+other errors.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			callArgs, err := buildArgs(rawJSON, kv)
+			if err != nil {
+				return err
+			}
+			if dryRun {
+				_, list, problems, err := loadPipelinesOffline(cmd)
+				if err != nil {
+					return err
+				}
+				p, err := findPipeline(list, problems, args[0])
+				if err != nil {
+					return err
+				}
+				plan, err := p.Plan(callArgs)
+				if err != nil {
+					return err
+				}
+				_, err = io.WriteString(cmd.OutOrStdout(), plan)
+				return err
+			}
+			gw, err := startFromConfig(cmd)
+			if err != nil {
+				return err
+			}
+			defer gw.Close()
+			list, problems := gw.Pipelines()
+			p, err := findPipeline(list, problems, args[0])
+			if err != nil {
+				return err
+			}
+			res, err := gw.CallTool(cmd.Context(), p.ToolName, callArgs, &stepPrinter{w: cmd.ErrOrStderr()})
+			if err != nil {
+				return err
+			}
+			var pretty bytes.Buffer
+			if err := json.Indent(&pretty, res, "", "  "); err != nil {
+				return fmt.Errorf("the result is not JSON: %w", err)
+			}
+			pretty.WriteByte('\n')
+			if _, err := cmd.OutOrStdout().Write(pretty.Bytes()); err != nil {
+				return err
+			}
+			for _, r := range gw.PipelineRuns() {
+				if r.Pipeline == p.Name {
+					fmt.Fprint(cmd.ErrOrStderr(), gateway.FormatRun(r))
+					break
+				}
+			}
+			var r struct {
+				IsError bool `json:"isError"`
+			}
+			if json.Unmarshal(res, &r) == nil && r.IsError {
+				return exitError(2)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&rawJSON, "json", "", "arguments as one JSON object")
+	cmd.Flags().StringArrayVar(&kv, "arg", nil, "an argument as key=value (repeatable)")
+	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "print the plan with the bindings known before the run, and start nothing")
+	return cmd
+}
+
+// stepPrinter prints a pipeline's progress, one line per step event.
+type stepPrinter struct {
+	cliCall
+	w io.Writer
+}
+
+func (s *stepPrinter) Progress(p sdk.Progress) error {
+	_, err := fmt.Fprintln(s.w, p.Message)
+	return err
+}
+
+func (s *stepPrinter) Notify(n sdk.Notification) error {
+	_, err := fmt.Fprintf(s.w, "%s %s\n", n.Method, n.Params)
+	return err
+}
+
+func newPipelineRunsCmd() *cobra.Command {
+	var url, pipeline string
+	var limit int
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "runs [RUN_ID] --url URL",
+		Short: "Show the recent runs of a running gateway, or one run's step timings",
+		Long: `Ask a running gateway (its pipeline__runs tool) for its latest pipeline
+runs, newest first, or for one run by id (failed results name their run):
+each step's status, duration, attempts and error.
+
+  skillgate pipeline runs --url http://127.0.0.1:8811/mcp
+  skillgate pipeline runs 3f2a9c0d1e4b5a69 --url http://127.0.0.1:8811/mcp`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if url == "" {
+				return errors.New("runs needs a running gateway: --url http://127.0.0.1:8811/mcp (a one-shot command keeps no history)")
+			}
+			if !strings.HasSuffix(strings.TrimSuffix(url, "/"), "/mcp") {
+				url = strings.TrimSuffix(url, "/") + "/mcp"
+			}
+			in := map[string]any{"limit": limit}
+			if len(args) == 1 {
+				in["id"] = args[0]
+			}
+			if pipeline != "" {
+				in["pipeline"] = pipeline
+			}
+			b, _ := json.Marshal(in)
+			res, err := gateway.CallRemote(cmd.Context(), newLogger(cmd, cmd.ErrOrStderr()), url, "pipeline__runs", b, &cliCall{w: cmd.ErrOrStderr()})
+			if err != nil {
+				return err
+			}
+			var r struct {
+				Content []struct {
+					Text string `json:"text"`
+				} `json:"content"`
+				Structured json.RawMessage `json:"structuredContent"`
+				IsError    bool            `json:"isError"`
+			}
+			if err := json.Unmarshal(res, &r); err != nil {
+				return fmt.Errorf("pipeline__runs answered %s: %w", res, err)
+			}
+			if r.IsError || !asJSON {
+				for _, c := range r.Content {
+					fmt.Fprint(cmd.OutOrStdout(), c.Text)
+				}
+				if r.IsError {
+					return exitError(1)
+				}
+				return nil
+			}
+			var v any
+			_ = json.Unmarshal(r.Structured, &v)
+			return printJSON(cmd.OutOrStdout(), v)
+		},
+	}
+	cmd.Flags().StringVar(&url, "url", "", "MCP URL of a running gateway, e.g. http://127.0.0.1:8811/mcp")
+	cmd.Flags().StringVar(&pipeline, "pipeline", "", "only this pipeline's runs")
+	cmd.Flags().IntVar(&limit, "limit", 20, "how many runs")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	return cmd
+}

@@ -1,0 +1,507 @@
+package gateway
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/skillgate/skillgate/gateway/catalog"
+	"github.com/skillgate/skillgate/gateway/config"
+	"github.com/skillgate/skillgate/gateway/frontend"
+	"github.com/skillgate/skillgate/pipelines"
+	"github.com/skillgate/skillgate/plugins/sdk"
+)
+
+// Pipelines are served by an in-process executor as one source,
+// "pipelines", whose tools are pipelines__<name>. A run calls the catalog's
+// tools through the router, so steps reach real upstreams, scripts and
+// other pipelines, each under the call-chain guard.
+//
+// Loading: every problem of every file is kept (with file:line) and shown
+// in Status (state "invalid", which does not fail /readyz); the pipelines
+// that compiled are served. Tool names are checked
+// against the catalog, which fills in asynchronously (upstreams load in the
+// background, fail and come back, announce list_changed): so the set is
+// compiled again whenever the tools of the other sources change, and when
+// a pipeline file changes (a stat poll of the folders) or the config is
+// reloaded. A pipeline that names a tool not (yet) in the catalog is held
+// back, with its error in Status, until the tool appears.
+
+// pipelinesSourceID is the catalog source and Status name of the pipelines.
+const pipelinesSourceID = "pipelines"
+
+// pipelinesNamespace prefixes the pipelines' tool names.
+const pipelinesNamespace = "pipelines"
+
+// pipelinePoll is how often the pipeline folders are checked for changes.
+var pipelinePoll = time.Second
+
+// pipelineSet is the gateway's pipelines: what is served, the runner with
+// its run history, and what the set was last compiled from.
+type pipelineSet struct {
+	g      *Gateway
+	runner pipelines.Runner
+
+	// loadMu serializes compiling and publishing, and the management
+	// tools' validate-write-reload sequences.
+	loadMu sync.Mutex
+
+	mu       sync.Mutex
+	byName   map[string]*pipelines.Pipeline
+	list     []*pipelines.Pipeline
+	problems []*pipelines.Error
+	defs     []json.RawMessage
+	toolsSig string // the other sources' tool names last compiled against
+	stamp    string // the pipeline files last compiled
+}
+
+func newPipelineSet(g *Gateway) *pipelineSet {
+	return &pipelineSet{g: g, byName: map[string]*pipelines.Pipeline{}}
+}
+
+// pipelinesConfigured reports whether cfg has any pipeline to serve.
+func pipelinesConfigured(cfg *config.Config) bool {
+	return len(cfg.Pipelines.Dirs) > 0 || cfg.Pipelines.Inline != nil
+}
+
+// PipelineLoader returns a Loader compiling cfg's pipelines as the gateway
+// does: names pipelines__<name> (with cfg's separator), the environment
+// cfg allows, cfg's inline pipelines. tools checks step tool names; nil
+// accepts every name. Load it with cfg.Pipelines.Dirs.
+func PipelineLoader(cfg *config.Config, tools func(string) bool) *pipelines.Loader {
+	sep := cfg.Names.Separator
+	if sep == "" {
+		sep = catalog.DefaultSeparator
+	}
+	env := map[string]string{}
+	for _, k := range cfg.Pipelines.Env {
+		if v, ok := os.LookupEnv(k); ok {
+			env[k] = v
+		}
+	}
+	return &pipelines.Loader{
+		Tools:      tools,
+		ToolName:   func(name string) string { return pipelinesNamespace + sep + name },
+		Env:        env,
+		Inline:     cfg.Pipelines.Inline,
+		InlineFile: cfg.Source,
+	}
+}
+
+// PipelineProblems splits an error of Loader.Load or Parse into its
+// problems, each with its position.
+func PipelineProblems(err error) []*pipelines.Error {
+	if err == nil {
+		return nil
+	}
+	var errs []error
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		errs = j.Unwrap()
+	} else {
+		errs = []error{err}
+	}
+	out := make([]*pipelines.Error, 0, len(errs))
+	for _, e := range errs {
+		var pe *pipelines.Error
+		if !errors.As(e, &pe) {
+			pe = &pipelines.Error{Msg: e.Error()}
+		}
+		out = append(out, pe)
+	}
+	return out
+}
+
+// catalogTools returns a check of tool names against snap, leaving out the
+// pipelines' own tools: pipelines know each other from their batch, and a
+// pipeline that was deleted must not be found in the old catalog.
+func catalogTools(snap *catalog.Snapshot) func(string) bool {
+	return func(name string) bool {
+		it, ok := snap.Tool(name)
+		return ok && it.Source != pipelinesSourceID
+	}
+}
+
+// toolsSignature identifies the tool names of every source but the
+// pipelines, so a change of the pipelines alone triggers no recompile.
+func toolsSignature(snap *catalog.Snapshot) string {
+	h := sha256.New()
+	for _, it := range snap.Tools() {
+		if it.Source != pipelinesSourceID {
+			h.Write([]byte(it.Name))
+			h.Write([]byte{0})
+		}
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// filesStamp identifies the pipeline files of dirs by name, size and
+// modification time; a change of any means the set must be compiled again.
+func filesStamp(dirs []string) string {
+	var b strings.Builder
+	for _, dir := range dirs {
+		b.WriteString(dir)
+		b.WriteByte('\n')
+		entries, err := os.ReadDir(dir)
+		if err != nil {
+			b.WriteString("error: " + err.Error() + "\n")
+			continue
+		}
+		for _, e := range entries {
+			ext := filepath.Ext(e.Name())
+			if e.IsDir() || (ext != ".yaml" && ext != ".yml") {
+				continue
+			}
+			fi, err := e.Info()
+			if err != nil {
+				continue
+			}
+			fmt.Fprintf(&b, "%s %d %d\n", e.Name(), fi.Size(), fi.ModTime().UnixNano())
+		}
+	}
+	return b.String()
+}
+
+// startPipelines compiles and serves the pipelines of the current config,
+// then keeps them current: when a file changes and when the other sources'
+// tools change. The watchers end with the gateway.
+func (g *Gateway) startPipelines(ctx context.Context) {
+	ps := g.pipes
+	ps.reload(ctx)
+	g.mu.Lock()
+	if g.closed || g.execs.runCtx == nil {
+		g.mu.Unlock()
+		return
+	}
+	runCtx := g.execs.runCtx
+	g.wg.Add(1)
+	g.mu.Unlock()
+	snaps, unsubscribe := g.store.Subscribe()
+	go func() {
+		defer g.wg.Done()
+		defer unsubscribe()
+		tick := time.NewTicker(pipelinePoll)
+		defer tick.Stop()
+		for {
+			select {
+			case <-runCtx.Done():
+				return
+			case snap := <-snaps:
+				ps.mu.Lock()
+				changed := toolsSignature(snap) != ps.toolsSig
+				ps.mu.Unlock()
+				if changed {
+					ps.reload(runCtx)
+				}
+			case <-tick.C:
+				g.mu.Lock()
+				dirs := g.cfg.Pipelines.Dirs
+				g.mu.Unlock()
+				ps.mu.Lock()
+				changed := filesStamp(dirs) != ps.stamp
+				ps.mu.Unlock()
+				if changed {
+					ps.reload(runCtx)
+				}
+			}
+		}
+	}()
+}
+
+// reload compiles the pipelines of the current config against the current
+// catalog and publishes what changed.
+func (ps *pipelineSet) reload(ctx context.Context) {
+	ps.loadMu.Lock()
+	defer ps.loadMu.Unlock()
+	ps.reloadLocked(ctx)
+}
+
+// reloadLocked is reload with ps.loadMu held.
+func (ps *pipelineSet) reloadLocked(ctx context.Context) {
+	g := ps.g
+	g.mu.Lock()
+	cfg := g.cfg
+	closed := g.closed
+	g.mu.Unlock()
+	if closed {
+		return
+	}
+	if !pipelinesConfigured(cfg) {
+		ps.unserve(ctx)
+		return
+	}
+	snap := g.store.Load()
+	sig := toolsSignature(snap)
+	stamp := filesStamp(cfg.Pipelines.Dirs)
+	list, err := PipelineLoader(cfg, catalogTools(snap)).Load(cfg.Pipelines.Dirs...)
+	problems := PipelineProblems(err)
+	defs := make([]json.RawMessage, len(list))
+	byName := make(map[string]*pipelines.Pipeline, len(list))
+	for i, p := range list {
+		defs[i] = p.Tool()
+		byName[p.Name] = p
+	}
+	ps.mu.Lock()
+	same := slices.EqualFunc(defs, ps.defs, func(a, b json.RawMessage) bool { return string(a) == string(b) })
+	ps.list, ps.byName, ps.problems, ps.defs = list, byName, problems, defs
+	ps.toolsSig, ps.stamp = sig, stamp
+	ps.mu.Unlock()
+
+	s := ps.source()
+	s.mu.Lock()
+	published := s.loaded
+	s.loaded = true
+	s.st.Tools = len(list)
+	s.st.Problems = nil
+	for _, p := range problems {
+		s.st.Problems = append(s.st.Problems, p.Error())
+	}
+	// Problems in the files are "invalid", as for tool folders: the good
+	// pipelines are served and /readyz does not fail over a typo.
+	state, last := "ready", ""
+	if len(problems) > 0 {
+		state = stateInvalid
+		last = problems[0].Error()
+		if len(problems) > 1 {
+			last += fmt.Sprintf(" (and %d more problems)", len(problems)-1)
+		}
+	}
+	if s.st.State != state {
+		s.st.Since = time.Now()
+	}
+	s.st.State, s.st.LastError = state, last
+	s.mu.Unlock()
+	if !same || !published {
+		g.publish(s, sdk.Definitions{Tools: defs})
+	}
+	if len(problems) > 0 {
+		g.log.Warn("pipelines with problems are not served", "pipelines", len(list), "problems", len(problems), "first", problems[0].Error())
+	} else if !same {
+		g.log.Info("pipelines loaded", "pipelines", len(list))
+	}
+}
+
+// source returns the pipelines' source, registering it on first use.
+func (ps *pipelineSet) source() *source {
+	g := ps.g
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if s := g.sources[pipelinesSourceID]; s != nil {
+		return s
+	}
+	s := &source{
+		id: pipelinesSourceID, execName: "pipelines", namespace: pipelinesNamespace,
+		order: 1 << 19, kind: "pipelines", exec: pipelinesExec{ps},
+		// A pipeline is bounded by its own timeout and each call by the
+		// request timeout; the whole run only by the hard maximum.
+		timeout: time.Duration(g.cfg.Limits.MaxRequestTimeout),
+		st:      SourceStatus{Name: pipelinesSourceID, Executor: "pipelines", State: "starting", Since: time.Now()},
+	}
+	g.sources[s.id] = s
+	return s
+}
+
+// unserve removes the pipelines' source when the config has none.
+func (ps *pipelineSet) unserve(ctx context.Context) {
+	g := ps.g
+	g.mu.Lock()
+	s := g.sources[pipelinesSourceID]
+	delete(g.sources, pipelinesSourceID)
+	g.mu.Unlock()
+	ps.mu.Lock()
+	ps.list, ps.byName, ps.problems, ps.defs, ps.stamp = nil, map[string]*pipelines.Pipeline{}, nil, nil, ""
+	ps.mu.Unlock()
+	if s != nil {
+		s.stop(ctx)
+		g.removeSource(s.id)
+	}
+}
+
+// snapshot returns the pipelines served and the problems of the last load.
+func (ps *pipelineSet) snapshot() ([]*pipelines.Pipeline, []*pipelines.Error) {
+	ps.mu.Lock()
+	defer ps.mu.Unlock()
+	return ps.list, ps.problems
+}
+
+func (ps *pipelineSet) lookup(name string) *pipelines.Pipeline {
+	ps.mu.Lock()
+	defer ps.mu.Unlock()
+	return ps.byName[name]
+}
+
+// Pipelines returns the pipelines being served and the problems of the
+// files and inline pipelines that are not, each with its position.
+func (g *Gateway) Pipelines() ([]*pipelines.Pipeline, []*pipelines.Error) {
+	return g.pipes.snapshot()
+}
+
+// PipelineRuns returns the records of the latest pipeline runs, newest
+// first, running ones included.
+func (g *Gateway) PipelineRuns() []pipelines.Record { return g.pipes.runner.Runs() }
+
+// PipelineRun returns the record of one run, while it is kept.
+func (g *Gateway) PipelineRun(id string) (pipelines.Record, bool) { return g.pipes.runner.Record(id) }
+
+// ReloadPipelines compiles the pipelines again now, without waiting for
+// the folder poll.
+func (g *Gateway) ReloadPipelines(ctx context.Context) { g.pipes.reload(ctx) }
+
+// pipelinesExec runs pipelines in process.
+type pipelinesExec struct{ ps *pipelineSet }
+
+var _ sdk.Executor = pipelinesExec{}
+
+func (e pipelinesExec) Info(context.Context) (sdk.Info, error) {
+	return sdk.Info{Name: "pipelines", Version: e.ps.g.opts.Version, Kinds: []string{"pipelines"}}, nil
+}
+
+func (e pipelinesExec) Load(_ context.Context, req sdk.LoadRequest) (sdk.Definitions, error) {
+	if req.Source != pipelinesSourceID {
+		return sdk.Definitions{}, fmt.Errorf("%w: %s", sdk.ErrUnknownSource, req.Source)
+	}
+	e.ps.mu.Lock()
+	defer e.ps.mu.Unlock()
+	return sdk.Definitions{Tools: slices.Clone(e.ps.defs)}, nil
+}
+
+func (e pipelinesExec) Unload(context.Context, string) error { return nil }
+
+// Call runs one pipeline. Its steps' progress reaches the caller as
+// notifications whose progress counts finished steps (with a fraction for
+// the events in between, so it always increases) of the total.
+func (e pipelinesExec) Call(ctx context.Context, req sdk.CallRequest, call sdk.Call) (json.RawMessage, error) {
+	if req.Method != "tools/call" {
+		return nil, &sdk.RPCError{Code: sdk.CodeMethodNotFound, Message: req.Method + " is not served by pipelines"}
+	}
+	var params struct {
+		Name      string          `json:"name"`
+		Arguments json.RawMessage `json:"arguments"`
+	}
+	if err := json.Unmarshal(req.Params, &params); err != nil {
+		return nil, &sdk.RPCError{Code: sdk.CodeInvalidParams, Message: err.Error()}
+	}
+	p := e.ps.lookup(params.Name)
+	if p == nil {
+		return nil, &sdk.RPCError{Code: sdk.CodeInvalidParams, Message: fmt.Sprintf("no pipeline %q is loaded (it was removed or has problems; see `skillgate servers`)", params.Name)}
+	}
+	if call == nil {
+		call = nopCall{}
+	}
+	var (
+		lastDone = -1
+		events   int
+	)
+	progress := func(pr pipelines.Progress) {
+		// The Runner reports one event at a time.
+		if pr.Done != lastDone {
+			lastDone, events = pr.Done, 0
+		}
+		events++
+		v := float64(pr.Done) + 1 - 1/float64(events)
+		_ = call.Progress(sdk.Progress{Progress: v, Total: float64(pr.Total), Message: pr.Pipeline + " " + pr.String()})
+	}
+	res, err := e.ps.runner.Run(ctx, p, params.Arguments, stepCaller{g: e.ps.g, call: call}, progress)
+	var ce *pipelines.ChainError
+	if errors.As(err, &ce) {
+		return toolError(ce.Error()), nil
+	}
+	return res, err
+}
+
+// stepCaller is the Caller of pipeline runs: a step's call goes through the
+// router like any tool call. The Runner has already put the tool on the
+// call chain.
+type stepCaller struct {
+	g    *Gateway
+	call sdk.Call
+}
+
+func (c stepCaller) CallTool(ctx context.Context, name string, args json.RawMessage) (json.RawMessage, error) {
+	it, ok := c.g.store.Load().Tool(name)
+	if !ok {
+		return nil, fmt.Errorf("%w: %s", frontend.ErrUnknownTool, name)
+	}
+	params, err := json.Marshal(map[string]any{"name": it.Original, "arguments": args})
+	if err != nil {
+		return nil, err
+	}
+	return router{c.g}.dispatch(ctx, it, "tools/call", params, nestedCall{c.call})
+}
+
+// enterTool puts tool on ctx's call chain, or returns the isError result
+// that refuses the call: it is already on the chain, or the chain is too
+// deep. Every tools/call the router serves passes here, so the guard spans
+// clients, pipelines and executors calling back (scripts).
+func (g *Gateway) enterTool(ctx context.Context, tool string) (context.Context, json.RawMessage) {
+	ctx, err := pipelines.Enter(ctx, tool, g.pipes.runner.MaxDepth)
+	if err != nil {
+		return ctx, toolError(err.Error())
+	}
+	return ctx, nil
+}
+
+// chainCall carries the call chain of a dispatched call into the
+// executor's callbacks: an out-of-process executor's CallTool arrives on a
+// fresh context, and must still count as nested in the call that made it.
+type chainCall struct {
+	sdk.Call
+	g     *Gateway
+	chain []string
+	// outer is the dispatched call's context: callbacks end with it.
+	outer context.Context
+}
+
+// withChain wraps call so its CallTool callbacks carry ctx's chain.
+func (g *Gateway) withChain(ctx context.Context, call sdk.Call) sdk.Call {
+	if call == nil {
+		call = nopCall{}
+	}
+	return &chainCall{Call: call, g: g, chain: pipelines.CallChain(ctx), outer: ctx}
+}
+
+// CallTool implements sdk.Call: the nested call goes through the router
+// with the chain, so a tool calling itself through others is refused.
+func (c *chainCall) CallTool(ctx context.Context, name string, args json.RawMessage) (json.RawMessage, error) {
+	ctx, cancel := context.WithCancel(pipelines.WithCallChain(ctx, c.chain))
+	defer cancel()
+	stop := context.AfterFunc(c.outer, cancel)
+	defer stop()
+	return c.g.CallTool(ctx, name, args, nestedCall{c.Call})
+}
+
+// nestedCall is the sdk.Call of a tool called by another tool: its
+// progress is not the client's (whose token belongs to the outer call),
+// while notifications and requests still reach the client.
+type nestedCall struct{ sdk.Call }
+
+func (nestedCall) Progress(sdk.Progress) error { return nil }
+
+// nopCall is the sdk.Call of a call without a client.
+type nopCall struct{}
+
+func (nopCall) Progress(sdk.Progress) error   { return nil }
+func (nopCall) Notify(sdk.Notification) error { return nil }
+func (nopCall) Request(context.Context, string, json.RawMessage) (json.RawMessage, error) {
+	return nil, &sdk.RPCError{Code: sdk.CodeMethodNotFound, Message: "no client to ask"}
+}
+func (nopCall) CallTool(context.Context, string, json.RawMessage) (json.RawMessage, error) {
+	return nil, sdk.ErrUnsupported
+}
+
+// toolError is an isError CallToolResult with msg as its text.
+func toolError(msg string) json.RawMessage {
+	b, _ := json.Marshal(map[string]any{
+		"content": []map[string]string{{"type": "text", "text": msg}},
+		"isError": true,
+	})
+	return b
+}

@@ -1,0 +1,450 @@
+package gateway_test
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/skillgate/skillgate/gateway/config"
+	"github.com/skillgate/skillgate/internal/testenv"
+	"github.com/skillgate/skillgate/pipelines"
+)
+
+// pipelineGateway serves server-everything, the conformance server and a
+// pipelines folder holding a copy of examples/pipelines plus extra files.
+func pipelineGateway(t *testing.T, extra map[string]string) (*running, string) {
+	r, dir, _ := pipelineGatewayVars(t, extra)
+	return r, dir
+}
+
+// pipelineConfig is pipelineGateway's config, with more servers.
+func pipelineConfig(vars map[string]string, moreServers string) string {
+	return strings.Replace(`
+servers:
+  everything:
+    command: ${CMD}
+    args: ${ARGS}
+  conformance:
+    url: ${CONF_URL}
+` + moreServers + `
+pipelines:
+  dirs: ["${DIR}"]
+`, "${ARGS}", vars["ARGS"], 1)
+}
+
+func pipelineGatewayVars(t *testing.T, extra map[string]string) (*running, string, map[string]string) {
+	t.Helper()
+	everything := testenv.NodeServer(t, "server-everything")
+	confURL := testenv.ConformanceServer(t)
+	dir := t.TempDir()
+	examples := filepath.Join(testenv.RepoRoot(t), "examples", "pipelines")
+	entries, err := os.ReadDir(examples)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		b, err := os.ReadFile(filepath.Join(examples, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		writeFile(t, filepath.Join(dir, e.Name()), string(b))
+	}
+	for name, body := range extra {
+		writeFile(t, filepath.Join(dir, name), body)
+	}
+	vars := map[string]string{"CMD": everything[0], "ARGS": jsonArgv(everything[1:]), "CONF_URL": confURL, "DIR": dir}
+	r := startGateway(t, pipelineConfig(vars, ""), vars)
+	r.waitReady(t, "everything", "conformance")
+	return r, dir, vars
+}
+
+func writeFile(t *testing.T, path, body string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A pipeline over both real upstreams, one calling another pipeline, and
+// two calling each other.
+const (
+	mixedYAML = `name: mixed
+description: Text from the conformance server, echoed by server-everything, then fanned out by another pipeline.
+steps:
+  - id: text
+    tool: conformance__test_simple_text
+  - id: echo
+    tool: everything__echo
+    with: {message: "${{ steps.text.outputs }}"}
+  - id: fan
+    tool: pipelines__echo_fanout
+    with: {messages: ["${{ steps.echo.outputs }}", "two"]}
+outputs:
+  echo: ${{ steps.echo.outputs }}
+  fan: ${{ steps.fan.outputs.echoes }}
+`
+	pingYAML = `name: ping
+steps:
+  - {id: pong, tool: pipelines__pong}
+`
+	pongYAML = `name: pong
+steps:
+  - {id: ping, tool: pipelines__ping}
+`
+)
+
+// TestPipelinesThroughGateway runs the examples and a mixed pipeline from
+// mcp-go's client in both protocol eras, against real upstreams, with
+// per-step progress; a recursion through two pipelines is refused with the
+// chain; runs are recorded.
+func TestPipelinesThroughGateway(t *testing.T) {
+	r, _ := pipelineGateway(t, map[string]string{"mixed.yaml": mixedYAML, "ping.yaml": pingYAML, "pong.yaml": pongYAML})
+	st := r.waitReady(t, "pipelines")
+	if st["pipelines"].Tools != 6 || len(st["pipelines"].Problems) != 0 {
+		t.Fatalf("pipelines status: %+v", st["pipelines"])
+	}
+	for _, era := range []string{legacy, mcp.LATEST_PROTOCOL_VERSION} {
+		t.Run(era, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			defer cancel()
+			gc := newGoClient(t, ctx, r.url+"/mcp", era)
+			list, err := gc.ListTools(ctx, mcp.ListToolsRequest{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var fanout *mcp.Tool
+			for i, tl := range list.Tools {
+				if tl.Name == "pipelines__echo_fanout" {
+					fanout = &list.Tools[i]
+				}
+			}
+			if fanout == nil {
+				t.Fatal("pipelines__echo_fanout not listed")
+			}
+			if !slices.Contains(fanout.InputSchema.Required, "messages") || fanout.OutputSchema.Type != "object" {
+				t.Errorf("echo_fanout schemas: in %+v out %+v", fanout.InputSchema, fanout.OutputSchema)
+			}
+
+			res := gc.call(t, ctx, "pipelines__echo_fanout", map[string]any{"messages": []any{"a", "b", "c", "d"}}, "fan-"+era)
+			want := `{"echoes":["Echo: msg 1: a","Echo: msg 2: b","Echo: msg 3: c","Echo: msg 4: d"],"summary":"Echo: 4 messages echoed"}`
+			if res.IsError || mustJSON(t, res.StructuredContent) != want {
+				t.Errorf("echo_fanout: %s %s", mustJSON(t, res.StructuredContent), resultText(res))
+			}
+			gc.mu.Lock()
+			prog := slices.Clone(gc.prog)
+			gc.mu.Unlock()
+			// started + finished for 2 steps, and one per item.
+			if len(prog) < 8 || !slices.IsSorted(prog) || prog[len(prog)-1] != 2 {
+				t.Errorf("progress = %v, want >= 8 increasing values ending at 2 (of 2 steps)", prog)
+			}
+			for i := 1; i < len(prog); i++ {
+				if prog[i] == prog[i-1] {
+					t.Errorf("progress repeats %v: %v", prog[i], prog)
+				}
+			}
+
+			res = gc.call(t, ctx, "pipelines__sum_list", map[string]any{"numbers": []any{1, 2, 3, 4}, "offset": 10}, nil)
+			if got := mustJSON(t, res.StructuredContent); res.IsError || !strings.Contains(got, `"each":[11,12,13,14]`) || !strings.Contains(got, `"total":50`) {
+				t.Errorf("sum_list: %s %s", got, resultText(res))
+			}
+			res = gc.call(t, ctx, "pipelines__city_weather", map[string]any{"city": "Chicago"}, nil)
+			if got := mustJSON(t, res.StructuredContent); res.IsError || !strings.Contains(got, `"has_forecast":true`) || !strings.Contains(got, "Chicago: ") {
+				t.Errorf("city_weather Chicago: %s %s", got, resultText(res))
+			}
+			res = gc.call(t, ctx, "pipelines__city_weather", map[string]any{"city": "Oslo"}, nil)
+			if got := mustJSON(t, res.StructuredContent); res.IsError || !strings.Contains(got, `No forecast for Oslo`) {
+				t.Errorf("city_weather Oslo: %s %s", got, resultText(res))
+			}
+
+			res = gc.call(t, ctx, "pipelines__mixed", nil, nil)
+			if got := mustJSON(t, res.StructuredContent); res.IsError || !strings.Contains(got, `"echo":"Echo: This is a simple text response for testing."`) ||
+				!strings.Contains(got, `"Echo: msg 2: two"`) {
+				t.Errorf("mixed: %s %s", got, resultText(res))
+			}
+
+			res = gc.call(t, ctx, "pipelines__ping", nil, nil)
+			if !res.IsError || !strings.Contains(resultText(res), "refusing to call pipelines__ping: it is already running in this call chain (pipelines__ping -> pipelines__pong -> pipelines__ping)") {
+				t.Errorf("ping: %s", resultText(res))
+			}
+		})
+	}
+	runs := r.gw.PipelineRuns()
+	if len(runs) < 12 {
+		t.Fatalf("%d runs recorded", len(runs))
+	}
+	var mixed *pipelines.Record
+	for i := range runs {
+		if runs[i].Pipeline == "mixed" && mixed == nil {
+			mixed = &runs[i]
+		}
+	}
+	if mixed == nil || mixed.Status != pipelines.StatusSucceeded || len(mixed.Steps) != 3 || mixed.Steps[2].Duration <= 0 {
+		t.Fatalf("mixed run record: %+v", mixed)
+	}
+	if rec, ok := r.gw.PipelineRun(mixed.ID); !ok || rec.ID != mixed.ID {
+		t.Errorf("PipelineRun(%s) = %+v, %v", mixed.ID, rec, ok)
+	}
+}
+
+func mustJSON(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// TestPipelineCancelMidFanOut: a client cancels a run while a fan-out of
+// long operations is in flight; the run ends canceled with no step still
+// running, and the upstream keeps serving.
+func TestPipelineCancelMidFanOut(t *testing.T) {
+	r, _ := pipelineGateway(t, map[string]string{"slow.yaml": `name: slow
+inputs: {type: object, properties: {n: {type: integer, default: 6}}}
+steps:
+  - id: wait
+    for_each: ${{ 1..inputs.n }}
+    concurrency: 3
+    tool: everything__trigger-long-running-operation
+    with: {duration: 60, steps: 60}
+  - id: after
+    tool: everything__echo
+    with: {message: "done ${{ len(steps.wait.outputs) }}"}
+`})
+	r.waitReady(t, "pipelines")
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	gc := newGoClient(t, ctx, r.url+"/mcp", legacy)
+
+	callCtx, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() {
+		req := mcp.CallToolRequest{}
+		req.Params.Name = "pipelines__slow"
+		req.Params.Meta = &mcp.Meta{ProgressToken: "slow"}
+		_, err := gc.CallTool(callCtx, req)
+		done <- err
+	}()
+	// Wait until three items are in flight.
+	var rec pipelines.Record
+	waitFor(t, func() bool {
+		for _, rr := range r.gw.PipelineRuns() {
+			if rr.Pipeline == "slow" && rr.Steps[0].Attempts == 3 {
+				rec = rr
+				return true
+			}
+		}
+		return false
+	})
+	stop()
+	if err := <-done; err == nil {
+		t.Fatal("the canceled call returned a result")
+	}
+	waitFor(t, func() bool {
+		rec, _ = r.gw.PipelineRun(rec.ID)
+		return rec.Status != pipelines.StatusRunning
+	})
+	if rec.Status != pipelines.StatusCanceled {
+		t.Fatalf("run: %+v", rec)
+	}
+	for _, s := range rec.Steps {
+		if s.Status == pipelines.StatusRunning || s.Status == pipelines.StatusPending {
+			t.Errorf("step %s is %s after the run ended", s.ID, s.Status)
+		}
+	}
+	if rec.Steps[0].Attempts != 3 || rec.Steps[1].Attempts != 0 {
+		t.Errorf("after cancel: wait made %d calls, after %d; want 3 and 0", rec.Steps[0].Attempts, rec.Steps[1].Attempts)
+	}
+	res := gc.call(t, ctx, "everything__echo", map[string]any{"message": "still here"}, nil)
+	if !strings.Contains(resultText(res), "still here") {
+		t.Errorf("upstream after cancel: %s", resultText(res))
+	}
+}
+
+// TestPipelineLoadErrors: a broken file is reported with file:line in
+// Status and /readyz while the good pipelines are served; a pipeline naming
+// a tool of a server that is not there yet is held back until a config
+// reload brings the server; fixing a file on disk is picked up by the
+// folder poll.
+func TestPipelineLoadErrors(t *testing.T) {
+	r, dir, vars := pipelineGatewayVars(t, map[string]string{
+		"broken.yaml": "name: broken\nsteps:\n  - id: a\n    tool: everything__echo\n    with: {message: \"${{ steps.nosuch.outputs }}\"}\n",
+		"later.yaml":  "name: later\nsteps:\n  - {id: a, tool: late__test_simple_text}\n",
+	})
+	st := r.status(t)["pipelines"]
+	if st.State != "invalid" || st.Tools != 3 || len(st.Problems) != 2 {
+		t.Fatalf("status: %+v", st)
+	}
+	broken := filepath.Join(dir, "broken.yaml")
+	if !strings.HasPrefix(st.Problems[0], broken+":5:") || !strings.Contains(st.Problems[0], `unknown step "nosuch"`) {
+		t.Errorf("problem 1: %s", st.Problems[0])
+	}
+	if !strings.HasPrefix(st.Problems[1], filepath.Join(dir, "later.yaml")+":3:") || !strings.Contains(st.Problems[1], "late__test_simple_text") {
+		t.Errorf("problem 2: %s", st.Problems[1])
+	}
+	if !strings.Contains(st.LastError, "and 1 more") {
+		t.Errorf("last error: %s", st.LastError)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	if res, err := r.gw.CallTool(ctx, "pipelines__echo_fanout", json.RawMessage(`{"messages":["x"]}`), nil); err != nil || strings.Contains(string(res), `"isError":true`) {
+		t.Fatalf("a good pipeline next to broken ones: %s %v", res, err)
+	}
+
+	// The server arrives with a config reload; later compiles.
+	cfg, err := config.Parse(strings.NewReader(pipelineConfig(vars, "  late:\n    url: ${CONF_URL}\n")), "test.yaml", func(k string) (string, bool) {
+		v, ok := vars[k]
+		return v, ok
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.gw.Reload(ctx, cfg); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, func() bool { _, ok := r.gw.Snapshot().Tool("pipelines__later"); return ok })
+	res, err := r.gw.CallTool(ctx, "pipelines__later", nil, nil)
+	if err != nil || !strings.Contains(string(res), "simple text response") {
+		t.Fatalf("later: %s %v", res, err)
+	}
+
+	// Fixed on disk.
+	writeFile(t, broken, "name: broken\nsteps:\n  - id: a\n    tool: everything__echo\n    with: {message: fixed}\n")
+	waitFor(t, func() bool { return r.status(t)["pipelines"].State == "ready" })
+	if st := r.status(t)["pipelines"]; st.Tools != 5 || st.LastError != "" {
+		t.Errorf("after the fix: %+v", st)
+	}
+}
+
+// TestPipelineManagement: the @pipeline tools create, show, update, list,
+// run-history and delete a pipeline through a client, validating first and
+// saving atomically into the pipelines folder.
+func TestPipelineManagement(t *testing.T) {
+	r, dir := pipelineGateway(t, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	gc := newGoClient(t, ctx, r.url+"/mcp", legacy)
+	if res := gc.call(t, ctx, "activate", map[string]any{"targets": []any{"@pipeline"}}, nil); res.IsError {
+		t.Fatalf("activate @pipeline: %s", resultText(res))
+	}
+	names := gc.names(t, ctx)
+	for _, want := range []string{"pipeline__create", "pipeline__update", "pipeline__delete", "pipeline__list", "pipeline__get", "pipeline__runs"} {
+		if !slices.Contains(names, want) {
+			t.Errorf("%s not listed after activating @pipeline", want)
+		}
+	}
+
+	bad := "steps:\n  - id: a\n    tool: everything__echo\n    with: {mesage: \"${{ inputs.who }}\"}\n  - {id: b, tool: everything__nosuch}\n"
+	res := gc.call(t, ctx, "pipeline__create", map[string]any{"name": "hello", "yaml": bad}, nil)
+	if !res.IsError || !strings.Contains(resultText(res), "hello.yaml:5:") || !strings.Contains(resultText(res), "everything__nosuch") {
+		t.Errorf("create with problems: %s", resultText(res))
+	}
+	if _, err := os.Stat(filepath.Join(dir, "hello.yaml")); !os.IsNotExist(err) {
+		t.Fatalf("a pipeline with problems was saved: %v", err)
+	}
+	res = gc.call(t, ctx, "pipeline__create", map[string]any{"name": "../escape", "yaml": "steps: []"}, nil)
+	if !res.IsError {
+		t.Errorf("create ../escape: %s", resultText(res))
+	}
+
+	good := "description: greet\ninputs: {type: object, properties: {who: {type: string}}}\nsteps:\n  - id: a\n    tool: everything__echo\n    with: {message: \"hello ${{ inputs.who }}\"}\noutputs: {greeting: \"${{ steps.a.outputs }}\"}\n"
+	res = gc.call(t, ctx, "pipeline__create", map[string]any{"name": "hello", "yaml": good}, nil)
+	if res.IsError || !strings.Contains(resultText(res), "created pipelines__hello") {
+		t.Fatalf("create: %s", resultText(res))
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "hello.yaml")); err != nil || string(b) != good {
+		t.Fatalf("saved file: %q %v", b, err)
+	}
+	res = gc.call(t, ctx, "pipelines__hello", map[string]any{"who": "ann"}, nil)
+	if got := mustJSON(t, res.StructuredContent); got != `{"greeting":"Echo: hello ann"}` {
+		t.Errorf("pipelines__hello: %s %s", got, resultText(res))
+	}
+	res = gc.call(t, ctx, "pipeline__create", map[string]any{"name": "hello", "yaml": good}, nil)
+	if !res.IsError || !strings.Contains(resultText(res), "already exists") {
+		t.Errorf("second create: %s", resultText(res))
+	}
+
+	res = gc.call(t, ctx, "pipeline__update", map[string]any{"name": "hello", "yaml": strings.Replace(good, "hello ", "hi ", 1)}, nil)
+	if res.IsError {
+		t.Fatalf("update: %s", resultText(res))
+	}
+	res = gc.call(t, ctx, "pipelines__hello", map[string]any{"who": "bo"}, nil)
+	if got := mustJSON(t, res.StructuredContent); got != `{"greeting":"Echo: hi bo"}` {
+		t.Errorf("after update: %s %s", got, resultText(res))
+	}
+	res = gc.call(t, ctx, "pipeline__update", map[string]any{"name": "hello", "yaml": "name: other\nsteps: [{id: a, tool: everything__echo}]\n"}, nil)
+	if !res.IsError || !strings.Contains(resultText(res), `name: is "other"`) {
+		t.Errorf("update with another name: %s", resultText(res))
+	}
+
+	res = gc.call(t, ctx, "pipeline__get", map[string]any{"name": "hello"}, nil)
+	if res.IsError || !strings.Contains(resultText(res), "hi ${{ inputs.who }}") || !strings.Contains(mustJSON(t, res.StructuredContent), "flowchart") {
+		t.Errorf("get: %s", resultText(res))
+	}
+	res = gc.call(t, ctx, "pipeline__list", nil, nil)
+	if res.IsError || !strings.Contains(resultText(res), "pipelines__hello (hello, 1 steps)") || !strings.Contains(resultText(res), "pipelines__echo_fanout") {
+		t.Errorf("list: %s", resultText(res))
+	}
+	res = gc.call(t, ctx, "pipeline__runs", map[string]any{"pipeline": "hello"}, nil)
+	var runs struct {
+		Runs []pipelines.Record `json:"runs"`
+	}
+	if err := json.Unmarshal([]byte(mustJSON(t, res.StructuredContent)), &runs); err != nil || len(runs.Runs) != 2 || runs.Runs[0].Steps[0].Status != "succeeded" {
+		t.Fatalf("runs: %s %v", resultText(res), err)
+	}
+	res = gc.call(t, ctx, "pipeline__runs", map[string]any{"id": runs.Runs[1].ID}, nil)
+	if res.IsError || !strings.Contains(resultText(res), "run "+runs.Runs[1].ID+" of hello: succeeded") {
+		t.Errorf("one run: %s", resultText(res))
+	}
+
+	res = gc.call(t, ctx, "pipeline__delete", map[string]any{"name": "hello"}, nil)
+	if res.IsError || !strings.Contains(resultText(res), "deleted pipelines__hello") {
+		t.Fatalf("delete: %s", resultText(res))
+	}
+	if _, err := os.Stat(filepath.Join(dir, "hello.yaml")); !os.IsNotExist(err) {
+		t.Errorf("file still there: %v", err)
+	}
+	if slices.Contains(gc.names(t, ctx), "pipelines__hello") {
+		t.Error("pipelines__hello still listed after delete")
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 3 {
+		t.Errorf("folder holds %d files, want the 3 examples (no temporary files left)", len(entries))
+	}
+}
+
+// TestExamplePipelinesInspector validates the bundled examples as the
+// gateway loads them and runs each with MCP Inspector through the gateway.
+func TestExamplePipelinesInspector(t *testing.T) {
+	everything := testenv.NodeServer(t, "server-everything")
+	r := startGateway(t, `
+servers:
+  everything:
+    command: ${CMD}
+    args: `+jsonArgv(everything[1:])+`
+pipelines:
+  dirs: ["${DIR}"]
+`, map[string]string{"CMD": everything[0], "DIR": filepath.Join(testenv.RepoRoot(t), "examples", "pipelines")})
+	st := r.waitReady(t, "everything", "pipelines")
+	if st["pipelines"].Tools != 3 {
+		t.Fatalf("examples: %+v", st["pipelines"])
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	for _, tc := range []struct{ tool, args, want string }{
+		{"pipelines__echo_fanout", `{"messages":["a","b"]}`, `"summary": "Echo: 2 messages echoed"`},
+		{"pipelines__sum_list", `{"numbers":[1,2,3],"offset":1}`, `"total": 9`},
+		{"pipelines__city_weather", `{"city":"New York"}`, `"has_forecast": true`},
+	} {
+		out, err := testenv.Inspector(t, ctx, r.url+"/mcp", "--method", "tools/call", "--tool-name", tc.tool, "--tool-args-json", tc.args)
+		if err != nil || !strings.Contains(string(out), tc.want) {
+			t.Errorf("%s: %v\n%s", tc.tool, err, out)
+		}
+	}
+}
