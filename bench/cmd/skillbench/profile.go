@@ -93,7 +93,7 @@ func (b *bench) profileOne(ctx context.Context, gw *gateway, bin, iso, out strin
 	}
 	loads := []load{{"call", ep.CallRequest("up__echo")}}
 	if iso == "process" {
-		sse, err := mcpclient.Connect(ctx, c, gw.url, mcpclient.Legacy)
+		sse, err := mcpclient.ConnectWith(ctx, c, gw.url, mcpclient.Legacy, rootsClient)
 		if err != nil {
 			return err
 		}
