@@ -1,0 +1,522 @@
+package skills
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"mime"
+	"path"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/skillgate/skillgate/plugins/sdk"
+	"github.com/skillgate/skillgate/skills/shape"
+)
+
+// Names of the tools Server serves.
+const (
+	ToolFind         = "find_skills"
+	ToolLoad         = "load_skill"
+	ToolReadFile     = "read_skill_file"
+	ToolRun          = "run_skill_script"
+	ToolReadArtifact = "read_artifact"
+)
+
+// ExtensionID is the MCP skills extension (SEP-2640, final 2026-09-13,
+// written against base revision 2026-07-28) that Server's skills/list and
+// skills/get follow.
+const ExtensionID = "io.modelcontextprotocol/skills"
+
+// Server serves a Library to MCP clients as an in-process sdk.Executor
+// with one source: the tools find_skills, load_skill, read_skill_file,
+// run_skill_script (and read_artifact when the library keeps artifacts),
+// one prompt per skill (prompts/get returns the body), the resources
+// skill://<skill>/SKILL.md with the template skill://{+path} for every
+// file, and the skills extension's skills/list and skills/get.
+type Server struct {
+	lib *Library
+}
+
+var _ sdk.Executor = (*Server)(nil)
+
+// NewServer returns a Server over lib.
+func NewServer(lib *Library) *Server { return &Server{lib: lib} }
+
+// Info implements sdk.Executor.
+func (s *Server) Info(context.Context) (sdk.Info, error) {
+	return sdk.Info{Name: "skills", Version: "0.1.0", Kinds: []string{"skills"}}, nil
+}
+
+var toolDefs = map[string]string{
+	ToolFind:         `{"name":"find_skills","title":"Find skills","description":"Search the skills (know-how for a kind of task, with scripts and references). One line per skill, best match first; an empty query lists them all. Then load_skill reads one.","inputSchema":{"type":"object","properties":{"query":{"type":"string","description":"The task, in a few words; empty lists every skill"},"tag":{"type":"string","description":"Only skills with this tag"},"limit":{"type":"integer","minimum":1,"maximum":100,"description":"Results per page (default 20)"},"cursor":{"type":"string","description":"next_cursor of the previous page"}}},"annotations":{"readOnlyHint":true,"openWorldHint":false}}`,
+	ToolLoad:         `{"name":"load_skill","title":"Load a skill","description":"Read a skill's instructions (its SKILL.md), or one section of them, with the list of its files and scripts. Follow them; read_skill_file opens a file they point to, run_skill_script runs a script.","inputSchema":{"type":"object","properties":{"skill":{"type":"string","description":"The skill, as find_skills names it"},"section":{"type":"string","description":"Only this heading's section"}},"required":["skill"]},"annotations":{"readOnlyHint":true,"openWorldHint":false}}`,
+	ToolReadFile:     `{"name":"read_skill_file","title":"Read a skill file","description":"Read a file of a skill that its instructions point to, such as references/forms.md.","inputSchema":{"type":"object","properties":{"skill":{"type":"string"},"path":{"type":"string","description":"Relative to the skill's folder"},"offset":{"type":"integer","minimum":0,"description":"Byte offset, to read on past a cut"}},"required":["skill","path"]},"annotations":{"readOnlyHint":true,"openWorldHint":false}}`,
+	ToolRun:          `{"name":"run_skill_script","title":"Run a skill script","description":"Run a script of a skill (a file under its scripts/ folder) instead of rewriting it, and get its output.","inputSchema":{"type":"object","properties":{"skill":{"type":"string"},"script":{"type":"string","description":"The file under scripts/, e.g. fill_form.py"},"args":{"type":"array","items":{"type":"string"},"maxItems":64,"description":"Command-line arguments"},"input":{"description":"JSON the script reads on stdin as {\"input\": ...}"}},"required":["skill","script"]},"annotations":{"readOnlyHint":false,"destructiveHint":true,"openWorldHint":true}}`,
+	ToolReadArtifact: `{"name":"read_artifact","title":"Read a stored output","description":"Page through the full output of a result that was cut to fit (its artifact handle is in the result).","inputSchema":{"type":"object","properties":{"handle":{"type":"string"},"offset":{"type":"integer","minimum":0},"limit":{"type":"integer","minimum":1,"maximum":65536}},"required":["handle"]},"annotations":{"readOnlyHint":true,"openWorldHint":false}}`,
+}
+
+// ToolNames lists the tools Server serves, in the order they are listed.
+func (s *Server) ToolNames() []string {
+	n := []string{ToolFind, ToolLoad, ToolReadFile, ToolRun}
+	if s.lib.opts.Artifacts != nil {
+		n = append(n, ToolReadArtifact)
+	}
+	return n
+}
+
+// Definitions are the tools, prompts and resources of the current
+// snapshot. The gateway publishes them again when the snapshot changes.
+func (s *Server) Definitions() sdk.Definitions {
+	var d sdk.Definitions
+	for _, n := range s.ToolNames() {
+		d.Tools = append(d.Tools, json.RawMessage(toolDefs[n]))
+	}
+	for _, sk := range s.lib.Snapshot().Skills() {
+		p, _ := json.Marshal(map[string]any{
+			"name": PromptName(sk), "title": sk.ID, "description": sk.Meta.Description,
+			"_meta": map[string]any{"skillgate/skill": sk.ID},
+		})
+		d.Prompts = append(d.Prompts, p)
+		r, _ := json.Marshal(map[string]any{
+			"uri": sk.URI(), "name": sk.Meta.Name, "title": sk.ID, "description": sk.Meta.Description, "mimeType": "text/markdown",
+		})
+		d.Resources = append(d.Resources, r)
+	}
+	d.ResourceTemplates = []json.RawMessage{json.RawMessage(`{"uriTemplate":"skill://{+path}","name":"skill-file","title":"A file of a skill","description":"skill://<skill>/<path> is a file of a skill (skill://<skill>/SKILL.md its instructions)."}`)}
+	return d
+}
+
+// PromptName is the prompt of a skill: its ID with "/" written "_", since
+// prompt names follow tool name rules in the gateway's catalog.
+func PromptName(sk *Skill) string { return strings.ReplaceAll(sk.ID, "/", "_") }
+
+// Load implements sdk.Executor: any source gets the Definitions.
+func (s *Server) Load(context.Context, sdk.LoadRequest) (sdk.Definitions, error) {
+	return s.Definitions(), nil
+}
+
+// Unload implements sdk.Executor.
+func (s *Server) Unload(context.Context, string) error { return nil }
+
+// Call implements sdk.Executor for tools/call, prompts/get,
+// resources/read, skills/list and skills/get.
+func (s *Server) Call(ctx context.Context, req sdk.CallRequest, call sdk.Call) (json.RawMessage, error) {
+	switch req.Method {
+	case "tools/call":
+		var p struct {
+			Name      string          `json:"name"`
+			Arguments json.RawMessage `json:"arguments"`
+		}
+		if err := json.Unmarshal(req.Params, &p); err != nil {
+			return nil, &sdk.RPCError{Code: sdk.CodeInvalidParams, Message: err.Error()}
+		}
+		return s.CallTool(ctx, p.Name, p.Arguments, call)
+	case "prompts/get":
+		var p struct {
+			Name string `json:"name"`
+		}
+		_ = json.Unmarshal(req.Params, &p)
+		return s.prompt(p.Name)
+	case "resources/read":
+		var p struct {
+			URI string `json:"uri"`
+		}
+		_ = json.Unmarshal(req.Params, &p)
+		return s.readResource(p.URI)
+	case "skills/list":
+		return s.listEntries(req.Params)
+	case "skills/get":
+		var p struct {
+			URI string `json:"uri"`
+		}
+		_ = json.Unmarshal(req.Params, &p)
+		return s.getEntry(p.URI)
+	}
+	return nil, &sdk.RPCError{Code: sdk.CodeMethodNotFound, Message: req.Method + " is not served by skills"}
+}
+
+// CallTool runs one of the tools by name. Problems a model can fix come
+// back as tool errors (isError), not as errors.
+func (s *Server) CallTool(ctx context.Context, name string, args json.RawMessage, call sdk.Call) (json.RawMessage, error) {
+	if len(args) == 0 || string(args) == "null" {
+		args = json.RawMessage(`{}`)
+	}
+	var a struct {
+		Query   string          `json:"query"`
+		Tag     string          `json:"tag"`
+		Limit   int             `json:"limit"`
+		Cursor  string          `json:"cursor"`
+		Skill   string          `json:"skill"`
+		Section string          `json:"section"`
+		Path    string          `json:"path"`
+		Offset  int64           `json:"offset"`
+		Script  string          `json:"script"`
+		Args    []string        `json:"args"`
+		Input   json.RawMessage `json:"input"`
+		Handle  string          `json:"handle"`
+	}
+	if err := json.Unmarshal(args, &a); err != nil {
+		return toolError("%s: bad arguments: %v", name, err), nil
+	}
+	switch name {
+	case ToolFind:
+		return s.find(a.Query, a.Tag, a.Limit, a.Cursor), nil
+	case ToolLoad:
+		return s.load(a.Skill, a.Section), nil
+	case ToolReadFile:
+		return s.readFile(a.Skill, a.Path, a.Offset), nil
+	case ToolRun:
+		if a.Skill == "" || a.Script == "" {
+			return toolError("run_skill_script: skill and script are required"), nil
+		}
+		res, err := s.lib.RunScript(ctx, RunRequest{Skill: a.Skill, Script: a.Script, Args: a.Args, Input: a.Input}, call)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			return toolError("%v", err), nil
+		}
+		return res, nil
+	case ToolReadArtifact:
+		st := s.lib.opts.Artifacts
+		if st == nil {
+			return toolError("read_artifact: this gateway keeps no artifacts"), nil
+		}
+		c, err := st.Read(a.Handle, int(a.Offset), a.Limit)
+		if err != nil {
+			return toolError("read_artifact: %v", err), nil
+		}
+		text := c.Data
+		if c.Next >= 0 {
+			text += fmt.Sprintf("\n[bytes %d-%d of %d; call again with offset: %d for more]", c.Offset, c.Next, c.Size, c.Next)
+		}
+		return textResult(text), nil
+	}
+	return nil, &sdk.RPCError{Code: sdk.CodeInvalidParams, Message: "unknown skills tool " + name}
+}
+
+func (s *Server) find(query, tag string, limit int, cursor string) json.RawMessage {
+	if limit <= 0 {
+		limit = 20
+	}
+	limit = min(limit, 100)
+	start, _ := strconv.Atoi(cursor)
+	snap := s.lib.Snapshot()
+	ms := snap.Find(query, tag)
+	if start < 0 || start > len(ms) {
+		start = 0
+	}
+	end := min(start+limit, len(ms))
+	var b strings.Builder
+	switch {
+	case len(ms) == 0 && len(snap.Skills()) == 0:
+		b.WriteString("No skills are installed.\n")
+	case len(ms) == 0:
+		fmt.Fprintf(&b, "No skill matches %q; find_skills with an empty query lists all %d.\n", query, len(snap.Skills()))
+	}
+	for _, m := range ms[start:end] {
+		b.WriteString(m.Skill.Card())
+		b.WriteByte('\n')
+	}
+	if end < len(ms) {
+		fmt.Fprintf(&b, "next_cursor: %d (%d more)\n", end, len(ms)-end)
+	}
+	return textResult(b.String())
+}
+
+func (s *Server) load(name, section string) json.RawMessage {
+	sk, err := s.lib.Lookup(name)
+	if err != nil {
+		return toolError("load_skill: %v", err)
+	}
+	var text string
+	if section != "" {
+		if text, err = s.lib.Section(sk, section); err != nil {
+			return toolError("load_skill: %v", err)
+		}
+	} else {
+		body, secs, err := s.lib.Body(sk)
+		if err != nil {
+			return toolError("load_skill: %v", err)
+		}
+		text = body
+		if b := s.lib.opts.OutputBudget; b > 0 && len(body) > b && len(secs) > 1 {
+			var t strings.Builder
+			t.WriteString(shape.Text(body, b*2/3, ""))
+			t.WriteString("\n\nThe instructions are long; load_skill with section: one of\n")
+			for _, sc := range secs {
+				fmt.Fprintf(&t, "%s- %s\n", strings.Repeat("  ", sc.Level-1), sc.Title)
+			}
+			text = t.String()
+		}
+	}
+	return textResult(strings.TrimRight(text, "\n") + "\n\n" + s.footer(sk))
+}
+
+// footer tells the model what else the skill offers, compactly.
+func (s *Server) footer(sk *Skill) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "---\nskill %s", sk.ID)
+	if sk.Meta.Version != "" {
+		b.WriteString(" " + sk.Meta.Version)
+	}
+	b.WriteByte('\n')
+	if len(sk.Scripts) > 0 {
+		b.WriteString("scripts (run_skill_script):")
+		for _, sc := range sk.Scripts {
+			b.WriteString(" " + sc)
+			if d := sk.Meta.Scripts[sc].Description; d != "" {
+				b.WriteString(" (" + d + ")")
+			}
+			b.WriteByte(';')
+		}
+		b.WriteByte('\n')
+	}
+	if files := listFiles(sk.Dir, 40); len(files) > 1 {
+		var other []string
+		for _, f := range files {
+			if f != FileName && !strings.HasPrefix(f, "scripts/") && !strings.HasPrefix(f, "hooks/") {
+				other = append(other, f)
+			}
+		}
+		if len(other) > 0 {
+			b.WriteString("files (read_skill_file): " + strings.Join(other, ", ") + "\n")
+		}
+	}
+	r := sk.Meta.Requires
+	if len(sk.ToolDirs) > 0 || sk.PipelinesDir != "" || !r.Empty() {
+		b.WriteString("activate skill:" + sk.ID + " for its tools")
+		var req []string
+		for _, x := range [][2]any{{"skills", r.Skills}, {"servers", r.Servers}, {"services", r.Services}, {"tools", r.Tools}} {
+			if l := x[1].([]string); len(l) > 0 {
+				req = append(req, x[0].(string)+" "+strings.Join(l, ", "))
+			}
+		}
+		if len(req) > 0 {
+			b.WriteString(" (it brings " + strings.Join(req, "; ") + ")")
+		}
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+func (s *Server) readFile(name, rel string, offset int64) json.RawMessage {
+	sk, err := s.lib.Lookup(name)
+	if err != nil {
+		return toolError("read_skill_file: %v", err)
+	}
+	f, err := s.lib.ReadFile(sk, rel, offset)
+	if err != nil {
+		return toolError("read_skill_file: %v", err)
+	}
+	if f.Binary {
+		out, _ := json.Marshal(map[string]any{"content": []any{map[string]any{"type": "resource", "resource": map[string]any{
+			"uri": "skill://" + sk.ID + "/" + f.Path, "mimeType": mimeOf(f.Path), "blob": base64.StdEncoding.EncodeToString(f.Data),
+		}}}})
+		return out
+	}
+	text := string(f.Data)
+	if f.Truncated {
+		next := f.Offset + int64(len(f.Data))
+		text += fmt.Sprintf("\n[bytes %d-%d of %d; read_skill_file with offset: %d for more]", f.Offset, next, f.Size, next)
+	}
+	return textResult(text)
+}
+
+func mimeOf(p string) string {
+	switch strings.ToLower(path.Ext(p)) {
+	case ".md":
+		return "text/markdown"
+	case ".py":
+		return "text/x-python"
+	case ".sh":
+		return "text/x-shellscript"
+	}
+	if m := mime.TypeByExtension(path.Ext(p)); m != "" {
+		return m
+	}
+	return "application/octet-stream"
+}
+
+func (s *Server) prompt(name string) (json.RawMessage, error) {
+	snap := s.lib.Snapshot()
+	var sk *Skill
+	for _, c := range snap.Skills() {
+		if PromptName(c) == name {
+			sk = c
+		}
+	}
+	if sk == nil {
+		return nil, &sdk.RPCError{Code: sdk.CodeInvalidParams, Message: fmt.Sprintf("unknown prompt %q", name)}
+	}
+	body, _, err := s.lib.Body(sk)
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(map[string]any{
+		"description": sk.Meta.Description,
+		"messages": []any{map[string]any{"role": "user", "content": map[string]any{
+			"type": "text", "text": strings.TrimRight(body, "\n") + "\n\n" + s.footer(sk),
+		}}},
+	})
+}
+
+// resolveURI splits skill://<skill-path>/<file> into the skill and the
+// file ("SKILL.md" when the URI names the skill alone).
+func (s *Server) resolveURI(uri string) (*Skill, string, error) {
+	rest, ok := strings.CutPrefix(uri, "skill://")
+	if !ok {
+		return nil, "", fmt.Errorf("%q is not a skill:// URI", uri)
+	}
+	rest = strings.TrimSuffix(rest, "/")
+	snap := s.lib.Snapshot()
+	segs := strings.SplitN(rest, "/", 3)
+	// Team skills first: skill://acme/refunds/... before skill://acme/...
+	if len(segs) >= 2 {
+		if sk := snap.byID[segs[0]+"/"+segs[1]]; sk != nil {
+			if len(segs) == 3 {
+				return sk, segs[2], nil
+			}
+			return sk, FileName, nil
+		}
+	}
+	if sk := snap.byID[segs[0]]; sk != nil {
+		if file := strings.TrimPrefix(strings.TrimPrefix(rest, segs[0]), "/"); file != "" {
+			return sk, file, nil
+		}
+		return sk, FileName, nil
+	}
+	return nil, "", fmt.Errorf("%w in %q", ErrUnknownSkill, uri)
+}
+
+func (s *Server) readResource(uri string) (json.RawMessage, error) {
+	sk, file, err := s.resolveURI(uri)
+	if err != nil {
+		return nil, &sdk.RPCError{Code: sdk.CodeInvalidParams, Message: err.Error()}
+	}
+	f, fi, err := openInSkill(sk.Dir, file)
+	if err != nil {
+		return nil, &sdk.RPCError{Code: sdk.CodeInvalidParams, Message: fmt.Sprintf("%s: %v", uri, err)}
+	}
+	defer f.Close()
+	const maxResource = 16 << 20
+	if fi.Size() > maxResource {
+		return nil, &sdk.RPCError{Code: sdk.CodeInvalidParams, Message: fmt.Sprintf("%s is %d bytes; read_skill_file pages through it", uri, fi.Size())}
+	}
+	data, err := io.ReadAll(f)
+	if err != nil {
+		return nil, err
+	}
+	c := map[string]any{"uri": uri, "mimeType": mimeOf(file)}
+	if isText(data) {
+		c["text"] = string(data)
+	} else {
+		c["blob"] = base64.StdEncoding.EncodeToString(data)
+	}
+	return json.Marshal(map[string]any{"contents": []any{c}})
+}
+
+func isText(b []byte) bool {
+	return utf8.Valid(b) && !strings.ContainsRune(string(b[:min(len(b), 8000)]), 0)
+}
+
+// SkillEntry is a skill as the skills extension (SEP-2640) lists it.
+type SkillEntry struct {
+	URI         string          `json:"uri"`
+	Frontmatter map[string]any  `json:"frontmatter"`
+	Resources   []SkillResource `json:"resources"`
+}
+
+// SkillResource is one file of a SkillEntry.
+type SkillResource struct {
+	URI    string `json:"uri"`
+	Digest string `json:"digest"`
+	Size   int64  `json:"size"`
+}
+
+// Limits of the skills extension for one skill.
+const (
+	maxEntryFiles = 512
+	maxEntryBytes = 16 << 20
+)
+
+// Entry builds the skills-extension entry of sk: its frontmatter verbatim
+// and every file with its SHA-256 digest.
+func (s *Server) Entry(sk *Skill) (SkillEntry, error) {
+	e := SkillEntry{URI: sk.URI(), Frontmatter: sk.Meta.Raw}
+	if e.Frontmatter == nil {
+		e.Frontmatter = map[string]any{"name": sk.Meta.Name, "description": sk.Meta.Description}
+	}
+	var total int64
+	for _, rel := range listFiles(sk.Dir, maxEntryFiles) {
+		f, _, err := openInSkill(sk.Dir, rel)
+		if err != nil {
+			continue // a symlink leading out is not part of the skill
+		}
+		h := sha256.New()
+		n, err := io.Copy(h, f)
+		f.Close()
+		if err != nil {
+			return e, err
+		}
+		total += n
+		if total > maxEntryBytes {
+			return e, fmt.Errorf("skill %s holds more than %d bytes", sk.ID, maxEntryBytes)
+		}
+		e.Resources = append(e.Resources, SkillResource{URI: "skill://" + sk.ID + "/" + rel, Digest: "sha256:" + hex.EncodeToString(h.Sum(nil)), Size: n})
+	}
+	return e, nil
+}
+
+func (s *Server) listEntries(params json.RawMessage) (json.RawMessage, error) {
+	var p struct {
+		Cursor string `json:"cursor"`
+	}
+	_ = json.Unmarshal(params, &p)
+	start, _ := strconv.Atoi(p.Cursor)
+	all := s.lib.Snapshot().Skills()
+	if start < 0 || start > len(all) {
+		start = 0
+	}
+	end := min(start+50, len(all))
+	entries := []SkillEntry{}
+	for _, sk := range all[start:end] {
+		e, err := s.Entry(sk)
+		if err != nil {
+			continue
+		}
+		entries = append(entries, e)
+	}
+	res := map[string]any{"resultType": "complete", "skills": entries, "ttlMs": 60000, "cacheScope": "public"}
+	if end < len(all) {
+		res["nextCursor"] = strconv.Itoa(end)
+	}
+	return json.Marshal(res)
+}
+
+func (s *Server) getEntry(uri string) (json.RawMessage, error) {
+	sk, file, err := s.resolveURI(uri)
+	if err != nil || file != FileName || !strings.HasSuffix(uri, "/"+FileName) {
+		return nil, &sdk.RPCError{Code: sdk.CodeInvalidParams, Message: fmt.Sprintf("%q is not the SKILL.md of a skill served here", uri)}
+	}
+	e, err := s.Entry(sk)
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(map[string]any{"resultType": "complete", "skill": e, "ttlMs": 60000, "cacheScope": "public"})
+}
+
+func textResult(text string) json.RawMessage {
+	out, _ := json.Marshal(map[string]any{"content": []map[string]string{{"type": "text", "text": text}}})
+	return out
+}
+
+func toolError(format string, a ...any) json.RawMessage {
+	out, _ := json.Marshal(map[string]any{"content": []map[string]string{{"type": "text", "text": fmt.Sprintf(format, a...)}}, "isError": true})
+	return out
+}
