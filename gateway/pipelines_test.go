@@ -448,3 +448,105 @@ pipelines:
 		}
 	}
 }
+
+// callbackPy is a jsonrpc script tool that calls the tool named in its
+// arguments back through the gateway and returns that tool's result.
+const callbackPy = `import json, sys
+def send(m):
+    m["jsonrpc"] = "2.0"
+    sys.stdout.write(json.dumps(m) + "\n")
+    sys.stdout.flush()
+for line in sys.stdin:
+    msg = json.loads(line)
+    if msg.get("method") != "tools/call":
+        continue
+    args = msg["params"]["arguments"]
+    send({"id": "c1", "method": "tools/call", "params": {"name": args["tool"], "arguments": args.get("arguments", {})}})
+    for answer in sys.stdin:
+        a = json.loads(answer)
+        if a.get("id") == "c1":
+            break
+    res = a.get("result") or {"content": [{"type": "text", "text": json.dumps(a.get("error"))}], "isError": True}
+    send({"id": msg["id"], "result": res})
+`
+
+// TestPipelineChainThroughScript: the call-chain guard holds across an
+// out-of-process executor calling back: a pipeline calls a script, which
+// calls the pipeline again, and that call is refused with the whole
+// chain; a script calling an ordinary tool from a pipeline works.
+func TestPipelineChainThroughScript(t *testing.T) {
+	tools := t.TempDir()
+	if err := os.Mkdir(filepath.Join(tools, "callback"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(tools, "callback", "tool.yaml"), `name: callback
+description: Call a tool of the gateway and return its result.
+runtime: python
+entry: callback.py
+protocol: jsonrpc
+input_schema:
+  type: object
+  properties: {tool: {type: string}, arguments: {type: object}}
+  required: [tool]
+`)
+	writeFile(t, filepath.Join(tools, "callback", "callback.py"), callbackPy)
+	r, _, vars := pipelineGatewayVars(t, map[string]string{"loop.yaml": `name: loop
+inputs: {type: object, properties: {target: {type: string, default: pipelines__loop}}}
+steps:
+  - id: call
+    tool: tools__callback
+    with: {tool: "${{ inputs.target }}", arguments: {message: via script}}
+outputs: {result: "${{ steps.call.outputs }}"}
+`})
+	cfg, err := config.Parse(strings.NewReader(pipelineConfig(vars, "")+"tools:\n  dirs: [\""+tools+"\"]\n"), "test.yaml", func(k string) (string, bool) {
+		v, ok := vars[k]
+		return v, ok
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	if err := r.gw.Reload(ctx, cfg); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, func() bool { _, ok := r.gw.Snapshot().Tool("pipelines__loop"); return ok })
+
+	res, err := r.gw.CallTool(ctx, "pipelines__loop", json.RawMessage(`{"target":"everything__echo"}`), nil)
+	if err != nil || !strings.Contains(string(res), `"result":"Echo: via script"`) {
+		t.Fatalf("loop through the script to echo: %s %v", res, err)
+	}
+	res, err = r.gw.CallTool(ctx, "pipelines__loop", nil, nil)
+	res = json.RawMessage(strings.ReplaceAll(string(res), `\u003e`, ">"))
+	if err != nil || !strings.Contains(string(res), `"isError":true`) ||
+		!strings.Contains(string(res), "refusing to call pipelines__loop: it is already running in this call chain (pipelines__loop -> tools__callback -> pipelines__loop)") {
+		t.Fatalf("recursion through the script: %s %v", res, err)
+	}
+}
+
+// TestInlinePipelines: pipelines written in skillgate.yaml are served, and
+// their problems carry the config file's line numbers.
+func TestInlinePipelines(t *testing.T) {
+	r := startGateway(t, `
+pipelines:
+  inline:
+    status:
+      description: How many sources the gateway has
+      steps:
+        - {id: s, tool: admin__servers}
+      outputs: {sources: "${{ len(steps.s.outputs.servers) }}"}
+    bad:
+      steps:
+        - {id: s, tool: admin__nosuch}
+`, nil)
+	st := r.status(t)["pipelines"]
+	if st.State != "invalid" || st.Tools != 1 || len(st.Problems) != 1 || !strings.HasPrefix(st.Problems[0], "test.yaml:11:25:") || !strings.Contains(st.Problems[0], "admin__nosuch") {
+		t.Fatalf("status: %+v", st)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	res, err := r.gw.CallTool(ctx, "pipelines__status", nil, nil)
+	if err != nil || !strings.Contains(string(res), `"structuredContent":{"sources":1}`) {
+		t.Fatalf("pipelines__status: %s %v", res, err)
+	}
+}
