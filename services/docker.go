@@ -113,7 +113,7 @@ func (d *dockerEngine) Inspect(ctx context.Context, id string) (Container, error
 	if err != nil {
 		return Container{}, wrap("inspect "+id, err)
 	}
-	c := Container{ID: r.ID, Name: strings.TrimPrefix(r.Name, "/"), Ports: map[string]int{}}
+	c := Container{ID: r.ID, Name: strings.TrimPrefix(r.Name, "/"), ImageID: r.Image, Ports: map[string]int{}}
 	if r.Config != nil {
 		c.Image, c.Labels = r.Config.Image, r.Config.Labels
 	}
@@ -228,15 +228,15 @@ func (d *dockerEngine) Logs(ctx context.Context, id string, o LogOptions, w io.W
 	return nil
 }
 
-func (d *dockerEngine) ImageExists(ctx context.Context, ref string) (bool, error) {
-	_, err := d.c.ImageInspect(ctx, ref)
+func (d *dockerEngine) ImageID(ctx context.Context, ref string) (string, error) {
+	r, err := d.c.ImageInspect(ctx, ref)
 	switch {
 	case err == nil:
-		return true, nil
+		return r.ID, nil
 	case cerrdefs.IsNotFound(err):
-		return false, nil
+		return "", nil
 	}
-	return false, wrap("inspect image "+ref, err)
+	return "", wrap("inspect image "+ref, err)
 }
 
 func (d *dockerEngine) Pull(ctx context.Context, ref string, fn func(Progress)) error {
@@ -294,6 +294,7 @@ func (d *dockerEngine) Build(ctx context.Context, b *BuildConfig, fn func(Progre
 	}
 	defer r.Body.Close()
 	var tail []string
+	var step, steps int64
 	err = readMessages(r.Body, func(m *message) {
 		line := strings.TrimRight(m.Stream, "\n")
 		if line == "" {
@@ -306,12 +307,11 @@ func (d *dockerEngine) Build(ctx context.Context, b *BuildConfig, fn func(Progre
 		if fn == nil {
 			return
 		}
-		p := Progress{Phase: "build", Message: line}
 		if s := stepRe.FindStringSubmatch(line); s != nil {
-			p.Current, _ = strconv.ParseInt(s[1], 10, 64)
-			p.Total, _ = strconv.ParseInt(s[2], 10, 64)
+			step, _ = strconv.ParseInt(s[1], 10, 64)
+			steps, _ = strconv.ParseInt(s[2], 10, 64)
 		}
-		fn(p)
+		fn(Progress{Phase: "build", Message: strings.TrimSpace(line), Current: step, Total: steps})
 	})
 	if err != nil {
 		return fmt.Errorf("build %s: %w\n%s", b.Tag, err, strings.Join(tail, "\n"))

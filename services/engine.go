@@ -31,8 +31,8 @@ type Engine interface {
 	// w; with follow it returns when the container stops or ctx is done.
 	Logs(ctx context.Context, id string, opts LogOptions, w io.Writer) error
 
-	// ImageExists reports whether ref is present locally.
-	ImageExists(ctx context.Context, ref string) (bool, error)
+	// ImageID returns the ID of the local image ref, or "" when there is none.
+	ImageID(ctx context.Context, ref string) (string, error)
 	// Pull pulls ref, reporting progress to fn (which may be nil).
 	Pull(ctx context.Context, ref string, fn func(Progress)) error
 	// Build builds an image, reporting progress to fn (which may be nil).
@@ -55,10 +55,12 @@ type Engine interface {
 
 // Container is what the Manager needs to know of a container.
 type Container struct {
-	ID     string
-	Name   string // without the leading slash
-	Image  string
-	Labels map[string]string
+	ID    string
+	Name  string // without the leading slash
+	Image string // as given at create
+	// ImageID is the ID of the image it runs (set by Inspect).
+	ImageID string
+	Labels  map[string]string
 	// State is created, running, paused, restarting, removing, exited or dead.
 	State    string
 	ExitCode int

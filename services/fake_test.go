@@ -100,7 +100,7 @@ func (f *fakeEngine) Create(_ context.Context, cc *ContainerConfig) (string, err
 	}
 	f.nextID++
 	id := fmt.Sprintf("%064d", f.nextID)
-	c := &Container{ID: id, Name: cc.Name, Image: cc.Image, Labels: maps.Clone(cc.Labels), State: "created", Ports: map[string]int{}}
+	c := &Container{ID: id, Name: cc.Name, Image: cc.Image, ImageID: "sha256:" + cc.Image, Labels: maps.Clone(cc.Labels), State: "created", Ports: map[string]int{}}
 	for _, p := range cc.Ports {
 		c.Ports[strconv.Itoa(p.Container)+"/"+p.Protocol] = p.Host
 	}
@@ -159,10 +159,13 @@ func (f *fakeEngine) Logs(_ context.Context, id string, _ LogOptions, w io.Write
 	return err
 }
 
-func (f *fakeEngine) ImageExists(_ context.Context, ref string) (bool, error) {
+func (f *fakeEngine) ImageID(_ context.Context, ref string) (string, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return f.images[ref], nil
+	if !f.images[ref] {
+		return "", nil
+	}
+	return "sha256:" + ref, nil
 }
 
 func (f *fakeEngine) Pull(_ context.Context, ref string, fn func(Progress)) error {

@@ -216,7 +216,7 @@ func ParseVolume(s, base string) (Volume, error) {
 	}
 	v := Volume{Source: parts[0], Target: parts[1]}
 	if !strings.HasPrefix(v.Target, "/") || strings.Contains(v.Target, "..") {
-		return v, fmt.Errorf("%q: the container path %q must be absolute, without ..", s, v.Target)
+		return v, fmt.Errorf("%q: the container path %q must be absolute and free of \"..\"", s, v.Target)
 	}
 	switch {
 	case v.Source == "":
