@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
@@ -212,4 +213,31 @@ func call(t testing.TB, c *sdk.Client, source, args string) (result, *sdktest.Re
 		t.Fatalf("result %s: %v", raw, err)
 	}
 	return r, rec
+}
+
+// startedCall is a Recorder that tells when the guest wrote its first
+// stderr line, so a test knows the call is running.
+type startedCall struct {
+	*sdktest.Recorder
+	once    sync.Once
+	started chan struct{}
+}
+
+func newStartedCall() *startedCall {
+	return &startedCall{Recorder: &sdktest.Recorder{}, started: make(chan struct{})}
+}
+
+func (c *startedCall) Notify(n sdk.Notification) error {
+	c.once.Do(func() { close(c.started) })
+	return c.Recorder.Notify(n)
+}
+
+// wait blocks until the call is running.
+func (c *startedCall) wait(t testing.TB) {
+	t.Helper()
+	select {
+	case <-c.started:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the call did not start")
+	}
 }

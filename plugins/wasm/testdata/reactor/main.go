@@ -62,6 +62,7 @@ func run() int32 {
 		}
 		out.Encode(map[string]any{"steps": a.N})
 	case "sleep":
+		fmt.Fprintln(os.Stderr, "sleeping")
 		time.Sleep(time.Duration(a.N) * time.Millisecond)
 		out.Encode(map[string]any{"slept_ms": a.N, "id": id})
 	case "clock":
@@ -74,6 +75,7 @@ func run() int32 {
 		fmt.Fprintln(os.Stderr, "reactor failure")
 		return 7
 	case "loop":
+		fmt.Fprintln(os.Stderr, "looping forever")
 		for {
 		}
 	case "bomb":
