@@ -33,7 +33,7 @@ servers:
     args: ${ARGS}
   conformance:
     url: ${CONF_URL}
-` + moreServers + `
+`+moreServers+`
 pipelines:
   dirs: ["${DIR}"]
 `, "${ARGS}", vars["ARGS"], 1)

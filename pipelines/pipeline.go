@@ -1,6 +1,7 @@
 package pipelines
 
 import (
+	"sync"
 	"time"
 
 	"github.com/expr-lang/expr/types"
@@ -33,6 +34,27 @@ type Pipeline struct {
 	env        map[string]any
 	byID       map[string]*Step
 	sinks      []*Step
+
+	depsOnce sync.Once
+	depsOf   [][]*Step // by step index: the steps that wait for it
+}
+
+// dependents returns, by step index, the steps that wait for each step,
+// in file order. Fallback steps wait for nobody here: they run inside the
+// step they stand in for.
+func (p *Pipeline) dependents() [][]*Step {
+	p.depsOnce.Do(func() {
+		p.depsOf = make([][]*Step, len(p.Steps))
+		for _, s := range p.Steps {
+			if s.Fallback {
+				continue
+			}
+			for _, d := range s.deps {
+				p.depsOf[d.index] = append(p.depsOf[d.index], s)
+			}
+		}
+	})
+	return p.depsOf
 }
 
 // Step is one compiled step. Its fields describe it for graphs and

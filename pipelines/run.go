@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"reflect"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -90,6 +91,8 @@ type run struct {
 	rec     *Record
 	inputs  any
 	states  []*stepState
+	pending []atomic.Int32 // per step: dependencies not settled yet
+	wg      sync.WaitGroup
 	sem     chan struct{}
 	cancel  context.CancelCauseFunc
 	progMu  sync.Mutex
@@ -165,21 +168,21 @@ func (r *Runner) Run(ctx context.Context, p *Pipeline, args json.RawMessage, cal
 	}
 	rn.sem = make(chan struct{}, n)
 	rn.states = make([]*stepState, len(p.Steps))
-	for i := range p.Steps {
+	rn.pending = make([]atomic.Int32, len(p.Steps))
+	for i, s := range p.Steps {
 		rn.states[i] = &stepState{done: make(chan struct{}), status: StatusPending}
+		rn.pending[i].Store(int32(len(s.deps)))
 	}
-	var wg sync.WaitGroup
+	// A step starts once its dependencies have settled: the steps without
+	// any start now, each on its own goroutine, and the goroutine that
+	// settles a step's last dependency runs it (see start).
 	for _, s := range p.Steps {
-		if s.Fallback {
-			continue
+		if !s.Fallback && len(s.deps) == 0 {
+			rn.wg.Add(1)
+			go rn.start(ctx, s)
 		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			rn.runStep(ctx, s)
-		}()
 	}
-	wg.Wait()
+	rn.wg.Wait()
 
 	if err := parent.Err(); err != nil && context.Cause(parent) != errPipelineTimeout {
 		rn.finish(StatusCanceled, err.Error())
@@ -287,17 +290,35 @@ func (rn *run) settle(s *Step, status string, out any, err error) {
 	rn.emit(Progress{Step: s.ID, Tool: s.Tool, Event: ev, Err: msg}, true)
 }
 
+// start runs s and then, on the same goroutine, the first of its
+// dependents that s was the last dependency of; the others get goroutines
+// of their own. Continuing on the same goroutine keeps its grown stack
+// (the expression VM needs a deep one) and saves a goroutine per step of
+// a chain.
+func (rn *run) start(ctx context.Context, s *Step) {
+	defer rn.wg.Done()
+	for s != nil {
+		rn.runStep(ctx, s)
+		var next *Step
+		for _, d := range rn.p.dependents()[s.index] {
+			if rn.pending[d.index].Add(-1) != 0 {
+				continue
+			}
+			if next == nil {
+				next = d
+				continue
+			}
+			rn.wg.Add(1)
+			go rn.start(ctx, d)
+		}
+		s = next
+	}
+}
+
+// runStep runs s, whose dependencies have all settled.
 func (rn *run) runStep(ctx context.Context, s *Step) {
 	st := rn.states[s.index]
 	defer close(st.done)
-	for _, d := range s.deps {
-		select {
-		case <-rn.states[d.index].done:
-		case <-ctx.Done():
-			rn.settle(s, StatusCanceled, nil, nil)
-			return
-		}
-	}
 	if ctx.Err() != nil {
 		rn.settle(s, StatusCanceled, nil, nil)
 		return

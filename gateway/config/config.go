@@ -45,6 +45,8 @@ type Config struct {
 	Plugins Dirs `yaml:"plugins"`
 	// Services are the Docker containers tools depend on, keyed by name.
 	Services map[string]*Service `yaml:"services"`
+	// Docker holds the settings of services and server containers.
+	Docker Docker `yaml:"docker"`
 	// Executors tunes the built-in executors (mcp, script, wasm), keyed by name.
 	Executors map[string]*Executor `yaml:"executors"`
 	// Limits are timeouts and caps.
@@ -135,6 +137,18 @@ type Server struct {
 	Timeout Duration `yaml:"timeout,omitempty"`
 	// Requires names services that must be healthy before the server starts.
 	Requires []string `yaml:"requires,flow,omitempty"`
+	// Image runs the server as a container with stdio attached, instead of
+	// Command; Args are then the container's command.
+	Image string `yaml:"image,omitempty"`
+	// Network is an image server's network: "none" (the default) or "bridge".
+	Network string `yaml:"network,omitempty"`
+	// CPUs, Memory and PIDs limit an image server; zero means the defaults
+	// (1 CPU, 512MiB, 256 processes).
+	CPUs   CPUs `yaml:"cpus,omitempty"`
+	Memory Size `yaml:"memory,omitempty"`
+	PIDs   int  `yaml:"pids,omitempty"`
+	// Privileged is never allowed; the key exists to say so clearly.
+	Privileged bool `yaml:"privileged,omitempty"`
 	// Pos is where the entry was defined.
 	Pos Pos `yaml:"-"`
 }
@@ -142,7 +156,7 @@ type Server struct {
 // Kind reports how the gateway talks to the server: "stdio", "http" or "sse".
 func (s *Server) Kind() string {
 	switch {
-	case s.Transport == "stdio" || (s.Transport == "" && s.Command != ""):
+	case s.Transport == "stdio" || (s.Transport == "" && (s.Command != "" || s.Image != "")):
 		return "stdio"
 	case s.Transport == "sse":
 		return "sse"
@@ -172,7 +186,10 @@ func (s *Server) Equal(o *Server) bool {
 		s.Isolation == o.Isolation &&
 		s.ProtocolVersion == o.ProtocolVersion &&
 		s.Timeout == o.Timeout &&
-		slices.Equal(s.Requires, o.Requires)
+		slices.Equal(s.Requires, o.Requires) &&
+		s.Image == o.Image && s.Network == o.Network &&
+		s.CPUs == o.CPUs && s.Memory == o.Memory && s.PIDs == o.PIDs &&
+		s.Privileged == o.Privileged
 }
 
 // Bundle is a named set of activation targets: server names, tool names or
@@ -208,36 +225,6 @@ type Profile struct {
 	Deny []string `yaml:"deny,flow"`
 	// Pinned are tools listed in progressive mode without activation.
 	Pinned []string `yaml:"pinned,flow"`
-}
-
-// Service is a Docker container that tools and servers depend on.
-type Service struct {
-	// Image is the container image, such as "postgres:16".
-	Image string `yaml:"image"`
-	// Command overrides the image's command.
-	Command []string `yaml:"command"`
-	// Env is the container's environment.
-	Env map[string]string `yaml:"env"`
-	// Ports are container ports to publish, such as "5432" or "8080:80".
-	Ports []string `yaml:"ports"`
-	// Healthcheck says when the container is ready.
-	Healthcheck *Healthcheck `yaml:"healthcheck"`
-	// Pos is where the entry was defined.
-	Pos Pos `yaml:"-"`
-}
-
-// Healthcheck is a Docker health check, as in a compose file.
-type Healthcheck struct {
-	// Test is the check command, such as ["CMD", "pg_isready"].
-	Test []string `yaml:"test"`
-	// Interval is the time between checks.
-	Interval Duration `yaml:"interval"`
-	// Timeout is how long one check may take.
-	Timeout Duration `yaml:"timeout"`
-	// StartPeriod is a grace period in which failures do not count.
-	StartPeriod Duration `yaml:"start_period"`
-	// Retries is how many failures in a row make the container unhealthy.
-	Retries int `yaml:"retries"`
 }
 
 // Executor tunes a built-in executor.

@@ -291,6 +291,8 @@ func TestServerEqual(t *testing.T) {
 			v.SetInt(42)
 		case reflect.Bool:
 			v.SetBool(true)
+		case reflect.Float64:
+			v.SetFloat(1.5)
 		case reflect.Slice:
 			v.Set(reflect.ValueOf([]string{"changed"}))
 		case reflect.Map:

@@ -102,6 +102,7 @@ func (c *Config) validate() []*Error {
 	for _, name := range slices.Sorted(maps.Keys(c.Services)) {
 		v.service(name, c.Services[name])
 	}
+	v.docker()
 	for _, name := range slices.Sorted(maps.Keys(c.Executors)) {
 		f := "executors." + name
 		if !slices.Contains([]string{"mcp", "script", "wasm"}, name) {
@@ -126,11 +127,16 @@ func (v *validator) server(name string, s *Server) {
 		s = &Server{}
 	}
 	switch {
-	case s.Command == "" && s.URL == "":
-		v.errorf(f, "neither command nor url is set; add command: to start a stdio server or url: to reach a remote one")
+	case s.Command == "" && s.URL == "" && s.Image == "":
+		v.errorf(f, "neither command, url nor image is set; add command: to start a stdio server, url: to reach a remote one, or image: to run one in a container")
 	case s.Command != "" && s.URL != "":
 		v.errorf(f, "both command and url are set; keep command for a stdio server or url for a remote one")
-	case s.Command != "":
+	case s.Image != "" && (s.Command != "" || s.URL != ""):
+		v.errorf(f+".image", "image is set with command or url; an image server runs its image (give its arguments in args:), so keep one of them")
+	case s.Command != "" || s.Image != "":
+		if flagLike(s.Command) {
+			v.errorf(f+".command", "%q looks like an option, not a program; name the program to run", s.Command)
+		}
 		if len(s.Headers) > 0 {
 			v.errorf(f+".headers", "headers are for url servers only; remove them")
 		}
@@ -151,6 +157,7 @@ func (v *validator) server(name string, s *Server) {
 		}
 	}
 	v.oneOf(f+".transport", s.Transport, "", "stdio", "streamable-http", "sse")
+	v.serverImage(f, s)
 	for k := range s.Env {
 		if k == "" || strings.Contains(k, "=") {
 			v.errorf(f+".env", "%q is not a variable name; remove the = or rename it", k)
@@ -171,28 +178,6 @@ func (v *validator) server(name string, s *Server) {
 		if _, ok := v.c.Services[r]; !ok {
 			v.errorf(fmt.Sprintf("%s.requires[%d]", f, i), "unknown service %q; define it under services: or remove it", r)
 		}
-	}
-}
-
-func (v *validator) service(name string, s *Service) {
-	f := "services." + name
-	if !nameRe.MatchString(name) {
-		v.errorf(f, "service name %q must be 1-64 letters, digits, _ or -; rename it", name)
-	}
-	if s == nil || s.Image == "" {
-		v.errorf(f+".image", "no image; set image: such as postgres:16")
-	}
-	if s == nil || s.Healthcheck == nil {
-		return
-	}
-	h := s.Healthcheck
-	for key, d := range map[string]Duration{"interval": h.Interval, "timeout": h.Timeout, "start_period": h.StartPeriod} {
-		if d < 0 {
-			v.errorf(f+".healthcheck."+key, "%s is negative; use a positive duration such as 5s", d)
-		}
-	}
-	if h.Retries < 0 {
-		v.errorf(f+".healthcheck.retries", "%d is negative; use 0 or more", h.Retries)
 	}
 }
 
