@@ -33,6 +33,14 @@ var (
 		0x07, 0x0a, 0x01, 0x06, '_', 's', 't', 'a', 'r', 't', 0x00, 0x01, // export "_start" func 1
 		0x0a, 0x04, 0x01, 0x02, 0x00, 0x0b,
 	}
+	// trapCommand is (module (func (export "_start") unreachable)).
+	trapCommand = []byte{
+		0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00,
+		0x01, 0x04, 0x01, 0x60, 0x00, 0x00,
+		0x03, 0x02, 0x01, 0x00,
+		0x07, 0x0a, 0x01, 0x06, '_', 's', 't', 'a', 'r', 't', 0x00, 0x00,
+		0x0a, 0x05, 0x01, 0x03, 0x00, 0x00, 0x0b, // code: unreachable, end
+	}
 	// paramReactor is (module (func (export "run") (param i32))), not
 	// the reactor ABI.
 	paramReactor = []byte{
@@ -255,5 +263,14 @@ func TestPrecompile(t *testing.T) {
 	}
 	if err := Precompile(t.Context(), dir, filepath.Join(dir, "missing.wasm")); err == nil {
 		t.Fatal("Precompile of a missing file succeeded")
+	}
+}
+
+func TestTrap(t *testing.T) {
+	c, _ := startExec(t)
+	load(t, c, "trap", moduleFolder(t, trapCommand, nil))
+	r, _ := call(t, c, "trap", `{}`)
+	if !r.IsError || r.status() != StatusTrap || !strings.Contains(r.text(), "unreachable") || strings.Contains(r.text(), "wasm stack trace") {
+		t.Fatalf("result = %+v", r)
 	}
 }
