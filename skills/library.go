@@ -151,8 +151,7 @@ func (l *Library) AddRoot(ctx context.Context, dir, source string) error {
 		l.roots = append(l.roots, root{dir: dir, source: source})
 	}
 	l.rootsMu.Unlock()
-	_, err := l.Refresh(ctx)
-	return err
+	return l.Rescan(ctx)
 }
 
 // RemoveRoot removes a skills folder and refreshes.
@@ -161,8 +160,7 @@ func (l *Library) RemoveRoot(ctx context.Context, dir string) error {
 	l.rootsMu.Lock()
 	l.roots = slices.DeleteFunc(l.roots, func(r root) bool { return r.dir == dir })
 	l.rootsMu.Unlock()
-	_, err := l.Refresh(ctx)
-	return err
+	return l.Rescan(ctx)
 }
 
 // Roots returns the skills folders and their sources.
