@@ -277,3 +277,43 @@ print(json.dumps({"total": len(rows), "budget": int(os.environ["SKILLGATE_OUTPUT
 		t.Errorf("artifact: %v", err)
 	}
 }
+
+// BenchmarkRunScript compares a skill script run (no hooks, global
+// hooks dir empty) with the same script called on the executor directly,
+// and with a pre and a post hook: a skill without hooks pays only the
+// lookup and argument building.
+func BenchmarkRunScript(b *testing.B) {
+	if _, err := exec.LookPath("bash"); err != nil {
+		b.Skip("no bash")
+	}
+	dir := b.TempDir()
+	writeTree(b, dir, map[string]string{
+		"plain/SKILL.md":       skillMD("plain", "No hooks."),
+		"plain/scripts/hi.sh":  "echo hi\n",
+		"hooked/SKILL.md":      skillMD("hooked", "Hooks."),
+		"hooked/scripts/hi.sh": "echo hi\n",
+		"hooked/hooks/pre.sh":  "echo '{}'\n",
+		"hooked/hooks/post.sh": "echo '{}'\n",
+	})
+	l := scriptLib(b, dir, Options{HooksDirs: []string{b.TempDir()}})
+	ctx := context.Background()
+	run := func(b *testing.B, skill string) {
+		for b.Loop() {
+			if _, err := l.RunScript(ctx, RunRequest{Skill: skill, Script: "hi.sh", Args: []string{"x"}}, nil); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	b.Run("executor-direct", func(b *testing.B) {
+		sk, _ := l.Lookup("plain")
+		key := scriptKey{dir: sk.Dir, entry: "scripts/hi.sh", runtime: "bash", policy: Policy{}.key()}
+		args := json.RawMessage(`{"args":["x"],"0":"x"}`)
+		for b.Loop() {
+			if _, err := l.runner.call(ctx, key, Policy{}, nil, args, nil); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("skill-no-hooks", func(b *testing.B) { run(b, "plain") })
+	b.Run("skill-pre-post-hooks", func(b *testing.B) { run(b, "hooked") })
+}

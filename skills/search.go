@@ -7,22 +7,32 @@ import (
 	"unicode"
 )
 
-// keywords are the words a skill is found by: its ID, name and tags
-// (weighted) and its description.
-func keywords(sk *Skill) []string {
-	var out []string
-	add := func(s string) {
-		for _, w := range words(s) {
-			if !slices.Contains(out, w) {
-				out = append(out, w)
+// term is a word a skill is found by, stemmed, with its weight: 3 in the
+// ID or name, 2 in a tag, 1 in the description.
+type term struct {
+	word   string
+	weight float64
+}
+
+// keywords are the terms of a skill, each once with its highest weight.
+func keywords(sk *Skill) []term {
+	var out []term
+	add := func(s string, w float64) {
+		for _, x := range words(s) {
+			x = stem(x)
+			i := slices.IndexFunc(out, func(t term) bool { return t.word == x })
+			if i < 0 {
+				out = append(out, term{x, w})
+			} else if out[i].weight < w {
+				out[i].weight = w
 			}
 		}
 	}
-	add(sk.ID)
+	add(sk.ID, 3)
 	for _, t := range sk.Meta.Tags {
-		add(t)
+		add(t, 2)
 	}
-	add(sk.Meta.Description)
+	add(sk.Meta.Description, 1)
 	return out
 }
 
@@ -77,32 +87,16 @@ func (s *Snapshot) Find(query, tag string) []Match {
 }
 
 func score(sk *Skill, qs []string) float64 {
-	name := words(sk.ID)
-	var tags []string
-	for _, t := range sk.Meta.Tags {
-		tags = append(tags, words(t)...)
-	}
 	total := 0.0
 	for _, q := range qs {
 		best := 0.0
-		for _, w := range sk.keywords {
-			sw := stem(w)
-			var sc float64
+		for _, t := range sk.keywords {
 			switch {
-			case sw == q:
-				sc = 1
-			case len(q) >= 3 && strings.HasPrefix(sw, q):
-				sc = 0.5
-			default:
-				continue
+			case t.word == q:
+				best = max(best, t.weight)
+			case len(q) >= 3 && strings.HasPrefix(t.word, q):
+				best = max(best, t.weight/2)
 			}
-			switch {
-			case slices.Contains(name, w):
-				sc *= 3
-			case slices.Contains(tags, w):
-				sc *= 2
-			}
-			best = max(best, sc)
 		}
 		total += best
 	}

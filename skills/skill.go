@@ -42,7 +42,7 @@ type Skill struct {
 	mdPath   string
 	md       stamp
 	card     string
-	keywords []string // lower-cased words of name, tags, description
+	keywords []term // stemmed words of ID, tags, description
 }
 
 // Name is the skill's frontmatter name.
