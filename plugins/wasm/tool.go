@@ -100,8 +100,9 @@ func newTool(ctx context.Context, source string, cfg *config, cache wazero.Compi
 		t.slots = make(chan struct{}, cfg.concurrency)
 	}
 	if cfg.style == StyleCommand {
-		// Instantiate once without running _start: this catches a module
-		// that declares more memory than its limit.
+		// Instantiate once without running _start: this catches what only
+		// instantiation checks (WASI imports of the wrong signature, data
+		// segments out of bounds) at Load rather than on every call.
 		mod, err := t.rt.InstantiateModule(ctx, t.compiled, mc)
 		if err != nil {
 			return nil, fmt.Errorf("%w: instantiate %s: %s", sdk.ErrInvalidSpec, cfg.entry, describe(err))
