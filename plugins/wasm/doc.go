@@ -22,10 +22,11 @@
 // is a progress report when it is a JSON object with "progress" (and
 // "total", "message"), a log message at its level when it is a JSON object
 // with "level" and "message", and a log message at level info otherwise.
-// A module that fails, traps, runs past its timeout or into its memory limit
-// yields a result with isError and a status in _meta["skillgate/status"]
-// (exit, trap, timeout, memory_limit) whose text gives the reason, the
-// stdout written so far and the start and end of stderr.
+// Every result carries a status in _meta["skillgate/status"]: ok, or for a
+// module that fails, traps, runs past its timeout or into its memory limit
+// error, trap, timeout or memory_limit, with isError set and a text that
+// gives the reason, the stdout written so far and the start and end of
+// stderr.
 //
 // A module gets nothing it was not granted: no files (wasm.mounts grants
 // read-only directories, jailed so that neither ".." nor a symlink leads out

@@ -39,7 +39,7 @@ func TestCommand(t *testing.T) {
 
 	t.Run("JSON object is structured content", func(t *testing.T) {
 		r, _ := call(t, c, "cmd", `{"op":"echo","text":"héllo"}`)
-		if r.IsError || r.StructuredContent["echo"] != "héllo" || !strings.Contains(r.text(), `"echo":"héllo"`) {
+		if r.IsError || r.status() != StatusOK || r.StructuredContent["echo"] != "héllo" || !strings.Contains(r.text(), `"echo":"héllo"`) {
 			t.Fatalf("result = %+v", r)
 		}
 	})
@@ -65,13 +65,20 @@ func TestCommand(t *testing.T) {
 		checkProgress(t, rec, 3)
 		checkLog(t, rec, "plain log line")
 	})
+	t.Run("stderr lines past the limit are counted", func(t *testing.T) {
+		r, rec := call(t, c, "cmd", `{"op":"progress","n":1100}`)
+		if r.IsError || len(rec.Progresses) != maxNotices {
+			t.Fatalf("result = %+v, %d progress reports", r, len(rec.Progresses))
+		}
+		checkLogContains(t, rec, "101 more stderr lines were not forwarded")
+	})
 	t.Run("non-zero exit is an error result", func(t *testing.T) {
 		r, _ := call(t, c, "cmd", `{"op":"fail"}`)
 		text := r.text()
-		if !r.IsError || r.status() != StatusExit {
+		if !r.IsError || r.status() != StatusError {
 			t.Fatalf("result = %+v", r)
 		}
-		for _, want := range []string{"exit: guest exited with code 3", "partial output", "log line 0\n", "log line 9\n", "[... 21 lines ...]", "log line 31", "log line 49", "something broke"} {
+		for _, want := range []string{"error: guest exited with code 3", "partial output", "log line 0\n", "log line 9\n", "[... 21 lines ...]", "log line 31", "log line 49", "something broke"} {
 			if !strings.Contains(text, want) {
 				t.Errorf("text lacks %q:\n%s", want, text)
 			}
@@ -82,7 +89,7 @@ func TestCommand(t *testing.T) {
 	})
 	t.Run("panic is an error result", func(t *testing.T) {
 		r, _ := call(t, c, "cmd", `{"op":"panic"}`)
-		if !r.IsError || r.status() != StatusExit || !strings.Contains(r.text(), "guest panic") {
+		if !r.IsError || r.status() != StatusError || !strings.Contains(r.text(), "guest panic") {
 			t.Fatalf("result = %+v", r)
 		}
 	})
@@ -114,7 +121,7 @@ func TestReactor(t *testing.T) {
 	checkProgress(t, rec, 4)
 
 	r, _ = call(t, c, "re", `{"op":"fail"}`)
-	if !r.IsError || r.status() != StatusExit || !strings.Contains(r.text(), "run returned 7") || !strings.Contains(r.text(), "reactor failure") {
+	if !r.IsError || r.status() != StatusError || !strings.Contains(r.text(), "run returned 7") || !strings.Contains(r.text(), "reactor failure") {
 		t.Fatalf("fail: result = %+v", r)
 	}
 	r, _ = call(t, c, "re", `{"op":"echo"}`)

@@ -10,12 +10,15 @@ import (
 	"github.com/skillgate/skillgate/plugins/sdk"
 )
 
-// Statuses of a failed call, in the result's _meta under MetaStatus and at
-// the start of its text.
+// Statuses of a call, in every result's _meta under MetaStatus (the same
+// key and, where they mean the same, the same values as the script
+// executor's); a failed call's text starts with its status too.
 const (
-	// StatusExit means a command module exited with a non-zero code, or a
-	// reactor's function returned one.
-	StatusExit = "exit"
+	// StatusOK means the call succeeded.
+	StatusOK = "ok"
+	// StatusError means a command module exited with a non-zero code, or a
+	// reactor's function returned a non-zero status.
+	StatusError = "error"
 	// StatusTrap means the module trapped (unreachable, out-of-bounds
 	// access, stack overflow, ...).
 	StatusTrap = "trap"
@@ -26,7 +29,7 @@ const (
 	StatusMemoryLimit = "memory_limit"
 )
 
-// MetaStatus is the _meta key of a failed result's status.
+// MetaStatus is the _meta key of a result's status.
 const MetaStatus = "skillgate/status"
 
 const (
@@ -114,6 +117,17 @@ func (w *stderrLines) flush() {
 	if len(w.partial) > 0 {
 		w.line(w.partial)
 		w.partial = w.partial[:0]
+	}
+}
+
+// finish handles a last line without a newline and tells the client how
+// many lines were not forwarded.
+func (w *stderrLines) finish() {
+	w.flush()
+	if w.call != nil && w.dropped > 0 {
+		params, _ := json.Marshal(map[string]any{"level": "warning", "logger": w.logger,
+			"data": fmt.Sprintf("%d more stderr lines were not forwarded (limit %d per call)", w.dropped, maxNotices)})
+		_ = w.call.Notify(sdk.Notification{Method: "notifications/message", Params: params})
 	}
 }
 
@@ -237,7 +251,11 @@ func successResult(out *capBuffer) json.RawMessage {
 		b.WriteString(`,"structuredContent":`)
 		b.Write(text)
 	}
-	b.WriteString(`}`)
+	b.WriteString(`,"_meta":{`)
+	writeJSON(&b, MetaStatus)
+	b.WriteString(`:`)
+	writeJSON(&b, StatusOK)
+	b.WriteString(`}}`)
 	return b.Bytes()
 }
 

@@ -300,7 +300,7 @@ func (t *tool) callCommand(ctx, cctx context.Context, args json.RawMessage, call
 		return t.failed(ctx, cctx, err, nil, out, errw)
 	}
 	_, err = mod.ExportedFunction("_start").Call(cctx)
-	errw.flush()
+	errw.finish()
 	if err == nil || exitCode(err) == 0 {
 		_ = mod.Close(cctx)
 		return successResult(out), nil
@@ -327,7 +327,7 @@ func (t *tool) callReactor(ctx, cctx context.Context, args json.RawMessage, call
 	in.stdout.Reset()
 	in.stderr.reset(call)
 	results, err := in.fn.Call(cctx)
-	in.stderr.flush()
+	in.stderr.finish()
 	in.stderr.call = nil
 	if err != nil {
 		// The instance trapped, exited or was closed: it is not reused.
@@ -342,7 +342,7 @@ func (t *tool) callReactor(ctx, cctx context.Context, args json.RawMessage, call
 	}
 	var res json.RawMessage
 	if code != 0 {
-		res = errorResult(StatusExit, fmt.Sprintf("%s returned %d", t.cfg.function, int32(code)), &in.stdout, &in.stderr)
+		res = errorResult(StatusError, fmt.Sprintf("%s returned %d", t.cfg.function, int32(code)), &in.stdout, &in.stderr)
 	} else {
 		res = successResult(&in.stdout)
 	}
@@ -374,7 +374,7 @@ func (t *tool) failed(ctx, cctx context.Context, err error, mem api.Memory, out 
 			t.cfg.name, sizeText(size), sizeText(limit), describe(err)), out, errw), nil
 	}
 	if exit != nil {
-		return errorResult(StatusExit, fmt.Sprintf("%s exited with code %d", t.cfg.name, exit.ExitCode()), out, errw), nil
+		return errorResult(StatusError, fmt.Sprintf("%s exited with code %d", t.cfg.name, exit.ExitCode()), out, errw), nil
 	}
 	return errorResult(StatusTrap, fmt.Sprintf("%s failed: %v", t.cfg.name, describe(err)), out, errw), nil
 }
