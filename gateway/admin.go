@@ -121,7 +121,7 @@ func (g *Gateway) startAdmin(ctx context.Context) {
 func newDisclosure(cfg *config.Config) *disclosure.Disclosure {
 	opts := disclosure.Options{
 		Mode:    cfg.Disclosure,
-		Pinned:  cfg.Pinned,
+		Pinned:  append(slices.Clone(cfg.Pinned), skillsPinned(cfg)...),
 		Bundles: map[string]disclosure.Bundle{},
 		Groups:  adminGroups,
 		Servers: cfg.ServerOrder,

@@ -50,6 +50,8 @@ type Gateway struct {
 	tools *toolFolders // tool folders (tools.go)
 	pipes *pipelineSet // pipelines.go
 
+	skills *skillsRoom // skills.go; nil without skills dirs
+
 	pubMu sync.Mutex // orders catalog updates to the front end
 
 	mu      sync.Mutex
@@ -132,6 +134,7 @@ func (g *Gateway) Start(ctx context.Context) error {
 	g.applyConfig(ctx, cfg)
 	g.startTools(ctx, cfg)
 	g.startPipelines(ctx)
+	g.startSkills(ctx, cfg)
 	return nil
 }
 

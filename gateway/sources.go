@@ -31,6 +31,8 @@ type source struct {
 	internal  bool   // the gateway's own (admin groups): not in Status
 	group     string // catalog.Source.Group
 
+	skill string // catalog.Source.Skill: the skill whose folder it comes from
+
 	exec   sdk.Executor
 	cancel context.CancelFunc // ends the retry loop
 
@@ -190,7 +192,7 @@ func (g *Gateway) load(ctx context.Context, s *source) error {
 func (g *Gateway) publish(s *source, defs sdk.Definitions) {
 	g.setSource(catalog.Source{
 		ID: s.id, Executor: s.execName, Namespace: s.namespace,
-		Priority: s.priority, Order: s.order, Group: s.group, Defs: defs,
+		Priority: s.priority, Order: s.order, Group: s.group, Skill: s.skill, Defs: defs,
 	})
 }
 

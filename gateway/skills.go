@@ -1,0 +1,290 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/skillgate/skillgate/gateway/config"
+	"github.com/skillgate/skillgate/plugins/sdk"
+	"github.com/skillgate/skillgate/plugins/toolspec"
+	"github.com/skillgate/skillgate/skills"
+	"github.com/skillgate/skillgate/skills/shape"
+)
+
+// Skills: the folders of cfg.Skills.Dirs are one skills.Library, served by
+// an in-process skills.Server as the source "gateway:skills" without a
+// namespace: the meta-tools find_skills, load_skill, read_skill_file,
+// run_skill_script and read_artifact, a prompt per skill and skill://
+// resources. Skill scripts and hooks run on the script executor. A skill's
+// tools/ folders are sources of their own whose catalog items carry the
+// skill (activate skill:NAME shows them). The library refreshes itself
+// (watcher + periodic stat) and every change is published again.
+//
+// Until the config has keys for them: a skills dir's "_hooks" folder holds
+// global hooks, and results are shaped to DefaultSkillsBudget.
+
+const (
+	// skillsSourceID is the catalog source of the skills meta-tools.
+	skillsSourceID = "gateway:skills"
+	// skillToolPrefix starts the source ID of a skill's tool folder.
+	skillToolPrefix = "skill-tool:"
+	// globalHooksDir is the folder of a skills dir holding global hooks.
+	globalHooksDir = "_hooks"
+	// skillsOrder places the skills tools before servers on collisions.
+	skillsOrder = -1
+	// skillToolOrder places skills' own tools after tool folders.
+	skillToolOrder = 1 << 17
+)
+
+// DefaultSkillsBudget is the bytes one skill result may take: a tenth of a
+// 200,000-token context window.
+var DefaultSkillsBudget = shape.Budget(200_000, shape.DefaultShare)
+
+// skillsRoom is the gateway's skills state.
+type skillsRoom struct {
+	lib *skills.Library
+	srv *skills.Server
+	src *source
+
+	mu    sync.Mutex
+	tools map[string]*source // skill tool sources by ID
+}
+
+// skillsPinned are the tools listed on the default endpoint in progressive
+// mode when the config has skills.
+func skillsPinned(cfg *config.Config) []string {
+	if len(cfg.Skills.Dirs) == 0 {
+		return nil
+	}
+	return []string{skills.ToolFind, skills.ToolLoad, skills.ToolReadFile, skills.ToolRun, skills.ToolReadArtifact}
+}
+
+// lazyExec is a built-in executor started on first use.
+type lazyExec struct {
+	g         *Gateway
+	name      string
+	inprocess bool
+}
+
+func (l lazyExec) get(ctx context.Context) (sdk.Executor, error) {
+	ex, _, err := l.g.execs.get(ctx, l.name, l.inprocess)
+	return ex, err
+}
+
+func (l lazyExec) Info(ctx context.Context) (sdk.Info, error) {
+	ex, err := l.get(ctx)
+	if err != nil {
+		return sdk.Info{}, err
+	}
+	return ex.Info(ctx)
+}
+
+func (l lazyExec) Load(ctx context.Context, req sdk.LoadRequest) (sdk.Definitions, error) {
+	ex, err := l.get(ctx)
+	if err != nil {
+		return sdk.Definitions{}, err
+	}
+	return ex.Load(ctx, req)
+}
+
+func (l lazyExec) Unload(ctx context.Context, source string) error {
+	ex, err := l.get(ctx)
+	if err != nil {
+		return err
+	}
+	return ex.Unload(ctx, source)
+}
+
+func (l lazyExec) Call(ctx context.Context, req sdk.CallRequest, call sdk.Call) (json.RawMessage, error) {
+	ex, err := l.get(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return ex.Call(ctx, req, call)
+}
+
+func (g *Gateway) isolation(exec string) bool {
+	if ex := g.cfg.Executors[exec]; ex != nil {
+		return ex.Isolation == "inprocess"
+	}
+	return false
+}
+
+// startSkills serves the skills of cfg and keeps them current until the
+// gateway closes. With no skills dirs it does nothing.
+func (g *Gateway) startSkills(ctx context.Context, cfg *config.Config) {
+	if len(cfg.Skills.Dirs) == 0 {
+		return
+	}
+	var hooks []string
+	for _, d := range cfg.Skills.Dirs {
+		if fi, err := os.Stat(filepath.Join(d, globalHooksDir)); err == nil && fi.IsDir() {
+			hooks = append(hooks, filepath.Join(d, globalHooksDir))
+		}
+	}
+	room := &skillsRoom{tools: map[string]*source{}}
+	room.lib = skills.New(skills.Options{
+		Dirs:         cfg.Skills.Dirs,
+		HooksDirs:    hooks,
+		Logger:       g.log.With("room", "skills"),
+		Executor:     lazyExec{g: g, name: "script", inprocess: g.isolation("script")},
+		StateDir:     filepath.Join(stateRoot(), "skills"),
+		MaxTimeout:   time.Duration(cfg.Limits.MaxRequestTimeout),
+		OutputBudget: DefaultSkillsBudget,
+		Artifacts:    shape.NewStore(0, 0),
+		OnChange:     func(*skills.Snapshot) { g.skillsChanged(room) },
+	})
+	room.srv = skills.NewServer(room.lib)
+	room.src = &source{
+		id: skillsSourceID, execName: "gateway", namespace: "", order: skillsOrder,
+		kind: "skills", internal: true, exec: room.srv,
+		st: SourceStatus{Name: skillsSourceID, Executor: "gateway", State: "starting", Since: time.Now()},
+	}
+	g.mu.Lock()
+	g.skills = room
+	g.sources[room.src.id] = room.src
+	g.mu.Unlock()
+	if _, err := room.lib.Refresh(ctx); err != nil {
+		g.log.Error("skills not served", "err", err)
+		return
+	}
+	room.src.loaded = true
+	room.src.setState("ready", "")
+	g.skillsChanged(room)
+	for _, p := range room.lib.Snapshot().Check(cfg.ServerOrder, mapKeys(cfg.Services)) {
+		g.log.Warn("skill", "problem", p.String())
+	}
+	g.mu.Lock()
+	if g.closed || g.execs.runCtx == nil {
+		g.mu.Unlock()
+		return
+	}
+	runCtx := g.execs.runCtx
+	g.wg.Add(1)
+	g.mu.Unlock()
+	go func() {
+		defer g.wg.Done()
+		defer room.lib.Close()
+		_ = room.lib.Run(runCtx)
+	}()
+}
+
+func mapKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
+}
+
+// Skills returns the gateway's skills library, or nil without skills.
+func (g *Gateway) Skills() *skills.Library {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.skills == nil {
+		return nil
+	}
+	return g.skills.lib
+}
+
+// skillsChanged publishes the skills source again and brings the skills'
+// tool folders in line with the snapshot.
+func (g *Gateway) skillsChanged(room *skillsRoom) {
+	room.src.mu.Lock()
+	live := room.src.loaded
+	room.src.mu.Unlock()
+	if !live {
+		return
+	}
+	g.publish(room.src, room.srv.Definitions())
+
+	g.mu.Lock()
+	ctx := g.execs.runCtx
+	closed := g.closed
+	cfg := g.cfg
+	g.mu.Unlock()
+	if closed || ctx == nil {
+		return
+	}
+	want := map[string]*source{}
+	for i, sk := range room.lib.Snapshot().Skills() {
+		for j, dir := range sk.ToolDirs {
+			s, err := g.skillToolSource(cfg, sk, dir, skillToolOrder+i*64+j)
+			if err != nil {
+				g.log.Warn("skill tool not served", "skill", sk.ID, "dir", dir, "err", err)
+				continue
+			}
+			want[s.id] = s
+		}
+	}
+	room.mu.Lock()
+	var stale, fresh []*source
+	for id, cur := range room.tools {
+		if n, ok := want[id]; !ok || string(n.spec) != string(cur.spec) {
+			stale = append(stale, cur)
+			delete(room.tools, id)
+		}
+	}
+	for id, n := range want {
+		if _, ok := room.tools[id]; !ok {
+			room.tools[id] = n
+			fresh = append(fresh, n)
+		}
+	}
+	room.mu.Unlock()
+	for _, s := range stale {
+		s.stop(ctx)
+		g.mu.Lock()
+		if g.sources[s.id] == s {
+			delete(g.sources, s.id)
+		}
+		g.mu.Unlock()
+		g.removeSource(s.id)
+	}
+	g.startSources(ctx, fresh)
+}
+
+// skillToolSource is the source of one tool folder of a skill: namespaced
+// by the skill (team/name written team_name), its items carrying the skill.
+func (g *Gateway) skillToolSource(cfg *config.Config, sk *skills.Skill, dir string, order int) (*source, error) {
+	tool, err := toolspec.Load(dir)
+	if err != nil {
+		return nil, err
+	}
+	lim := cfg.Limits
+	id := skillToolPrefix + sk.ID + "/" + filepath.Base(dir)
+	spec, err := json.Marshal(toolspec.Spec{
+		Dir:  dir,
+		Tool: *tool,
+		Limits: toolspec.Limits{
+			Timeout:      toolspec.Duration(lim.RequestTimeout),
+			MaxTimeout:   toolspec.Duration(lim.MaxRequestTimeout),
+			StallTimeout: toolspec.Duration(lim.StallTimeout),
+			OutputCap:    toolspec.ByteSize(lim.ScriptOutputCap),
+			Concurrency:  lim.ScriptConcurrency,
+		},
+		StateDir: filepath.Join(stateRoot(), "skills", "tools", strings.ReplaceAll(sk.ID, "/", "_"), filepath.Base(dir)),
+	})
+	if err != nil {
+		return nil, err
+	}
+	execName := "script"
+	if tool.Runtime == toolspec.RuntimeWasm {
+		execName = "wasm"
+	}
+	s := &source{
+		id: id, execName: execName, inprocess: g.isolation(execName),
+		namespace: strings.ReplaceAll(sk.ID, "/", "_"), order: order, kind: execName, spec: spec,
+		skill: sk.ID,
+		st:    SourceStatus{Name: id, Executor: execName, State: "starting", Since: time.Now()},
+	}
+	if tool.Timeout > 0 {
+		s.timeout = tool.Timeout.Std() + 5*time.Second
+	}
+	return s, nil
+}
