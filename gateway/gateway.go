@@ -19,6 +19,7 @@ import (
 	"github.com/skillgate/skillgate/gateway/disclosure"
 	"github.com/skillgate/skillgate/gateway/frontend"
 	"github.com/skillgate/skillgate/plugins/sdk"
+	"github.com/skillgate/skillgate/services"
 )
 
 // Reserved names are the gateway's own (the meta-tools); no source can
@@ -51,6 +52,9 @@ type Gateway struct {
 	pipes *pipelineSet // pipelines.go
 
 	skills *skillsRoom // skills.go; nil without skills dirs
+
+	svcs   *services.Manager // services.go; nil when svcErr says why
+	svcErr error
 
 	pubMu sync.Mutex // orders catalog updates to the front end
 
@@ -96,6 +100,7 @@ func New(opts Options) (*Gateway, error) {
 	g.pipes = newPipelineSet(g)
 	g.execs = newExecutors(opts.Executable, g.log, hostLog{g.log})
 	g.tools = newToolFolders(g)
+	g.newServices(cfg)
 	g.fe = frontend.New(router{g}, frontend.Options{
 		Name:         "skillgate",
 		Version:      opts.Version,
@@ -131,6 +136,7 @@ func (g *Gateway) Start(ctx context.Context) error {
 	g.execs.wg = &g.wg
 	g.execs.discover(cfg.Plugins.Dirs)
 	g.startAdmin(ctx)
+	g.startServices(ctx, cfg)
 	g.applyConfig(ctx, cfg)
 	g.startTools(ctx, cfg)
 	g.startPipelines(ctx)
@@ -196,7 +202,7 @@ func (g *Gateway) Handler() http.Handler {
 		if !ready {
 			w.WriteHeader(http.StatusServiceUnavailable)
 		}
-		_ = json.NewEncoder(w).Encode(map[string]any{"ready": ready, "sources": st})
+		_ = json.NewEncoder(w).Encode(map[string]any{"ready": ready, "sources": st, "services": g.ServicesStatus()})
 	})
 	return mux
 }
@@ -273,6 +279,7 @@ func (g *Gateway) Close() error {
 		}()
 	}
 	wg.Wait()
+	g.closeServices()
 	err := g.execs.close()
 	g.wg.Wait()
 	return err
@@ -292,6 +299,8 @@ type SourceStatus struct {
 	// Problems lists every problem of a source made of files (pipelines),
 	// each with its file:line.
 	Problems []string `json:"problems,omitempty"`
+	// Services are the services the source requires, with their states.
+	Services []ServiceState `json:"services,omitempty"`
 }
 
 // Status lists every source's state, sorted by name.
@@ -305,7 +314,9 @@ func (g *Gateway) Status() []SourceStatus {
 	out := make([]SourceStatus, 0, len(srcs))
 	for _, s := range srcs {
 		if !s.internal {
-			out = append(out, s.status())
+			st := s.status()
+			st.Services = g.serviceStates(s.requires)
+			out = append(out, st)
 		}
 	}
 	slices.SortFunc(out, func(a, b SourceStatus) int {
@@ -356,6 +367,9 @@ func (r router) dispatch(ctx context.Context, it *catalog.Item, method string, p
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, timeout)
 		defer cancel()
+	}
+	if err := g.checkRequires(ctx, src); err != nil {
+		return nil, &sdk.RPCError{Code: sdk.CodeInternalError, Message: err.Error()}
 	}
 	res, err := ex.Call(ctx, sdk.CallRequest{Source: it.Source, Method: method, Params: params}, g.withChain(ctx, call))
 	if err != nil {

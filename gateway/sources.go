@@ -28,8 +28,9 @@ type source struct {
 	spec      json.RawMessage
 	server    *config.Server // nil for plugin and internal sources
 	timeout   time.Duration
-	internal  bool   // the gateway's own (admin groups): not in Status
-	group     string // catalog.Source.Group
+	internal  bool     // the gateway's own (admin groups): not in Status
+	requires  []string // services checked before every call (services.go)
+	group     string   // catalog.Source.Group
 
 	skill string // catalog.Source.Skill: the skill whose folder it comes from
 
@@ -97,7 +98,7 @@ func (g *Gateway) sourcesFor(cfg *config.Config) []*source {
 		out = append(out, &source{
 			id: name, execName: "mcp", inprocess: iso == "inprocess",
 			namespace: ns, priority: sv.Priority, order: i, kind: "mcp",
-			spec: serverSpec(sv, cfg.Limits), server: sv, timeout: time.Duration(sv.Timeout),
+			spec: serverSpec(sv, cfg.Limits), server: sv, timeout: time.Duration(sv.Timeout), requires: sv.Requires,
 			st: SourceStatus{Name: name, Executor: "mcp", State: "starting", Since: time.Now()},
 		})
 	}
@@ -170,7 +171,13 @@ func (g *Gateway) load(ctx context.Context, s *source) error {
 	}
 	kind := s.kind
 	s.mu.Unlock()
-	defs, err := ex.Load(ctx, sdk.LoadRequest{Source: s.id, Kind: kind, Spec: s.spec})
+	spec, err := g.prepareSpec(ctx, s)
+	if err != nil {
+		s.setState("failed", err.Error())
+		g.log.Error("source failed", "source", s.id, "err", err)
+		return err
+	}
+	defs, err := ex.Load(ctx, sdk.LoadRequest{Source: s.id, Kind: kind, Spec: spec})
 	if err != nil {
 		s.setState("failed", err.Error())
 		g.log.Error("source failed to load", "source", s.id, "executor", s.execName, "err", err)

@@ -402,6 +402,9 @@ func (v *validator) serverImage(f string, s *Server) {
 	if s.Cwd != "" {
 		v.errorf(f+".cwd", "cwd is for command servers; an image server runs in its image's working folder")
 	}
+	if len(s.Requires) > 0 {
+		v.errorf(f+".requires", "an image server cannot reach services: they are published on the host's 127.0.0.1; run the server with command: instead")
+	}
 	switch s.Network {
 	case "", "none", "bridge":
 	case "host":

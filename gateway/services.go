@@ -1,0 +1,236 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/skillgate/skillgate/gateway/config"
+	"github.com/skillgate/skillgate/services"
+)
+
+// Services: Docker containers that servers, tools, pipelines and skills
+// require. The gateway holds one services.Manager per config; it touches
+// the engine only when the config declares services or image servers, so a
+// machine without Docker serves everything else as before.
+
+// NewServiceManager returns the manager of cfg's services. progress, when
+// not nil, receives the pulls and builds of on-demand starts. The CLI uses
+// it without a running gateway; both see the same containers (by label).
+func NewServiceManager(cfg *config.Config, log *slog.Logger, progress func(services.Progress)) (*services.Manager, error) {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return services.New(cfg.ServiceSpecs(), services.Options{
+		Project:      cfg.DockerProject(),
+		Logger:       log.With("component", "services"),
+		AllowBinds:   cfg.AllowedBinds(),
+		HealthTTL:    time.Duration(cfg.Docker.HealthTTL),
+		StartTimeout: time.Duration(cfg.Docker.StartTimeout),
+		UpHint:       upHint(cfg),
+		Progress:     progress,
+	})
+}
+
+// upHint is the command line that starts a service of cfg by hand.
+func upHint(cfg *config.Config) string {
+	if cfg.Source == "" || strings.HasPrefix(cfg.Source, "<") {
+		return "skillgate services up"
+	}
+	return "skillgate -c " + cfg.Source + " services up"
+}
+
+// usesDocker reports whether cfg needs the engine at all.
+func usesDocker(cfg *config.Config) bool {
+	if len(cfg.Services) > 0 {
+		return true
+	}
+	for _, s := range cfg.Servers {
+		if s != nil && s.Image != "" && !s.Disabled {
+			return true
+		}
+	}
+	return false
+}
+
+// newServices builds the gateway's manager; a problem is kept for the
+// first caller, never fatal to the gateway.
+func (g *Gateway) newServices(cfg *config.Config) {
+	m, err := NewServiceManager(cfg, g.log, nil)
+	if err != nil {
+		g.svcErr = fmt.Errorf("services: %w", err)
+		g.log.Error("services unavailable", "err", err)
+		return
+	}
+	g.svcs = m
+}
+
+// Services returns the gateway's service manager, or nil when the config's
+// services could not be set up (see EnsureServices' error).
+func (g *Gateway) Services() *services.Manager { return g.svcs }
+
+// EnsureServices makes sure the named services run and are healthy,
+// starting them on demand per their policy, and returns the variables that
+// reach them (NAME_HOST, NAME_PORT, NAME_PORT_<port>). A service seen
+// healthy within docker.health_ttl costs no I/O, so tools, pipelines and
+// skills may call it on every use.
+func (g *Gateway) EnsureServices(ctx context.Context, names ...string) (map[string]string, error) {
+	if len(names) == 0 {
+		return map[string]string{}, nil
+	}
+	if g.svcs == nil {
+		if g.svcErr != nil {
+			return nil, g.svcErr
+		}
+		return nil, fmt.Errorf("%w %q: the config declares no services", services.ErrUnknownService, names[0])
+	}
+	return g.svcs.Ensure(ctx, names...)
+}
+
+// startServices removes server containers a killed gateway left behind,
+// so the deterministic names are free again.
+func (g *Gateway) startServices(ctx context.Context, cfg *config.Config) {
+	if g.svcs == nil || !usesDocker(cfg) {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	removed, err := g.svcs.RemoveServers(ctx)
+	switch {
+	case errors.Is(err, services.ErrNoEngine):
+		g.log.Warn("Docker engine not reachable; services and image servers will fail until it is", "err", err)
+	case err != nil:
+		g.log.Warn("could not remove leftover server containers", "err", err)
+	case len(removed) > 0:
+		g.log.Info("removed server containers a previous run left", "containers", removed)
+	}
+}
+
+// closeServices runs after the sources stopped: it removes what is left of
+// server containers and stops the services the gateway started (except
+// keep: true ones).
+func (g *Gateway) closeServices() {
+	if g.svcs == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if usesDocker(g.cfg) {
+		if _, err := g.svcs.RemoveServers(ctx); err != nil && !errors.Is(err, services.ErrNoEngine) {
+			g.log.Warn("could not remove server containers", "err", err)
+		}
+	}
+	if err := g.svcs.Close(ctx); err != nil {
+		g.log.Warn("stopping services", "err", err)
+	}
+}
+
+// dockerEnvKeys reach the docker CLI of an image server, so it talks to the
+// same engine as the gateway.
+var dockerEnvKeys = []string{"DOCKER_HOST", "DOCKER_CONTEXT", "DOCKER_CONFIG", "DOCKER_CERT_PATH", "DOCKER_TLS_VERIFY", "DOCKER_API_VERSION"}
+
+// prepareSpec returns the spec s loads with: an image server becomes its
+// docker command line, and the variables of the services it requires are
+// added to its environment (the server's own env wins).
+func (g *Gateway) prepareSpec(ctx context.Context, s *source) (json.RawMessage, error) {
+	sv := s.server
+	if sv == nil || (sv.Image == "" && len(s.requires) == 0) {
+		return s.spec, nil
+	}
+	var spec map[string]any
+	if err := json.Unmarshal(s.spec, &spec); err != nil {
+		return nil, err
+	}
+	env := map[string]string{}
+	if len(s.requires) > 0 {
+		wiring, err := g.EnsureServices(ctx, s.requires...)
+		if err != nil {
+			return nil, fmt.Errorf("server %s requires %s: %w", s.id, strings.Join(s.requires, ", "), err)
+		}
+		maps.Copy(env, wiring)
+	}
+	maps.Copy(env, sv.Env)
+	if sv.Image != "" {
+		g.mu.Lock()
+		sc := g.cfg.ServerContainer(s.id)
+		g.mu.Unlock()
+		if sc == nil {
+			return nil, fmt.Errorf("server %s: no image in the current config", s.id)
+		}
+		// The wiring variables go into the container too.
+		sc.EnvNames = slices.Sorted(maps.Keys(env))
+		if err := sc.Check(); err != nil {
+			return nil, fmt.Errorf("server %s: %w", s.id, err)
+		}
+		for _, k := range dockerEnvKeys {
+			if v, ok := os.LookupEnv(k); ok {
+				if _, set := env[k]; !set {
+					env[k] = v
+				}
+			}
+		}
+		cmd, args := sc.Command()
+		spec["command"], spec["args"], spec["cwd"] = cmd, args, ""
+	}
+	spec["env"] = env
+	return json.Marshal(spec)
+}
+
+// checkRequires is the per-call dependency check of a source that requires
+// services: cheap while they are healthy, a start (or a clear error) when not.
+func (g *Gateway) checkRequires(ctx context.Context, s *source) error {
+	if len(s.requires) == 0 {
+		return nil
+	}
+	if _, err := g.EnsureServices(ctx, s.requires...); err != nil {
+		return fmt.Errorf("%s requires %s: %w", s.id, strings.Join(s.requires, ", "), err)
+	}
+	return nil
+}
+
+// ServiceState is a required service's state in a source's status.
+type ServiceState struct {
+	Name      string `json:"name"`
+	State     string `json:"state"`
+	LastError string `json:"last_error,omitempty"`
+}
+
+// serviceStates returns the cached states of names (no I/O).
+func (g *Gateway) serviceStates(names []string) []ServiceState {
+	if len(names) == 0 {
+		return nil
+	}
+	out := make([]ServiceState, 0, len(names))
+	for _, n := range names {
+		st := ServiceState{Name: n, State: services.StateUnknown}
+		if g.svcs != nil {
+			if c, ok := g.svcs.Cached(n); ok {
+				st.State, st.LastError = c.State, c.LastError
+			}
+		}
+		out = append(out, st)
+	}
+	return out
+}
+
+// ServicesStatus returns what the gateway last saw of every service, without
+// asking the engine: for /readyz and `skillgate servers`.
+func (g *Gateway) ServicesStatus() []services.Status {
+	if g.svcs == nil {
+		return nil
+	}
+	out := []services.Status{}
+	for _, n := range g.svcs.Names() {
+		if st, ok := g.svcs.Cached(n); ok {
+			out = append(out, st)
+		}
+	}
+	return out
+}

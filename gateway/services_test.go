@@ -1,0 +1,117 @@
+package gateway_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/skillgate/skillgate/internal/testenv"
+	"github.com/skillgate/skillgate/services"
+)
+
+const (
+	kvTestImage   = "skillgate-test/kv:dev"
+	echoTestImage = "skillgate-test/mcpecho:dev"
+)
+
+// toolText calls a tool through the gateway and returns its first text.
+func toolText(t *testing.T, r *running, name, args string) (string, bool) {
+	t.Helper()
+	res, err := r.gw.CallTool(t.Context(), name, json.RawMessage(args), nil)
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	var out struct {
+		Content []struct{ Text string } `json:"content"`
+		IsError bool                    `json:"isError"`
+	}
+	if err := json.Unmarshal(res, &out); err != nil || len(out.Content) == 0 {
+		t.Fatalf("%s: %s (%v)", name, res, err)
+	}
+	return out.Content[0].Text, out.IsError
+}
+
+// TestServicesGateway runs, through the gateway, a stdio server that
+// requires a service (started on demand, its address injected) and an MCP
+// server that is itself a container; when the gateway stops, no container
+// of its project is left.
+func TestServicesGateway(t *testing.T) {
+	testenv.Docker(t)
+	kvCtx := testenv.StaticImage(t, "services/testdata/kv", "")
+	echoDir := testenv.StaticImage(t, "services/testdata/mcpecho", echoTestImage)
+	proj := fmt.Sprintf("gw%d", os.Getpid())
+	t.Cleanup(func() {
+		testenv.WaitNoContainers(t, 20*time.Second, "label="+services.LabelProject+"="+proj)
+	})
+	yaml := fmt.Sprintf(`
+docker: {project: %s}
+services:
+  kv:
+    image: %s
+    build: {context: %s}
+    ports: ["6379"]
+    healthcheck: {test: [CMD, /kv, health], interval: 200ms}
+servers:
+  local: {command: %s, requires: [kv]}
+  boxed: {image: %s, env: {GREETING: "hello box"}}
+`, proj, kvTestImage, kvCtx, filepath.Join(echoDir, "mcpecho"), echoTestImage)
+	r := startGateway(t, yaml, nil)
+	st := r.waitReady(t, "local", "boxed")
+
+	if got, isErr := toolText(t, r, "local__kv", `{"command":"SET city Lisbon"}`); isErr || got != "OK" {
+		t.Fatalf("SET through the wired server = %q (error %v)", got, isErr)
+	}
+	if got, _ := toolText(t, r, "local__kv", `{"command":"GET city"}`); got != "Lisbon" {
+		t.Fatalf("GET = %q", got)
+	}
+	if s := st["local"].Services; len(s) != 1 || s[0].Name != "kv" || s[0].State != services.StateHealthy {
+		t.Errorf("local's services in /readyz = %+v", s)
+	}
+	got, _ := toolText(t, r, "boxed__whereami", `{}`)
+	if !strings.Contains(got, "greeting=hello box") || !strings.Contains(got, "ifaces=[lo]") {
+		t.Errorf("boxed__whereami = %q; want its env and loopback only", got)
+	}
+	if n := testenv.Containers(t, "label="+services.LabelProject+"="+proj, "label="+services.LabelRole+"="+services.RoleServer); len(n) != 1 {
+		t.Errorf("server containers %v, want one for boxed", n)
+	}
+	resp, err := http.Get(r.url + "/readyz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var body struct {
+		Services []services.Status `json:"services"`
+	}
+	json.NewDecoder(resp.Body).Decode(&body)
+	resp.Body.Close()
+	if len(body.Services) != 1 || body.Services[0].Service != "kv" || body.Services[0].Env["KV_HOST"] != "127.0.0.1" {
+		t.Errorf("/readyz services = %+v", body.Services)
+	}
+}
+
+// TestServicesGatewayManual: a manual service that is not running fails the
+// server that requires it, with the command that starts it.
+func TestServicesGatewayManual(t *testing.T) {
+	testenv.Docker(t)
+	echoDir := testenv.StaticImage(t, "services/testdata/mcpecho", "")
+	proj := fmt.Sprintf("gwm%d", os.Getpid())
+	yaml := fmt.Sprintf(`
+docker: {project: %s}
+services:
+  kv: {image: %s, ports: ["6379"], policy: manual}
+servers:
+  local: {command: %s, requires: [kv]}
+`, proj, kvTestImage, filepath.Join(echoDir, "mcpecho"))
+	r := startGateway(t, yaml, nil)
+	st := r.status(t)["local"]
+	if st.State != "failed" || !strings.Contains(st.LastError, "policy is manual") || !strings.Contains(st.LastError, "services up kv") {
+		t.Errorf("local = %+v; want failed with the command that starts kv", st)
+	}
+	if n := testenv.Containers(t, "label="+services.LabelProject+"="+proj); len(n) != 0 {
+		t.Errorf("a manual service was started: %v", n)
+	}
+}
