@@ -91,6 +91,31 @@ servers:
 	if len(body.Services) != 1 || body.Services[0].Service != "kv" || body.Services[0].Env["KV_HOST"] != "127.0.0.1" {
 		t.Errorf("/readyz services = %+v", body.Services)
 	}
+
+	// The @services admin group: the CLI's verbs over MCP.
+	rec := &recorder{}
+	res, err := r.gw.CallTool(t.Context(), "services__up", json.RawMessage(`{"names":["kv"],"rebuild":true}`), rec)
+	if err != nil || !strings.Contains(string(res), "healthy") {
+		t.Fatalf("services__up = %s, %v", res, err)
+	}
+	if len(rec.progress) == 0 || !strings.Contains(rec.progress[0].Message, "kv: build") {
+		t.Errorf("up progress = %+v", rec.progress)
+	}
+	if got, _ := toolText(t, r, "services__logs", `{"name":"kv","tail":5}`); !strings.Contains(got, "kv listening on") {
+		t.Errorf("services__logs = %q", got)
+	}
+	if got, _ := toolText(t, r, "services__ls", `{}`); !strings.Contains(got, "kv ") || !strings.Contains(got, "healthy") {
+		t.Errorf("services__ls = %q", got)
+	}
+	if got, isErr := toolText(t, r, "services__down", `{"names":["kv"]}`); isErr {
+		t.Fatalf("services__down: %s", got)
+	}
+	testenv.WaitNoContainers(t, 10*time.Second, "label="+services.LabelProject+"="+proj, "label="+services.LabelRole+"="+services.RoleService)
+	// The next call starts kv again, on its old port: the server's
+	// variables still hold (the data went with the container).
+	if got, isErr := toolText(t, r, "local__kv", `{"command":"GET city"}`); isErr || got != "NIL" {
+		t.Errorf("GET after down = %q (error %v); want kv restarted on demand, empty", got, isErr)
+	}
 }
 
 // TestServicesGatewayManual: a manual service that is not running fails the

@@ -89,6 +89,9 @@ type svc struct {
 	mu      sync.Mutex
 	flight  *flight
 	touched bool // started or adopted by this manager: stopped at Close
+	// lastPorts are the host ports it was last seen on: a recreated
+	// container asks for them again, so the variables handed out stay true.
+	lastPorts map[string]int
 }
 
 // snapshot is the last known state of a service.
@@ -516,6 +519,11 @@ func (m *Manager) observe(s *svc, c Container) {
 		n.state = StateStarting
 	}
 	n.env = m.wiringEnv(s, c.Ports)
+	if len(c.Ports) > 0 {
+		s.mu.Lock()
+		s.lastPorts = maps.Clone(c.Ports)
+		s.mu.Unlock()
+	}
 	if old := s.snap.Load(); n.state != StateHealthy {
 		n.lastErr = old.lastErr
 	}
@@ -683,10 +691,16 @@ func (m *Manager) create(ctx context.Context, eng Engine, s *svc) (string, error
 		}
 		cc.Mounts = append(cc.Mounts, Mount{Type: "volume", Source: vname, Target: v.Target, ReadOnly: v.ReadOnly})
 	}
+	s.mu.Lock()
+	prev := maps.Clone(s.lastPorts)
+	s.mu.Unlock()
 	var lastErr error
 	for attempt := 0; attempt < 3; attempt++ {
 		cc.Ports = cc.Ports[:0]
 		for _, p := range sp.Ports {
+			if p.Host == 0 && attempt == 0 && prev[portKey(p)] != 0 {
+				p.Host = prev[portKey(p)]
+			}
 			if p.Host == 0 {
 				host, err := freePort(p.Protocol)
 				if err != nil {

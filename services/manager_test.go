@@ -82,6 +82,26 @@ func TestEnsureStartsOnceAndWires(t *testing.T) {
 	}
 }
 
+func TestRestartKeepsPorts(t *testing.T) {
+	eng := newFake()
+	eng.images["kv:1"] = true
+	m := newTestManager(t, eng, kvSpec("kv"))
+	before, err := m.Ensure(t.Context(), "kv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Down(t.Context(), "kv"); err != nil {
+		t.Fatal(err)
+	}
+	after, err := m.Ensure(t.Context(), "kv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if before["KV_PORT"] != after["KV_PORT"] || eng.creates.Load() != 2 {
+		t.Errorf("ports %v then %v (%d creates); want the old ports back on a new container", before, after, eng.creates.Load())
+	}
+}
+
 func TestEnsureUnhealthy(t *testing.T) {
 	eng := newFake()
 	eng.images["kv:1"] = true
