@@ -385,9 +385,10 @@ func (sc *scanner) root(r root) {
 	}
 }
 
-// skipName skips hidden folders (.git) and the usual non-skill ones.
+// skipName skips hidden folders (.git), global hooks (_hooks) and the
+// usual non-skill ones.
 func skipName(n string) bool {
-	return strings.HasPrefix(n, ".") || n == "node_modules" || n == "__pycache__"
+	return strings.HasPrefix(n, ".") || n == "node_modules" || n == "__pycache__" || n == "_hooks"
 }
 
 func isDirEntry(e os.DirEntry, path string) bool {
