@@ -41,6 +41,23 @@ var (
 		0x07, 0x0a, 0x01, 0x06, '_', 's', 't', 'a', 'r', 't', 0x00, 0x00,
 		0x0a, 0x05, 0x01, 0x03, 0x00, 0x00, 0x0b, // code: unreachable, end
 	}
+	// growBomb grows its memory a page at a time until memory.grow fails,
+	// then traps: (module (memory 1) (func (export "_start")
+	// (loop (br_if 0 (i32.ne (memory.grow (i32.const 1)) (i32.const -1))))
+	// unreachable)).
+	growBomb = []byte{
+		0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00,
+		0x01, 0x04, 0x01, 0x60, 0x00, 0x00,
+		0x03, 0x02, 0x01, 0x00,
+		0x05, 0x03, 0x01, 0x00, 0x01, // memory: min 1 page, no max
+		0x07, 0x0a, 0x01, 0x06, '_', 's', 't', 'a', 'r', 't', 0x00, 0x00,
+		0x0a, 0x11, 0x01, 0x0f, 0x00,
+		0x03, 0x40, // loop
+		0x41, 0x01, 0x40, 0x00, // memory.grow (i32.const 1)
+		0x41, 0x7f, 0x47, 0x0d, 0x00, // br_if 0 (i32.ne ... -1)
+		0x0b,       // end loop
+		0x00, 0x0b, // unreachable, end
+	}
 	// paramReactor is (module (func (export "run") (param i32))), not
 	// the reactor ABI.
 	paramReactor = []byte{
@@ -271,6 +288,15 @@ func TestTrap(t *testing.T) {
 	load(t, c, "trap", moduleFolder(t, trapCommand, nil))
 	r, _ := call(t, c, "trap", `{}`)
 	if !r.IsError || r.status() != StatusTrap || !strings.Contains(r.text(), "unreachable") || strings.Contains(r.text(), "wasm stack trace") {
+		t.Fatalf("result = %+v", r)
+	}
+}
+
+func TestMemoryGrowBomb(t *testing.T) {
+	c, _ := startExec(t)
+	load(t, c, "bomb", moduleFolder(t, growBomb, map[string]any{"wasm": map[string]any{"memory_limit": "8MiB"}}))
+	r, _ := call(t, c, "bomb", `{}`)
+	if !r.IsError || r.status() != StatusMemoryLimit || !strings.Contains(r.text(), "used 8MiB of its 8MiB memory limit") {
 		t.Fatalf("result = %+v", r)
 	}
 }

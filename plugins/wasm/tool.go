@@ -381,12 +381,13 @@ func (t *tool) failed(ctx, cctx context.Context, err error, mem api.Memory, out 
 
 // nearLimit guesses whether a failure came from the memory limit: the
 // guest's memory is within one growth step of it (Go grows its heap 4 MiB
-// at a time), or the guest said it ran out of memory.
+// at a time; less for small limits), or the guest said it ran out of
+// memory.
 func nearLimit(size, limit uint64, stderr string) bool {
 	if strings.Contains(stderr, "out of memory") {
 		return true
 	}
-	step := max(limit/8, 4<<20+pageSize)
+	step := min(max(limit/8, 4<<20+pageSize), limit/2)
 	return size+step > limit
 }
 
