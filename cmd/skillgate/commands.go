@@ -403,6 +403,7 @@ func newServersCmd() *cobra.Command {
 					fmt.Fprintf(cmd.OutOrStdout(), "%s: %s\n", s.Name, p)
 				}
 			}
+			printRequires(cmd.OutOrStdout(), st)
 			return nil
 		},
 	}

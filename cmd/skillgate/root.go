@@ -36,7 +36,7 @@ Or let a desktop client launch it over stdio:
 	root.PersistentFlags().String("log-level", "", "log level: debug, info, warn, error (default info for run, warn otherwise)")
 	root.AddCommand(
 		newRunCmd(), newValidateCmd(), newImportCmd(), newToolsCmd(), newCallCmd(),
-		newServersCmd(), newProfilesCmd(), newVersionCmd(), newPluginCmd(),
+		newServersCmd(), newProfilesCmd(), newVersionCmd(), newPluginCmd(), newServicesCmd(),
 		newPipelineCmd(),
 	)
 	return root

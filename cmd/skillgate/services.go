@@ -1,0 +1,337 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"maps"
+	"os"
+	"os/signal"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+
+	"github.com/mattn/go-isatty"
+	"github.com/schollz/progressbar/v3"
+	"github.com/spf13/cobra"
+
+	"github.com/skillgate/skillgate/gateway"
+	"github.com/skillgate/skillgate/services"
+)
+
+func newServicesCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "services",
+		Short: "Manage the Docker services of the config: ls, up, down, status, logs, rm, prune",
+		Long: `Manage the Docker containers the config's services: section declares.
+These commands talk to the Docker engine directly and see the same containers
+as a running gateway (they find them by label), so they work with or without
+one. Services started here keep running until 'down' (a gateway stops on
+shutdown only what it started itself, and never keep: true services).
+
+  skillgate -c skillgate.yaml services up            start every service, wait until healthy
+  skillgate -c skillgate.yaml services logs -f pg    follow a service's output
+  skillgate -c skillgate.yaml services prune         remove skillgate's leftovers (labelled only)`,
+	}
+	cmd.AddCommand(
+		servicesLsCmd(), servicesStatusCmd(), servicesUpCmd(), servicesDownCmd(),
+		servicesLogsCmd(), servicesRmCmd(), servicesPruneCmd(),
+	)
+	return cmd
+}
+
+// serviceManager builds the manager of --config's services.
+func serviceManager(cmd *cobra.Command) (*services.Manager, error) {
+	cfg, err := loadConfig(cmd)
+	if err != nil {
+		return nil, err
+	}
+	if len(cfg.Services) == 0 {
+		return nil, fmt.Errorf("%s declares no services; add a services: section (see docs/SERVICES.md)", cfg.Source)
+	}
+	return gateway.NewServiceManager(cfg, newLogger(cmd, os.Stderr), nil)
+}
+
+func servicesLsCmd() *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "ls",
+		Short: "List the services with their state, policy and ports",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			m, err := serviceManager(cmd)
+			if err != nil {
+				return err
+			}
+			st, err := m.Status(cmd.Context())
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return writeJSON(cmd.OutOrStdout(), st)
+			}
+			_, err = io.WriteString(cmd.OutOrStdout(), gateway.FormatServices(st))
+			return err
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	return cmd
+}
+
+func servicesStatusCmd() *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "status [NAME...]",
+		Short: "Show services in detail: container, health and its last check, ports, the variables users get",
+		RunE: func(cmd *cobra.Command, names []string) error {
+			m, err := serviceManager(cmd)
+			if err != nil {
+				return err
+			}
+			st, err := m.Status(cmd.Context(), names...)
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return writeJSON(cmd.OutOrStdout(), st)
+			}
+			w := cmd.OutOrStdout()
+			for i, s := range st {
+				if i > 0 {
+					fmt.Fprintln(w)
+				}
+				fmt.Fprintf(w, "%s: %s", s.Service, s.State)
+				if s.Health != "" {
+					fmt.Fprintf(w, " (health %s)", s.Health)
+				}
+				fmt.Fprintf(w, "\n  container  %s", s.Container)
+				if s.ID != "" {
+					fmt.Fprintf(w, " (%s)", s.ID)
+				}
+				fmt.Fprintf(w, "\n  image      %s\n  policy     %s, keep %v\n", s.Image, s.Policy, s.Keep)
+				for _, k := range slices.Sorted(maps.Keys(s.Ports)) {
+					fmt.Fprintf(w, "  port       %s on 127.0.0.1:%d\n", k, s.Ports[k])
+				}
+				for _, k := range slices.Sorted(maps.Keys(s.Env)) {
+					fmt.Fprintf(w, "  env        %s=%s\n", k, s.Env[k])
+				}
+				if s.HealthLog != "" {
+					fmt.Fprintf(w, "  last check %s\n", oneLine(s.HealthLog, 200))
+				}
+				if s.LastError != "" {
+					fmt.Fprintf(w, "  last error %s\n", s.LastError)
+				}
+			}
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	return cmd
+}
+
+func servicesUpCmd() *cobra.Command {
+	var build bool
+	cmd := &cobra.Command{
+		Use:   "up [NAME...]",
+		Short: "Start services (all by default) with their dependencies and wait until healthy",
+		Long: `Start services with their dependencies, whatever their policy, and wait
+until they are healthy. Images are pulled, or built from build: contexts, when
+missing (--build builds again). On a terminal, stderr shows a progress bar.`,
+		RunE: func(cmd *cobra.Command, names []string) error {
+			m, err := serviceManager(cmd)
+			if err != nil {
+				return err
+			}
+			bars := newProgressBars(os.Stderr)
+			err = m.Up(cmd.Context(), bars.report, build, names...)
+			bars.finish()
+			if err != nil {
+				return err
+			}
+			st, err := m.Status(cmd.Context(), names...)
+			if err != nil {
+				return err
+			}
+			_, err = io.WriteString(cmd.OutOrStdout(), gateway.FormatServices(st))
+			return err
+		},
+	}
+	cmd.Flags().BoolVar(&build, "build", false, "build images with a build context again")
+	return cmd
+}
+
+func servicesDownCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "down [NAME...]",
+		Short: "Stop and remove services' containers (all by default); volumes are kept",
+		RunE: func(cmd *cobra.Command, names []string) error {
+			m, err := serviceManager(cmd)
+			if err != nil {
+				return err
+			}
+			return m.Down(cmd.Context(), names...)
+		},
+	}
+}
+
+func servicesLogsCmd() *cobra.Command {
+	var follow bool
+	var tail int
+	cmd := &cobra.Command{
+		Use:   "logs NAME",
+		Short: "Print a service's output (-f to follow)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			m, err := serviceManager(cmd)
+			if err != nil {
+				return err
+			}
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			return m.Logs(ctx, args[0], services.LogOptions{Follow: follow, Tail: tail}, cmd.OutOrStdout())
+		},
+	}
+	cmd.Flags().BoolVarP(&follow, "follow", "f", false, "keep printing until the container stops or Ctrl-C")
+	cmd.Flags().IntVar(&tail, "tail", 0, "only the last N lines (0: all)")
+	return cmd
+}
+
+func servicesRmCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "rm NAME...",
+		Short: "Remove services' containers AND their named volumes (their data)",
+		Args:  cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, names []string) error {
+			m, err := serviceManager(cmd)
+			if err != nil {
+				return err
+			}
+			return m.Remove(cmd.Context(), names...)
+		},
+	}
+}
+
+func servicesPruneCmd() *cobra.Command {
+	var opts services.PruneOptions
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "prune",
+		Short: "Remove skillgate's leftovers: only objects carrying its labels",
+		Long: `Remove what skillgate left behind, and only objects carrying its labels:
+stopped containers, containers of services no longer declared, volumes of
+services no longer declared that no container uses (--volumes: every unused
+one of this project), and networks no container uses. Containers, volumes and
+networks you made yourself are never touched.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := loadConfig(cmd)
+			if err != nil {
+				return err
+			}
+			m, err := gateway.NewServiceManager(cfg, newLogger(cmd, os.Stderr), nil)
+			if err != nil {
+				return err
+			}
+			rep, err := m.Prune(cmd.Context(), opts)
+			if asJSON {
+				if jerr := writeJSON(cmd.OutOrStdout(), rep); jerr != nil {
+					return jerr
+				}
+				return err
+			}
+			w := cmd.OutOrStdout()
+			for _, x := range []struct {
+				kind  string
+				names []string
+			}{{"container", rep.Containers}, {"volume", rep.Volumes}, {"network", rep.Networks}} {
+				for _, n := range x.names {
+					fmt.Fprintf(w, "removed %s %s\n", x.kind, n)
+				}
+			}
+			if len(rep.Containers)+len(rep.Volumes)+len(rep.Networks) == 0 {
+				fmt.Fprintln(w, "nothing to prune")
+			}
+			return err
+		},
+	}
+	cmd.Flags().BoolVar(&opts.Volumes, "volumes", false, "also remove unused volumes of services still declared (their data)")
+	cmd.Flags().BoolVar(&opts.AllProjects, "all-projects", false, "prune every skillgate project on this engine, not only this config's")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	return cmd
+}
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+// progressBars draws one bar per service and phase on a terminal, and
+// nothing when w is not one (a pipe, a file, a client's stdio).
+type progressBars struct {
+	w    *os.File
+	tty  bool
+	mu   sync.Mutex
+	bars map[string]*progressbar.ProgressBar
+}
+
+func newProgressBars(w *os.File) *progressBars {
+	return &progressBars{w: w, tty: isatty.IsTerminal(w.Fd()), bars: map[string]*progressbar.ProgressBar{}}
+}
+
+func (p *progressBars) report(ev services.Progress) {
+	if !p.tty {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	key := ev.Service + " " + ev.Phase
+	bar := p.bars[key]
+	if bar == nil {
+		opts := []progressbar.Option{
+			progressbar.OptionSetWriter(p.w), progressbar.OptionSetDescription(key),
+			progressbar.OptionShowCount(), progressbar.OptionClearOnFinish(),
+			progressbar.OptionOnCompletion(func() { fmt.Fprintln(p.w) }),
+		}
+		if ev.Phase == "pull" {
+			opts = append(opts, progressbar.OptionShowBytes(true))
+		}
+		bar = progressbar.NewOptions64(max(ev.Total, -1), opts...)
+		p.bars[key] = bar
+	}
+	if ev.Total > 0 {
+		bar.ChangeMax64(ev.Total)
+	}
+	_ = bar.Set64(ev.Current)
+	if ev.Phase == "build" && ev.Message != "" {
+		bar.Describe(key + ": " + oneLine(strings.TrimSpace(ev.Message), 40))
+	}
+}
+
+func (p *progressBars) finish() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, b := range p.bars {
+		_ = b.Finish()
+	}
+}
+
+// printRequires says, under `skillgate servers`, which services each server
+// requires and what state they are in.
+func printRequires(w io.Writer, st []gateway.SourceStatus) {
+	for _, s := range st {
+		if len(s.Services) == 0 {
+			continue
+		}
+		parts := make([]string, 0, len(s.Services))
+		for _, d := range s.Services {
+			p := d.Name + " (" + d.State
+			if d.LastError != "" {
+				p += ": " + oneLine(d.LastError, 100)
+			}
+			parts = append(parts, p+")")
+		}
+		fmt.Fprintf(w, "%s requires %s\n", s.Name, strings.Join(parts, ", "))
+	}
+}
