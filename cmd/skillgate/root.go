@@ -37,7 +37,7 @@ Or let a desktop client launch it over stdio:
 	root.AddCommand(
 		newRunCmd(), newValidateCmd(), newImportCmd(), newToolsCmd(), newCallCmd(),
 		newServersCmd(), newProfilesCmd(), newVersionCmd(), newPluginCmd(), newServicesCmd(),
-		newPipelineCmd(),
+		newPipelineCmd(), newSkillsCmd(),
 	)
 	return root
 }
