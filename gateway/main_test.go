@@ -42,7 +42,7 @@ func TestMain(m *testing.M) {
 type running struct {
 	gw  *gateway.Gateway
 	url string // http://127.0.0.1:PORT
-	log *strings.Builder
+	log *lockedWriter // the gateway log, safe to read while it runs
 }
 
 // startGateway parses yaml (with ${VAR} from vars) and serves it until the
@@ -76,7 +76,7 @@ func startGatewayNamed(t *testing.T, name, yaml string, vars map[string]string) 
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- gw.Serve(ctx, ln) }()
-	r := &running{gw: gw, url: "http://" + ln.Addr().String(), log: logs}
+	r := &running{gw: gw, url: "http://" + ln.Addr().String(), log: lw}
 	t.Cleanup(func() {
 		cancel()
 		select {

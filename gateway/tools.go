@@ -273,6 +273,9 @@ func (t *toolFolders) spec(f *toolFolder) ([]byte, *toolspec.Tool, error) {
 		},
 		StateDir: filepath.Join(stateRoot(), "tools", strings.TrimPrefix(f.id, "tool:")),
 	}
+	// Executors run out of process with a clean environment: hand them
+	// the values of what the tool declares.
+	spec.ResolveEnviron(os.LookupEnv)
 	b, err := json.Marshal(spec)
 	return b, tool, err
 }

@@ -131,7 +131,7 @@ func (t *tool) runInstaller(ctx context.Context, argv []string) error {
 	env := t.env(nil)
 	env = append(env, "npm_config_update_notifier=false", "PIP_DISABLE_PIP_VERSION_CHECK=1")
 	for _, n := range []string{"PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL", "PIP_FIND_LINKS", "npm_config_registry", "NPM_CONFIG_REGISTRY", "npm_config_cache"} {
-		if v, ok := os.LookupEnv(n); ok {
+		if v, ok := t.spec.Lookup(n); ok {
 			env = append(env, n+"="+v)
 		}
 	}

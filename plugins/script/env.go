@@ -4,6 +4,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/skillgate/skillgate/plugins/toolspec"
 )
 
 // baseEnv are the variables of the executor's environment every tool gets.
@@ -11,11 +13,7 @@ var baseEnv = []string{"PATH", "HOME", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TMPD
 
 // proxyEnv are passed too, unless the spec's Limits.NoProxyEnv is set, so
 // tools reach the network the way the gateway does.
-var proxyEnv = []string{
-	"HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "ALL_PROXY",
-	"http_proxy", "https_proxy", "no_proxy", "all_proxy",
-	"SSL_CERT_FILE", "SSL_CERT_DIR", "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE", "NODE_EXTRA_CA_CERTS",
-}
+var proxyEnv = toolspec.SharedEnv.Proxy
 
 // env builds the tool's environment from nothing: the small base list,
 // proxy/TLS variables, the names the tool declares under env and secrets,
@@ -25,19 +23,22 @@ var proxyEnv = []string{
 func (t *tool) env(deps *installed) []string {
 	tl := &t.spec.Tool
 	set := map[string]string{}
-	pass := func(names []string) {
+	// The executor's own environment holds PATH, HOME and TMPDIR; what the
+	// gateway resolved for the tool (Spec.Environ) holds the rest.
+	pass := func(lookup func(string) (string, bool), names []string) {
 		for _, n := range names {
-			if v, ok := os.LookupEnv(n); ok {
+			if v, ok := lookup(n); ok {
 				set[n] = v
 			}
 		}
 	}
-	pass(baseEnv)
+	pass(os.LookupEnv, baseEnv)
+	pass(t.spec.Lookup, toolspec.SharedEnv.Locale)
 	if !t.spec.Limits.NoProxyEnv {
-		pass(proxyEnv)
+		pass(t.spec.Lookup, proxyEnv)
 	}
-	pass(tl.Env)
-	pass(tl.Secrets)
+	pass(t.spec.Lookup, tl.Env)
+	pass(t.spec.Lookup, tl.Secrets)
 	if t.spec.Tool.Sandbox.Enabled {
 		set["TMPDIR"] = "/tmp"
 		if t.cred != nil {

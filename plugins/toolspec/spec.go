@@ -31,6 +31,53 @@ type Spec struct {
 	// CacheDir is where dependencies (venv, node_modules) are installed.
 	// Empty means a directory of the executor's, named after the source.
 	CacheDir string `json:"cache_dir,omitempty"`
+	// Environ holds the values of the variables the tool may receive (the
+	// names under env and secrets, and the locale, time zone, proxy and TLS
+	// variables of SharedEnv), resolved by the gateway from its own
+	// environment: an executor running out of process does not inherit it.
+	// When Environ is nil, executors look names up in their own
+	// environment. Its values are secrets: never log a Spec.
+	Environ map[string]string `json:"environ,omitempty"`
+}
+
+// SharedEnv names the variables of the gateway's environment every tool
+// receives when they are set: locale and time zone, then proxy and TLS
+// settings (those only while Limits.NoProxyEnv is false).
+var SharedEnv = struct{ Locale, Proxy []string }{
+	Locale: []string{"LANG", "LC_ALL", "LC_CTYPE", "TZ"},
+	Proxy: []string{
+		"HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "ALL_PROXY",
+		"http_proxy", "https_proxy", "no_proxy", "all_proxy",
+		"SSL_CERT_FILE", "SSL_CERT_DIR", "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE", "NODE_EXTRA_CA_CERTS",
+		"PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL", "PIP_FIND_LINKS", "npm_config_registry", "NPM_CONFIG_REGISTRY", "npm_config_cache",
+	},
+}
+
+// ResolveEnviron sets s.Environ from lookup (os.LookupEnv in the gateway):
+// the shared variables and the names the tool declares under env and
+// secrets. Unset names are left out.
+func (s *Spec) ResolveEnviron(lookup func(string) (string, bool)) {
+	s.Environ = map[string]string{}
+	names := append(append([]string{}, SharedEnv.Locale...), s.Tool.Env...)
+	names = append(names, s.Tool.Secrets...)
+	if !s.Limits.NoProxyEnv {
+		names = append(names, SharedEnv.Proxy...)
+	}
+	for _, n := range names {
+		if v, ok := lookup(n); ok {
+			s.Environ[n] = v
+		}
+	}
+}
+
+// Lookup returns a variable the tool may receive: from Environ when the
+// gateway resolved it, else from this process's environment.
+func (s *Spec) Lookup(name string) (string, bool) {
+	if s.Environ != nil {
+		v, ok := s.Environ[name]
+		return v, ok
+	}
+	return os.LookupEnv(name)
 }
 
 // Limits are what the gateway allows a tool, whatever its tool.yaml says.

@@ -67,6 +67,9 @@ func parseSpec(raw json.RawMessage, environ func(string) (string, bool)) (*confi
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", sdk.ErrInvalidSpec, err)
 	}
+	if s.Environ != nil {
+		environ = s.Lookup // resolved by the gateway: out of process we do not inherit its environment
+	}
 	var errs []string
 	bad := func(format string, args ...any) { errs = append(errs, fmt.Sprintf(format, args...)) }
 
