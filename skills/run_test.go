@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/skillgate/skillgate/plugins/script"
 	"github.com/skillgate/skillgate/skills/shape"
@@ -316,4 +317,51 @@ func BenchmarkRunScript(b *testing.B) {
 	})
 	b.Run("skill-no-hooks", func(b *testing.B) { run(b, "plain") })
 	b.Run("skill-pre-post-hooks", func(b *testing.B) { run(b, "hooked") })
+}
+
+// sleepers counts live processes running "sleep 31.7", the marker the
+// leak test's scripts start in the background.
+func sleepers(t testing.TB) int {
+	t.Helper()
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		t.Skip("no /proc")
+	}
+	n := 0
+	for _, e := range entries {
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err == nil && string(b) == "sleep\x0031.7\x00" {
+			n++
+		}
+	}
+	return n
+}
+
+// TestNoProcessLeft: timeouts, stalls, failures and hooks leave no
+// process behind.
+func TestNoProcessLeft(t *testing.T) {
+	need(t, "bash")
+	before := sleepers(t)
+	dir := t.TempDir()
+	writeTree(t, dir, map[string]string{
+		"s/SKILL.md":      skillMD("s", "Leaks.", "scripts:\n  bg.sh: {timeout: 500ms}\n"),
+		"s/scripts/bg.sh": "sleep 30 &\nsleep 30\n",
+		"s/hooks/pre.sh":  "sleep 30 &\necho '{}'\n",
+	})
+	l := scriptLib(t, dir, Options{})
+	raw, err := l.RunScript(context.Background(), RunRequest{Skill: "s", Script: "bg.sh"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := decode(t, raw); r.Meta["skillgate/status"] != "timeout" {
+		t.Errorf("status %v", r.Meta)
+	}
+	l.Close()
+	deadline := time.Now().Add(5 * time.Second)
+	for sleepers(t) > before && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	if n := sleepers(t); n > before {
+		t.Errorf("%d processes left", n-before)
+	}
 }
