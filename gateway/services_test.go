@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -138,5 +139,47 @@ servers:
 	}
 	if n := testenv.Containers(t, "label="+services.LabelProject+"="+proj); len(n) != 0 {
 		t.Errorf("a manual service was started: %v", n)
+	}
+}
+
+// TestServicesExample runs examples/services as its README says (its own
+// project, so a user's run of the example is left alone).
+func TestServicesExample(t *testing.T) {
+	testenv.Docker(t)
+	root := testenv.RepoRoot(t)
+	dir := filepath.Join(root, "examples", "services")
+	tmp := t.TempDir()
+	for _, b := range []struct{ out, pkg, cgo string }{
+		{filepath.Join(tmp, "kv", "kv"), "./examples/services/kv", "0"},
+		{filepath.Join(tmp, "bin", "notes"), "./examples/services/notes", "1"},
+	} {
+		cmd := exec.Command("go", "build", "-o", b.out, b.pkg)
+		cmd.Dir, cmd.Env = root, append(os.Environ(), "CGO_ENABLED="+b.cgo)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("build %s: %v\n%s", b.pkg, err, out)
+		}
+	}
+	df, err := os.ReadFile(filepath.Join(dir, "kv", "Dockerfile"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(tmp, "kv", "Dockerfile"), df, 0o644)
+	yaml, err := os.ReadFile(filepath.Join(dir, "skillgate.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	proj := fmt.Sprintf("ex%d", os.Getpid())
+	cfg := strings.Replace(string(yaml), "project: notes-example", "project: "+proj, 1)
+	cfg = strings.Replace(cfg, "keep: true", "keep: false", 1)
+	t.Cleanup(func() {
+		testenv.WaitNoContainers(t, 20*time.Second, "label="+services.LabelProject+"="+proj)
+	})
+	r := startGatewayNamed(t, filepath.Join(tmp, "skillgate.yaml"), cfg, nil)
+	r.waitReady(t, "notes")
+	if got, isErr := toolText(t, r, "notes__save", `{"title":"groceries","text":"eggs, milk"}`); isErr || got != "OK" {
+		t.Fatalf("save = %q", got)
+	}
+	if got, _ := toolText(t, r, "notes__read", `{"title":"groceries"}`); got != "eggs, milk" {
+		t.Fatalf("read = %q", got)
 	}
 }
