@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -174,6 +175,17 @@ func (g *Gateway) startSkills(ctx context.Context, cfg *config.Config) {
 	}()
 }
 
+// union is a followed by the items of b it lacks.
+func union(a, b []string) []string {
+	out := slices.Clone(a)
+	for _, x := range b {
+		if !slices.Contains(out, x) {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
 func mapKeys[V any](m map[string]V) []string {
 	out := make([]string, 0, len(m))
 	for k := range m {
@@ -250,7 +262,9 @@ func (g *Gateway) skillsChanged(room *skillsRoom) {
 }
 
 // skillToolSource is the source of one tool folder of a skill: namespaced
-// by the skill (team/name written team_name), its items carrying the skill.
+// by the skill (team/name written team_name), its items carrying the skill,
+// requiring the services its tool.yaml and the skill's requires name (the
+// gateway starts them before a call).
 func (g *Gateway) skillToolSource(cfg *config.Config, sk *skills.Skill, dir string, order int) (*source, error) {
 	tool, err := toolspec.Load(dir)
 	if err != nil {
@@ -280,8 +294,8 @@ func (g *Gateway) skillToolSource(cfg *config.Config, sk *skills.Skill, dir stri
 	s := &source{
 		id: id, execName: execName, inprocess: g.isolation(execName),
 		namespace: strings.ReplaceAll(sk.ID, "/", "_"), order: order, kind: execName, spec: spec,
-		skill: sk.ID,
-		st:    SourceStatus{Name: id, Executor: execName, State: "starting", Since: time.Now()},
+		skill: sk.ID, requires: union(tool.Requires, sk.Meta.Requires.Services),
+		st: SourceStatus{Name: id, Executor: execName, State: "starting", Since: time.Now()},
 	}
 	if tool.Timeout > 0 {
 		s.timeout = tool.Timeout.Std() + 5*time.Second
