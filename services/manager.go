@@ -835,7 +835,7 @@ func (m *Manager) waitReady(ctx context.Context, eng Engine, s *svc, id string) 
 			return fmt.Errorf("service %s: %w", name, ctx.Err())
 		case <-time.After(delay):
 		}
-		delay = min(delay*2, 500*time.Millisecond)
+		delay = min(delay*2, 250*time.Millisecond)
 	}
 }
 
