@@ -44,12 +44,21 @@ type tool struct {
 	calls   int
 	retired bool
 	idle    chan struct{} // closed when retired and no call is left
+
+	// halt stops the calls still running when the grace of a retire is
+	// over. Closing a runtime under a running guest races inside wazero
+	// (its file table is freed while the guest reads it); a cancelled
+	// context makes the guest exit at its next check and free its own
+	// resources, so calls are halted first and the runtime closed after.
+	halted context.Context
+	halt   context.CancelFunc
 }
 
 // newTool compiles a tool's module and, for a reactor, starts and
 // initializes its first instance, so a broken module fails Load.
 func newTool(ctx context.Context, source string, cfg *config, cache wazero.CompilationCache, maxInstances int, log *slog.Logger) (_ *tool, err error) {
 	t := &tool{source: source, cfg: cfg, log: log.With("source", source, "tool", cfg.name), idle: make(chan struct{})}
+	t.halted, t.halt = context.WithCancel(context.Background())
 	defer func() {
 		if err != nil {
 			t.close(ctx)
@@ -242,11 +251,21 @@ func (t *tool) retire(ctx context.Context, grace time.Duration) {
 	case <-timer.C:
 	case <-ctx.Done():
 	}
+	t.halt()
+	select {
+	case <-t.idle:
+	case <-time.After(haltWait):
+		t.log.Warn("wasm calls did not stop after their context ended; closing the runtime under them", "wait", haltWait)
+	}
 	t.close(context.WithoutCancel(ctx))
 }
 
+// haltWait bounds how long a retire waits for halted calls to return.
+const haltWait = 5 * time.Second
+
 // close releases the runtime (and with it every instance) and the mounts.
 func (t *tool) close(ctx context.Context) {
+	t.halt()
 	if t.pool != nil {
 		t.pool.close()
 	}
@@ -266,10 +285,20 @@ func (t *tool) close(ctx context.Context) {
 func (t *tool) call(ctx context.Context, args json.RawMessage, call sdk.Call) (json.RawMessage, error) {
 	cctx, cancel := context.WithTimeout(ctx, t.cfg.timeout)
 	defer cancel()
+	defer context.AfterFunc(t.halted, cancel)()
+	var (
+		res json.RawMessage
+		err error
+	)
 	if t.cfg.style == StyleReactor {
-		return t.callReactor(ctx, cctx, args, call)
+		res, err = t.callReactor(ctx, cctx, args, call)
+	} else {
+		res, err = t.callCommand(ctx, cctx, args, call)
 	}
-	return t.callCommand(ctx, cctx, args, call)
+	if t.halted.Err() != nil && ctx.Err() == nil {
+		return nil, fmt.Errorf("%w: tool %q was unloaded while the call ran", sdk.ErrUnavailable, t.cfg.name)
+	}
+	return res, err
 }
 
 // callCommand instantiates the command module for this call alone: args on
