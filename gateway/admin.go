@@ -117,14 +117,16 @@ func (g *Gateway) startAdmin(ctx context.Context) {
 	}
 }
 
-// newDisclosure builds the disclosure rules of cfg.
-func newDisclosure(cfg *config.Config) *disclosure.Disclosure {
+// newDisclosure builds the disclosure rules of cfg; skills reports what
+// activating a skill brings (see disclosure.Options.Skills).
+func newDisclosure(cfg *config.Config, skills func(string) ([]string, bool)) *disclosure.Disclosure {
 	opts := disclosure.Options{
 		Mode:    cfg.Disclosure,
 		Pinned:  append(slices.Clone(cfg.Pinned), skillsPinned(cfg)...),
 		Bundles: map[string]disclosure.Bundle{},
 		Groups:  adminGroups,
 		Servers: cfg.ServerOrder,
+		Skills:  skills,
 	}
 	for name, b := range cfg.Bundles {
 		opts.Bundles[name] = disclosure.Bundle{Description: b.Description, Include: b.Include}

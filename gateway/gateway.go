@@ -82,11 +82,12 @@ func New(opts Options) (*Gateway, error) {
 		opts.Executable = exe
 	}
 	cfg := opts.Config
-	disc := newDisclosure(cfg)
+	var g *Gateway
+	disc := newDisclosure(cfg, func(name string) ([]string, bool) { return g.skillTargets(name) })
 	if opts.StdioProfile != "" && !disc.HasProfile(opts.StdioProfile) {
 		return nil, fmt.Errorf("%w %q; the profiles are %v (see profiles: in %s)", ErrUnknownProfile, opts.StdioProfile, disc.Profiles(), cfg.Source)
 	}
-	g := &Gateway{
+	g = &Gateway{
 		opts:    opts,
 		log:     opts.Logger,
 		cfg:     cfg,

@@ -204,6 +204,20 @@ func (g *Gateway) Skills() *skills.Library {
 	return g.skills.lib
 }
 
+// skillTargets is disclosure's view of a skill: whether it exists and the
+// targets its requires bring on activation.
+func (g *Gateway) skillTargets(name string) ([]string, bool) {
+	lib := g.Skills()
+	if lib == nil {
+		return nil, false
+	}
+	a, err := lib.Snapshot().Activation(name)
+	if err != nil {
+		return nil, false
+	}
+	return a.Targets(), true
+}
+
 // skillsChanged publishes the skills source again and brings the skills'
 // tool folders in line with the snapshot.
 func (g *Gateway) skillsChanged(room *skillsRoom) {

@@ -325,7 +325,7 @@ func (g *Gateway) Reload(ctx context.Context, cfg *config.Config) error {
 	g.startSources(ctx, fresh)
 	g.reloadTools(ctx, cfg)
 	if !sameDisclosure(old, cfg) {
-		g.fe.SetDisclosure(newDisclosure(cfg))
+		g.fe.SetDisclosure(newDisclosure(cfg, g.skillTargets))
 	}
 	g.pipes.reload(ctx) // pipelines.go
 	g.log.Info("config reloaded", "from", old.Source, "to", cfg.Source, "reloaded", len(stale), "started", len(fresh))

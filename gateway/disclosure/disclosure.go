@@ -35,6 +35,11 @@ type Options struct {
 	// SessionIdle drops the activations of a session unused for this long
 	// (a client that never ended its session); default 24h.
 	SessionIdle time.Duration
+	// Skills, when set, reports whether a skill exists and what activating
+	// it brings besides its own tools (its requires, transitively: targets
+	// such as "skill:other", "server:github", tool names and globs).
+	// Activating a skill activates those too.
+	Skills func(name string) (requires []string, ok bool)
 }
 
 // Request identifies who asks: the endpoint and, for clients of the
@@ -388,7 +393,11 @@ func (st *state) listedNames(snap *catalog.Snapshot) map[string]bool {
 
 // resolve turns activation names into targets served by v, expanding
 // bundles. Every problem is reported; the caller applies nothing on error.
-func (d *Disclosure) resolve(snap *catalog.Snapshot, v *view, names []string) (targets []target, bundles map[string][]target, errs []string) {
+//
+// A skill's requirements that cannot be activated here (a server that is
+// not configured, a tool outside the profile) do not stop the skill: they
+// come back in missing.
+func (d *Disclosure) resolve(snap *catalog.Snapshot, v *view, names []string) (targets []target, bundles map[string][]target, errs, missing []string) {
 	bundles = map[string][]target{}
 	seen := map[target]bool{}
 	add := func(t target) {
@@ -428,14 +437,29 @@ func (d *Disclosure) resolve(snap *catalog.Snapshot, v *view, names []string) (t
 			errs = append(errs, err)
 			return nil
 		}
-		return []target{t}
+		out := []target{t}
+		if t.kind == "skill" && d.opts.Skills != nil {
+			reqs, _ := d.opts.Skills(t.name)
+			for _, r := range reqs {
+				if r == "skill:"+t.name {
+					continue
+				}
+				dep, err := d.resolveOne(snap, v, r)
+				if err != "" {
+					missing = append(missing, fmt.Sprintf("skill %s requires %s: %s", t.name, r, err))
+					continue
+				}
+				out = append(out, dep)
+			}
+		}
+		return out
 	}
 	for _, n := range names {
 		for _, t := range expand(strings.TrimSpace(n), nil) {
 			add(t)
 		}
 	}
-	return targets, bundles, errs
+	return targets, bundles, errs, missing
 }
 
 func (d *Disclosure) knownBundles() string {
@@ -523,6 +547,11 @@ func (d *Disclosure) resolveOne(snap *catalog.Snapshot, v *view, name string) (t
 		return target{"skill", rest}, ""
 	case exists:
 		return target{}, fmt.Sprintf("skill %s has no tools on %s", rest, where)
+	}
+	if d.opts.Skills != nil {
+		if _, ok := d.opts.Skills(rest); ok {
+			return target{"skill", rest}, "" // a skill without tools of its own
+		}
 	}
 	return target{}, d.unknown(snap, v, kind, rest)
 }

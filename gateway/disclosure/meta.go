@@ -303,6 +303,9 @@ type ActivateResult struct {
 	Listed []string `json:"listed"`
 	// Unchanged are targets that were already in the state asked for.
 	Unchanged []string `json:"unchanged,omitempty"`
+	// Missing are requirements of activated skills that could not be
+	// activated here, with the reason.
+	Missing []string `json:"missing,omitempty"`
 	// Tools are the definitions of the targets' tools, when the client has no
 	// session to remember the activation: call them through call_tool.
 	Tools []json.RawMessage `json:"tools,omitempty"`
@@ -326,11 +329,15 @@ func (d *Disclosure) activate(snap *catalog.Snapshot, req Request, raw json.RawM
 		return toolError("%s: targets is required: server, skill or tool names, globs, or @bundles", verb)
 	}
 	v := d.view(req.Profile)
-	targets, bundles, errs := d.resolve(snap, v, a.Targets)
+	targets, bundles, errs, missing := d.resolve(snap, v, a.Targets)
 	if len(errs) > 0 {
 		return toolError("%s: nothing changed: %s", verb, strings.Join(errs, "; "))
 	}
-	res := ActivateResult{Targets: targetNames(targets), Listed: []string{}}
+	res := ActivateResult{Targets: targetNames(targets), Listed: []string{}, Missing: missing}
+	missingNote := ""
+	if len(missing) > 0 {
+		missingNote = " Not available here: " + strings.Join(missing, "; ") + "."
+	}
 
 	st := d.session(req, on)
 	if st == nil {
@@ -352,7 +359,7 @@ func (d *Disclosure) activate(snap *catalog.Snapshot, req Request, raw json.RawM
 		if len(res.Listed) == maxStatelessDefs {
 			text += fmt.Sprintf(" Only the first %d are shown; use find_tools to see the rest.", maxStatelessDefs)
 		}
-		return structuredResult(text, res)
+		return structuredResult(text+missingNote, res)
 	}
 
 	st.mu.Lock()
@@ -429,7 +436,7 @@ func (d *Disclosure) activate(snap *catalog.Snapshot, req Request, raw json.RawM
 	if len(res.Unchanged) > 0 {
 		text += " Already active: " + strings.Join(res.Unchanged, ", ") + "."
 	}
-	return structuredResult(text, res)
+	return structuredResult(text+missingNote, res)
 }
 
 // why names the active target that shows it. st.mu is held.
