@@ -108,6 +108,8 @@ func New(opts Options) (*Gateway, error) {
 		Logger:       g.log,
 		Disclosure:   disc,
 		StdioProfile: opts.StdioProfile,
+		Methods:      g.skillsMethods(),
+		Extensions:   skillsExtensions(cfg),
 		HTTP: frontend.HTTPOptions{
 			AllowedOrigins: cfg.Listen.AllowedOrigins,
 			Tokens:         cfg.Auth.Tokens,

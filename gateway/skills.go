@@ -10,7 +10,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/skillgate/skillgate/gateway/catalog"
 	"github.com/skillgate/skillgate/gateway/config"
+	"github.com/skillgate/skillgate/gateway/frontend"
 	"github.com/skillgate/skillgate/plugins/sdk"
 	"github.com/skillgate/skillgate/plugins/toolspec"
 	"github.com/skillgate/skillgate/skills"
@@ -202,6 +204,33 @@ func (g *Gateway) Skills() *skills.Library {
 		return nil
 	}
 	return g.skills.lib
+}
+
+// skillsExtensions announces the skills extension when the config has
+// skills.
+func skillsExtensions(cfg *config.Config) map[string]any {
+	if len(cfg.Skills.Dirs) == 0 {
+		return nil
+	}
+	return map[string]any{skills.ExtensionID: map[string]any{}}
+}
+
+// skillsMethods serves the skills extension's methods (skills/list,
+// skills/get) from the skills source.
+func (g *Gateway) skillsMethods() map[string]frontend.Method {
+	item := &catalog.Item{Name: "skills", Source: skillsSourceID, Executor: "gateway"}
+	serve := func(method string) frontend.Method {
+		return func(ctx context.Context, params json.RawMessage, call sdk.Call) (json.RawMessage, error) {
+			if g.Skills() == nil {
+				return nil, &sdk.RPCError{Code: sdk.CodeMethodNotFound, Message: method + ": this gateway serves no skills (set skills.dirs)"}
+			}
+			if len(params) == 0 {
+				params = json.RawMessage(`{}`)
+			}
+			return router{g}.Call(ctx, item, method, params, call)
+		}
+	}
+	return map[string]frontend.Method{"skills/list": serve("skills/list"), "skills/get": serve("skills/get")}
 }
 
 // skillTargets is disclosure's view of a skill: whether it exists and the

@@ -45,6 +45,12 @@ type Options struct {
 	Disclosure *disclosure.Disclosure
 	// StdioProfile is the profile served over stdio; "" is the default endpoint.
 	StdioProfile string
+	// Methods serve JSON-RPC methods mcp-go does not know (an extension's),
+	// on every endpoint and over stdio.
+	Methods map[string]Method
+	// Extensions are announced in the initialize result's capabilities,
+	// e.g. {"io.modelcontextprotocol/skills": {}}.
+	Extensions map[string]any
 }
 
 // Server is the gateway's MCP front end.
@@ -94,6 +100,9 @@ func New(router Router, opts Options) *Server {
 	}
 	if opts.Instructions != "" {
 		srvOpts = append(srvOpts, server.WithInstructions(opts.Instructions))
+	}
+	if len(opts.Extensions) > 0 {
+		srvOpts = append(srvOpts, server.WithExtensions(opts.Extensions))
 	}
 	s.mcp = server.NewMCPServer(opts.Name, opts.Version, srvOpts...)
 	s.mcp.EnableSampling()
@@ -257,7 +266,11 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 	sr := newStdioRewriter(s)
 	ctx = context.WithValue(ctx, profileKey{}, s.opts.StdioProfile)
 	defer s.Disclosure().EndSession(stdioSession)
-	err := st.Listen(ctx, sr.watchIn(in), &outWriter{sr: sr, w: out})
+	ow := &outWriter{sr: sr, w: out}
+	iw := sr.watchIn(in)
+	iw.methods = &stdioMethods{s: s, ctx: ctx, ow: ow}
+	defer iw.methods.wg.Wait()
+	err := st.Listen(ctx, iw, ow)
 	if err == context.Canceled || err == io.EOF {
 		return nil
 	}

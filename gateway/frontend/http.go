@@ -122,6 +122,10 @@ func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				dreq.Session = id
 			}
 			modern := modernRequest(r, req)
+			if m, ok := g.s.opts.Methods[req.Method]; ok && len(req.ID) > 0 && (!modern || modernPlain(r, &req)) {
+				g.s.serveMethod(w, r, m, req.ID, body, modern)
+				return
+			}
 			switch {
 			case modern && (req.Method == string(mcp.MethodToolsList) && req.Params.Cursor == nil || req.Method == string(mcp.MethodToolsCall)) && modernPlain(r, &req):
 				if req.Method == string(mcp.MethodToolsList) {

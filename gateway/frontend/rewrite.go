@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/mark3labs/mcp-go/mcp"
 
@@ -288,18 +289,28 @@ func (sr *stdioRewriter) watchIn(in interface{ Read([]byte) (int, error) }) *inW
 }
 
 type inWatcher struct {
-	sr  *stdioRewriter
-	r   *bufio.Reader
-	buf []byte
+	sr      *stdioRewriter
+	r       *bufio.Reader
+	buf     []byte
+	methods *stdioMethods // serves Options.Methods; nil serves none
 }
 
 func (iw *inWatcher) Read(p []byte) (int, error) {
-	if len(iw.buf) == 0 {
+	for len(iw.buf) == 0 {
 		line, err := iw.r.ReadBytes('\n')
 		if len(line) == 0 {
 			return 0, err
 		}
 		var req request
+		if json.Unmarshal(line, &req) == nil && len(req.ID) > 0 && iw.methods != nil {
+			if m, ok := iw.sr.s.opts.Methods[req.Method]; ok {
+				iw.methods.serve(m, req.ID, line)
+				if err != nil {
+					return 0, err
+				}
+				continue // not for mcp-go
+			}
+		}
 		if json.Unmarshal(line, &req) == nil && len(req.ID) > 0 && rewrites(req.Method) {
 			dreq := disclosure.Request{Profile: iw.sr.s.opts.StdioProfile}
 			if !mcp.IsModernProtocol(req.protocolVersion()) {
@@ -321,6 +332,15 @@ type outWriter struct {
 	sr  *stdioRewriter
 	w   interface{ Write([]byte) (int, error) }
 	buf []byte
+	mu  sync.Mutex // whole lines: mcp-go's and the extension methods'
+}
+
+// writeLine writes one protocol line of the front end's own.
+func (ow *outWriter) writeLine(msg []byte) error {
+	ow.mu.Lock()
+	defer ow.mu.Unlock()
+	_, err := ow.w.Write(append(msg[:len(msg):len(msg)], '\n'))
+	return err
 }
 
 func (ow *outWriter) Write(p []byte) (int, error) {
@@ -345,7 +365,10 @@ func (ow *outWriter) Write(p []byte) (int, error) {
 				out = ow.sr.s.rewrite(line, sreq.method, sreq.dreq)
 			}
 		}
-		if _, err := ow.w.Write(append(out[:len(out):len(out)], '\n')); err != nil {
+		ow.mu.Lock()
+		_, err := ow.w.Write(append(out[:len(out):len(out)], '\n'))
+		ow.mu.Unlock()
+		if err != nil {
 			return 0, err
 		}
 		ow.buf = ow.buf[i+1:]
