@@ -204,11 +204,12 @@ func (e *Executor) Call(ctx context.Context, req sdk.CallRequest, call sdk.Call)
 	if len(args) == 0 || string(args) == "null" {
 		args = json.RawMessage("{}")
 	}
-	var obj map[string]json.RawMessage
-	if err := json.Unmarshal(args, &obj); err != nil {
+	// Unmarshal has checked that params, arguments included, are valid
+	// JSON, and a RawMessage starts at its value's first byte.
+	if args[0] != '{' {
 		return nil, &sdk.RPCError{Code: sdk.CodeInvalidParams, Message: "arguments must be a JSON object"}
 	}
-	return t.call(ctx, args, obj, call)
+	return t.call(ctx, args, call)
 }
 
 // Close stops every tool's processes and refuses new loads. It is

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
+	"strconv"
 	"time"
 	"unicode/utf8"
 )
@@ -52,18 +53,47 @@ func errorResult(status, msg string) json.RawMessage {
 }
 
 // withStatus adds the status to a result object the script produced,
-// keeping everything else as it is.
+// keeping everything else as it is (compacted: the script's whitespace
+// would be passed on otherwise). raw must be valid JSON.
 func withStatus(raw json.RawMessage, status string) json.RawMessage {
-	var m map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &m); err != nil || m == nil {
+	n, hasContent, hasMeta := 0, false, false
+	isObject := members(raw, func(key, _ []byte) {
+		n++
+		switch string(key) {
+		case "content":
+			hasContent = true
+		case "_meta":
+			hasMeta = true
+		}
+	})
+	if !isObject {
 		return errorResult(statusError, "the tool answered with a result that is not a JSON object: "+clip(string(raw), 200))
 	}
-	if _, ok := m["content"]; !ok {
+	if !hasMeta {
+		// The common case: the status is appended to the object as it is.
+		b := bytes.NewBuffer(make([]byte, 0, len(raw)+64))
+		_ = json.Compact(b, raw)
+		out := b.Bytes()
+		out = out[:len(out)-1] // the closing brace
+		if n > 0 {
+			out = append(out, ',')
+		}
+		if !hasContent {
+			out = append(out, `"content":[],`...)
+		}
+		out = append(out, `"_meta":{"`+StatusKey+`":`...)
+		out = strconv.AppendQuote(out, status)
+		return append(out, "}}"...)
+	}
+	var m map[string]json.RawMessage
+	_ = json.Unmarshal(raw, &m)
+	if !hasContent {
 		m["content"] = json.RawMessage("[]")
 	}
-	meta := map[string]json.RawMessage{}
-	if raw, ok := m["_meta"]; ok {
-		_ = json.Unmarshal(raw, &meta)
+	var meta map[string]json.RawMessage
+	_ = json.Unmarshal(m["_meta"], &meta)
+	if meta == nil { // null or not an object
+		meta = map[string]json.RawMessage{}
 	}
 	meta[StatusKey], _ = json.Marshal(status)
 	m["_meta"], _ = json.Marshal(meta)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/skillgate/skillgate/plugins/script/internal/proc"
@@ -17,27 +18,53 @@ import (
 const maxMessage = 16 << 20
 
 // conn is a jsonrpc session with one script process: per call, or the
-// persistent process of a tool, shared by its calls.
+// persistent process of a tool, shared by its calls. Calls are multiplexed
+// on the process by id: any number may be in flight, and the script's
+// answers are routed by the goroutine that reads its stdout (conn.line).
+// Timeouts and stalls are watched by timers, not by a goroutine per call.
 type conn struct {
 	t *tool
 	p *proc.Process
 
-	wmu sync.Mutex // serializes writes to stdin
+	wmu  sync.Mutex // serializes writes to stdin
+	wbuf []byte     // the frame being written, reused under wmu
 
-	mu      sync.Mutex
-	nextID  int64
-	pending map[int64]*pending
-	last    *pending // the most recent call, for unattributed messages
-	gone    chan struct{}
+	mu         sync.Mutex
+	nextID     int64
+	pending    map[int64]*pending
+	last       *pending // the most recent call, for unattributed messages
+	dead       bool     // the process is gone: no new calls
+	stallTimer *time.Timer
+	stallArmed bool // stallTimer will fire (and look at pending)
+	gone       chan struct{}
 }
 
 // pending is one tools/call waiting for its answer.
 type pending struct {
-	id     int64
-	ctx    context.Context
-	call   sdk.Call
-	answer chan json.RawMessage // the result, or an error result
-	logs   *logForwarder
+	id   int64
+	ctx  context.Context
+	call sdk.Call
+	sent time.Time // when the call was registered, for its stall clock
+	logs logForwarder
+
+	settled atomic.Bool
+	answer  chan outcome // buffered: gets the first outcome only (settle)
+}
+
+// outcome ends a pending call: the script's answer (or a crash result), or
+// a status the executor ended the call with (timeout, stalled).
+type outcome struct {
+	res    json.RawMessage
+	status string
+}
+
+// settle delivers o unless the call already had an outcome.
+func (pc *pending) settle(o outcome) bool {
+	if !pc.settled.CompareAndSwap(false, true) {
+		return false
+	}
+	pc.answer <- o
+	return true
 }
 
 type message struct {
@@ -68,7 +95,8 @@ func (t *tool) startConn(argv []string, deps *installed) (*conn, error) {
 	return c, nil
 }
 
-// failAll answers every pending call once the process is gone.
+// failAll answers every pending call once the process is gone, and refuses
+// new ones.
 func (c *conn) failAll() {
 	r := c.p.Result()
 	what := fmt.Sprintf("exit status %d", r.ExitCode)
@@ -76,13 +104,15 @@ func (c *conn) failAll() {
 		what = "killed by signal " + r.Signal.String()
 	}
 	msg := fmt.Sprintf("the tool's process ended (%s) before it answered", what) + outputNote(nil, 0, r.Stderr)
+	res := errorResult(statusCrashed, msg)
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.dead = true
+	if c.stallTimer != nil {
+		c.stallTimer.Stop()
+	}
 	for id, pc := range c.pending {
-		select {
-		case pc.answer <- errorResult(statusCrashed, msg):
-		default:
-		}
+		pc.settle(outcome{res: res})
 		delete(c.pending, id)
 	}
 }
@@ -92,9 +122,43 @@ func (c *conn) send(m any) error {
 	if err != nil {
 		return err
 	}
+	return c.write(append(b, '\n'))
+}
+
+func (c *conn) write(b []byte) error {
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
-	_, err = c.p.Stdin().Write(append(b, '\n'))
+	_, err := c.p.Stdin().Write(b)
+	return err
+}
+
+// writeCall sends tools/call for call id, framed by hand: this is the hot
+// path of a persistent tool.
+func (c *conn) writeCall(id int64, args json.RawMessage) error {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	b := append(c.wbuf[:0], `{"jsonrpc":"2.0","id":`...)
+	b = strconv.AppendInt(b, id, 10)
+	b = append(b, `,"method":"tools/call","params":{"name":`...)
+	b = append(b, c.t.nameJSON...)
+	b = append(b, `,"arguments":`...)
+	if bytes.ContainsAny(args, "\r\n") {
+		// Whitespace between tokens (it cannot be inside a JSON string)
+		// would split the line.
+		var buf bytes.Buffer
+		if err := json.Compact(&buf, args); err != nil {
+			return fmt.Errorf("arguments: %w", err)
+		}
+		args = buf.Bytes()
+	}
+	b = append(b, args...)
+	b = append(b, `,"_meta":{"progressToken":`...)
+	b = strconv.AppendInt(b, id, 10)
+	b = append(b, "}}}\n"...)
+	if cap(b) <= 64<<10 {
+		c.wbuf = b
+	}
+	_, err := c.p.Stdin().Write(b)
 	return err
 }
 
@@ -109,68 +173,111 @@ func (c *conn) stop() {
 	c.p.Stop()
 }
 
+// register adds a call; it fails when the process is gone.
+func (c *conn) register(pc *pending) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.dead {
+		return false
+	}
+	c.nextID++
+	pc.id = c.nextID
+	pc.sent = time.Now()
+	c.pending[pc.id] = pc
+	c.last = pc
+	if c.t.stallWatched() && !c.stallArmed {
+		c.stallArmed = true
+		if c.stallTimer == nil {
+			c.stallTimer = time.AfterFunc(c.t.stall, c.checkStall)
+		} else {
+			c.stallTimer.Reset(c.t.stall)
+		}
+	}
+	return true
+}
+
+func (c *conn) unregister(pc *pending) {
+	c.mu.Lock()
+	delete(c.pending, pc.id)
+	if c.last == pc {
+		c.last = nil
+	}
+	c.mu.Unlock()
+}
+
+// checkStall runs when the earliest stall clock of the pending calls may
+// have run out. A call's clock starts when it is sent and restarts with any
+// output of the process (stdout or stderr). Stalled calls end as stalled
+// and the process is stopped; otherwise the timer is set for the next
+// deadline, while calls are pending.
+func (c *conn) checkStall() {
+	idle := c.p.Idle()
+	now := time.Now()
+	stall := c.t.stall
+	killed := false
+	c.mu.Lock()
+	next := stall
+	for _, pc := range c.pending {
+		quiet := min(now.Sub(pc.sent), idle)
+		if quiet >= stall {
+			killed = pc.settle(outcome{status: statusStalled}) || killed
+		} else {
+			next = min(next, stall-quiet)
+		}
+	}
+	c.stallArmed = !killed && !c.dead && len(c.pending) > 0
+	if c.stallArmed {
+		c.stallTimer.Reset(next)
+	}
+	c.mu.Unlock()
+	if killed {
+		// The callers stop the process too; doing it here also frees a
+		// caller blocked writing to a script that no longer reads.
+		c.p.Stop()
+	}
+}
+
 // request sends tools/call and waits for the answer, enforcing the call's
 // timeout and stall timeout. On timeout, stall or cancellation the process
 // is killed (a script cannot be trusted to abandon one call) and the status
 // says why.
 func (c *conn) request(ctx context.Context, args json.RawMessage, call sdk.Call) json.RawMessage {
-	pc := &pending{ctx: ctx, call: call, answer: make(chan json.RawMessage, 1),
-		logs: &logForwarder{tool: c.t.spec.Tool.Name, call: call}}
-	c.mu.Lock()
-	c.nextID++
-	pc.id = c.nextID
-	c.pending[pc.id] = pc
-	c.last = pc
-	c.mu.Unlock()
-	defer func() {
-		c.mu.Lock()
-		delete(c.pending, pc.id)
-		if c.last == pc {
-			c.last = nil
+	pc := &pending{ctx: ctx, call: call, answer: make(chan outcome, 1),
+		logs: logForwarder{tool: c.t.spec.Tool.Name, call: call}}
+	if !c.register(pc) {
+		return errorResult(statusCrashed, "the tool's process ended before it answered")
+	}
+	deadline := time.AfterFunc(c.t.timeout, func() {
+		if pc.settle(outcome{status: statusTimeout}) {
+			c.p.Stop()
 		}
-		c.mu.Unlock()
+	})
+	defer func() {
+		deadline.Stop()
+		c.unregister(pc)
 		pc.logs.finish()
 	}()
-	err := c.send(map[string]any{
-		"jsonrpc": "2.0", "id": pc.id, "method": "tools/call",
-		"params": map[string]any{
-			"name":      c.t.spec.Tool.Name,
-			"arguments": args,
-			"_meta":     map[string]any{"progressToken": pc.id},
-		},
-	})
-	if err != nil {
+	var o outcome
+	if err := c.writeCall(pc.id, args); err != nil {
 		select {
-		case <-c.gone:
-			return <-pc.answer
+		case o = <-pc.answer:
 		case <-time.After(time.Second):
+			return errorResult(statusCrashed, fmt.Sprintf("could not send the call to the tool: %v", err))
 		}
-		return errorResult(statusCrashed, fmt.Sprintf("could not send the call to the tool: %v", err))
-	}
-	c.p.Touch()
-	done := make(chan struct{})
-	var res json.RawMessage
-	go func() {
+	} else {
 		select {
-		case res = <-pc.answer:
-		case <-c.gone:
-			select {
-			case res = <-pc.answer:
-			default:
-				res = errorResult(statusCrashed, "the tool's process ended before it answered")
-			}
+		case o = <-pc.answer:
+		case <-ctx.Done():
+			o = outcome{status: statusCanceled}
 		}
-		close(done)
-	}()
-	status := c.t.supervise(ctx, c.p, done)
-	if status == statusOK {
-		<-done
-		return res
+	}
+	if o.status == "" {
+		return o.res
 	}
 	c.p.Stop()
-	<-done
+	<-c.gone // so that the next call starts a new process
 	r := c.p.Result()
-	return errorResult(status, hint(status, c.t.timeout, c.t.stall)+outputNote(nil, 0, r.Stderr))
+	return errorResult(o.status, hint(o.status, c.t.timeout, c.t.stall)+outputNote(nil, 0, r.Stderr))
 }
 
 // find returns the call a script's message belongs to: the one whose
@@ -203,8 +310,11 @@ func (c *conn) line(line []byte, cut bool) {
 	if len(line) == 0 {
 		return
 	}
-	var m message
-	if cut || line[0] != '{' || json.Unmarshal(line, &m) != nil {
+	m, ok := message{}, false
+	if !cut && line[0] == '{' {
+		m, ok = decodeMessage(line)
+	}
+	if !ok {
 		// Stray output (a debug print): a log line, not a protocol error.
 		if pc := c.find(nil, false); pc != nil {
 			pc.logs.notify("info", "stdout: "+clip(validUTF8(line), maxLogLine))
@@ -215,10 +325,12 @@ func (c *conn) line(line []byte, cut bool) {
 	}
 	switch {
 	case m.Method == "" && len(m.ID) > 0:
-		c.answer(m)
+		c.answer(m) // done with line when it returns
 	case m.Method != "" && len(m.ID) == 0:
+		m.Params = bytes.Clone(m.Params) // Notify may keep it
 		c.notification(m)
 	case m.Method != "":
+		m.ID, m.Params = bytes.Clone(m.ID), bytes.Clone(m.Params)
 		go c.serve(m)
 	}
 }
@@ -239,10 +351,7 @@ func (c *conn) answer(m message) {
 	} else {
 		res = withStatus(m.Result, statusOK)
 	}
-	select {
-	case pc.answer <- res:
-	default:
-	}
+	pc.settle(outcome{res: res})
 }
 
 func (c *conn) notification(m message) {
@@ -335,7 +444,11 @@ func (c *conn) stderrLine(line []byte, cut bool) {
 }
 
 // callOnce runs a jsonrpc call in a fresh process.
-func (t *tool) callOnce(ctx context.Context, argv []string, deps *installed, args json.RawMessage, call sdk.Call) (json.RawMessage, error) {
+func (t *tool) callOnce(ctx context.Context, args json.RawMessage, deps *installed, call sdk.Call) (json.RawMessage, error) {
+	argv, err := t.argv(args, deps)
+	if err != nil {
+		return errorResult(statusError, err.Error()), nil
+	}
 	c, err := t.startConn(argv, deps)
 	if err != nil {
 		return errorResult(statusError, fmt.Sprintf("could not start the tool: %v", err)), nil
@@ -346,8 +459,9 @@ func (t *tool) callOnce(ctx context.Context, argv []string, deps *installed, arg
 }
 
 // callPersistent runs a call on the tool's warm process, starting it when
-// there is none or the last one died.
-func (t *tool) callPersistent(ctx context.Context, argv []string, deps *installed, args json.RawMessage, call sdk.Call) (json.RawMessage, error) {
+// there is none or the last one died. The command line (and the entry
+// check) is built only to start one.
+func (t *tool) callPersistent(ctx context.Context, args json.RawMessage, deps *installed, call sdk.Call) (json.RawMessage, error) {
 	t.mu.Lock()
 	if t.closed {
 		t.mu.Unlock()
@@ -362,7 +476,11 @@ func (t *tool) callPersistent(ctx context.Context, argv []string, deps *installe
 		}
 	}
 	if c == nil {
-		var err error
+		argv, err := t.argv(args, deps)
+		if err != nil {
+			t.mu.Unlock()
+			return errorResult(statusError, err.Error()), nil
+		}
 		c, err = t.startConn(argv, deps)
 		if err != nil {
 			t.mu.Unlock()

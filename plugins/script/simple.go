@@ -74,7 +74,11 @@ func (f *logForwarder) finish() {
 
 // callSimple runs the simple protocol: arguments as JSON on stdin, the
 // result on stdout, stderr lines streamed as logs and progress.
-func (t *tool) callSimple(ctx context.Context, argv []string, deps *installed, args json.RawMessage, call sdk.Call) (json.RawMessage, error) {
+func (t *tool) callSimple(ctx context.Context, args json.RawMessage, deps *installed, call sdk.Call) (json.RawMessage, error) {
+	argv, err := t.argv(args, deps)
+	if err != nil {
+		return errorResult(statusError, err.Error()), nil
+	}
 	fwd := &logForwarder{tool: t.spec.Tool.Name, call: call}
 	cfg := t.procConfig(argv, deps)
 	cfg.Stdout = proc.Output{Keep: t.cap}

@@ -23,12 +23,13 @@ type tool struct {
 	source string
 	spec   *toolspec.Spec
 
-	interp  []string // resolved interpreter argv (empty for exec)
-	timeout time.Duration
-	stall   time.Duration
-	cap     int
-	slots   chan struct{} // per-tool concurrency, nil when uncapped
-	cred    *syscall.Credential
+	interp   []string // resolved interpreter argv (empty for exec)
+	nameJSON []byte   // the tool's name as a JSON string
+	timeout  time.Duration
+	stall    time.Duration
+	cap      int
+	slots    chan struct{} // per-tool concurrency, nil when uncapped
+	cred     *syscall.Credential
 
 	depsOnce sync.Mutex
 	deps     *installed // nil until installed
@@ -42,6 +43,7 @@ type tool struct {
 
 func newTool(e *Executor, source string, spec *toolspec.Spec) (*tool, error) {
 	t := &tool{e: e, source: source, spec: spec}
+	t.nameJSON, _ = json.Marshal(spec.Tool.Name)
 	lim := spec.Limits
 	t.timeout = pick(spec.Tool.Timeout.Std(), lim.Timeout.Std(), DefaultTimeout)
 	if m := lim.MaxTimeout.Std(); m > 0 && t.timeout > m {
@@ -162,8 +164,8 @@ func (t *tool) close() {
 	}
 }
 
-// call runs one tools/call.
-func (t *tool) call(ctx context.Context, args json.RawMessage, obj map[string]json.RawMessage, call sdk.Call) (json.RawMessage, error) {
+// call runs one tools/call; args is a JSON object.
+func (t *tool) call(ctx context.Context, args json.RawMessage, call sdk.Call) (json.RawMessage, error) {
 	if t.slots != nil {
 		select {
 		case t.slots <- struct{}{}:
@@ -182,23 +184,19 @@ func (t *tool) call(ctx context.Context, args json.RawMessage, obj map[string]js
 	if res != nil {
 		return res, nil
 	}
-	argv, err := t.argv(obj, deps)
-	if err != nil {
-		return errorResult(statusError, err.Error()), nil
-	}
 	if t.spec.Tool.ProtocolOrDefault() == toolspec.ProtocolJSONRPC {
 		if t.spec.Tool.ModeOrDefault() == toolspec.ModePersistent {
-			return t.callPersistent(ctx, argv, deps, args, call)
+			return t.callPersistent(ctx, args, deps, call)
 		}
-		return t.callOnce(ctx, argv, deps, args, call)
+		return t.callOnce(ctx, args, deps, call)
 	}
-	return t.callSimple(ctx, argv, deps, args, call)
+	return t.callSimple(ctx, args, deps, call)
 }
 
 // argv builds the command line: the sandbox and limit wrappers, the
 // interpreter, the entry (checked again against the folder) and the args
 // with {name} placeholders replaced.
-func (t *tool) argv(obj map[string]json.RawMessage, deps *installed) ([]string, error) {
+func (t *tool) argv(args json.RawMessage, deps *installed) ([]string, error) {
 	entry, err := toolspec.Resolve(t.spec.Dir, t.spec.Tool.Entry)
 	if err != nil {
 		return nil, fmt.Errorf("entry: %v", err)
@@ -214,13 +212,18 @@ func (t *tool) argv(obj map[string]json.RawMessage, deps *installed) ([]string, 
 	}
 	argv = append(argv, interp...)
 	argv = append(argv, entry)
-	return append(argv, expandArgs(t.spec.Tool.Args, obj)...), nil
+	return append(argv, expandArgs(t.spec.Tool.Args, args)...), nil
 }
 
 // expandArgs replaces each "{name}" element with the argument's value: a
 // string as it is, anything else as JSON; an absent argument drops the
 // element. Nothing is ever interpreted by a shell.
-func expandArgs(tmpl []string, obj map[string]json.RawMessage) []string {
+func expandArgs(tmpl []string, args json.RawMessage) []string {
+	if len(tmpl) == 0 {
+		return nil
+	}
+	var obj map[string]json.RawMessage
+	_ = json.Unmarshal(args, &obj)
 	out := make([]string, 0, len(tmpl))
 	for _, a := range tmpl {
 		if len(a) < 3 || a[0] != '{' || a[len(a)-1] != '}' || strings.ContainsAny(a[1:len(a)-1], "{} ") {
@@ -280,12 +283,16 @@ func (t *tool) supervise(ctx context.Context, p *proc.Process, done <-chan struc
 		case <-deadline.C:
 			return statusTimeout
 		case <-tick.C:
-			if t.stall > 0 && t.stall < t.timeout && p.Idle() >= t.stall {
+			if t.stallWatched() && p.Idle() >= t.stall {
 				return statusStalled
 			}
 		}
 	}
 }
+
+// stallWatched says whether calls can stall: a stall timeout at or past
+// the call timeout never comes first.
+func (t *tool) stallWatched() bool { return t.stall > 0 && t.stall < t.timeout }
 
 func stallTick(stall time.Duration) time.Duration {
 	d := stall / 10

@@ -149,9 +149,6 @@ func (p *Process) Stdin() io.WriteCloser { return p.stdin }
 // Idle returns how long the process has printed nothing, on either stream.
 func (p *Process) Idle() time.Duration { return time.Since(time.Unix(0, p.last.Load())) }
 
-// Touch counts as output for Idle (a caller that sees activity elsewhere).
-func (p *Process) Touch() { p.last.Store(time.Now().UnixNano()) }
-
 // Done is closed once the process has exited and its output is read.
 func (p *Process) Done() <-chan struct{} { return p.done }
 

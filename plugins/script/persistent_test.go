@@ -1,0 +1,186 @@
+package script
+
+import (
+	"context"
+	"encoding/json"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/skillgate/skillgate/plugins/sdk"
+	"github.com/skillgate/skillgate/plugins/sdk/sdktest"
+	"github.com/skillgate/skillgate/plugins/toolspec"
+)
+
+// threadedPython serves each call in a thread of its own, so answers come
+// out of order: {"n": k} reports progress and a log line for its call and
+// answers k after a random pause; {"hang": true} never answers; {"busy":
+// true} reports progress every 100 ms and never answers.
+const threadedPython = `import json, random, sys, threading, time
+lock = threading.Lock()
+def send(m):
+    with lock:
+        sys.stdout.write(json.dumps(m) + "\n"); sys.stdout.flush()
+def handle(m):
+    args, tok = m["params"]["arguments"], m["params"]["_meta"]["progressToken"]
+    if args.get("hang"):
+        time.sleep(300)
+    while args.get("busy"):
+        send({"jsonrpc": "2.0", "method": "notifications/progress", "params": {"progressToken": tok, "progress": 1}})
+        time.sleep(0.1)
+    n = str(args.get("n", 0))
+    time.sleep(random.random() / 50)
+    send({"jsonrpc": "2.0", "method": "notifications/progress", "params": {"progressToken": tok, "progress": 1, "message": n}})
+    send({"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "info", "data": n, "_meta": {"progressToken": tok}}})
+    send({"jsonrpc": "2.0", "id": m["id"], "result": {"content": [{"type": "text", "text": n}], "structuredContent": {"args": args}}})
+for line in sys.stdin:
+    threading.Thread(target=handle, args=(json.loads(line),), daemon=True).start()
+`
+
+func loadThreaded(t *testing.T, h *harness, extraYAML string) {
+	t.Helper()
+	requireCmd(t, "python3")
+	dir := folder(t, "name: p\ndescription: d\nruntime: python\nentry: p.py\nprotocol: jsonrpc\nmode: persistent\n"+extraYAML,
+		map[string]string{"p.py": threadedPython})
+	h.mustLoad("p", dir, toolspec.Limits{})
+}
+
+func workerPID(h *harness, source string) int {
+	h.exec.mu.Lock()
+	t := h.exec.tools[source]
+	h.exec.mu.Unlock()
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.worker == nil {
+		return 0
+	}
+	return t.worker.p.PID()
+}
+
+// TestPersistentConcurrentCalls has many calls in flight on one process,
+// answered out of order: each gets its own answer, progress and log line.
+func TestPersistentConcurrentCalls(t *testing.T) {
+	h := newHarness(t, WithMaxProcesses(64))
+	loadThreaded(t, h, "")
+	h.call("p", "p", map[string]any{}, nil)
+	pid := workerPID(h, "p")
+	var wg sync.WaitGroup
+	for i := range 40 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			n := strconv.Itoa(i)
+			rec := &sdktest.Recorder{}
+			r := h.call("p", "p", map[string]any{"n": i}, rec)
+			if r.IsError || r.text() != n {
+				t.Errorf("call %d: %s", i, r.raw)
+				return
+			}
+			if len(rec.Progresses) != 1 || rec.Progresses[0].Message != n {
+				t.Errorf("call %d: progress %+v", i, rec.Progresses)
+			}
+			var log struct{ Data string }
+			if len(rec.Notifications) == 1 {
+				_ = json.Unmarshal(rec.Notifications[0].Params, &log)
+			}
+			if log.Data != n {
+				t.Errorf("call %d: %d notifications, data %q", i, len(rec.Notifications), log.Data)
+			}
+		}()
+	}
+	wg.Wait()
+	if got := workerPID(h, "p"); got != pid {
+		t.Errorf("the calls were served by pid %d and %d", pid, got)
+	}
+}
+
+// TestPersistentTimeout: a call still reporting progress at its ceiling
+// ends as timeout, not stalled, and the next call gets a new process.
+func TestPersistentTimeout(t *testing.T) {
+	noLeftovers(t)
+	h := newHarness(t)
+	loadThreaded(t, h, "timeout: 1500ms\nstall_timeout: 500ms\n")
+	h.call("p", "p", map[string]any{}, nil)
+	pid := workerPID(h, "p")
+	rec := &sdktest.Recorder{}
+	start := time.Now()
+	r := h.call("p", "p", map[string]any{"busy": true}, rec)
+	if r.status() != "timeout" || !strings.Contains(r.text(), "raise timeout") {
+		t.Fatalf("result: %s", r.raw)
+	}
+	if d := time.Since(start); d < 1500*time.Millisecond || d > 10*time.Second {
+		t.Errorf("the timeout came after %v", d)
+	}
+	if len(rec.Progresses) < 5 {
+		t.Errorf("%d progress reports", len(rec.Progresses))
+	}
+	if r := h.call("p", "p", map[string]any{"n": 1}, nil); r.text() != "1" || workerPID(h, "p") == pid {
+		t.Fatalf("after the timeout: %s (pid %d, was %d)", r.raw, workerPID(h, "p"), pid)
+	}
+}
+
+// TestPersistentCancel: a cancelled call kills the process; the next call
+// starts a new one.
+func TestPersistentCancel(t *testing.T) {
+	noLeftovers(t)
+	h := newHarness(t)
+	loadThreaded(t, h, "")
+	h.call("p", "p", map[string]any{}, nil)
+	pid := workerPID(h, "p")
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	_, err := h.c.Call(ctx, sdkCall("p", []byte(`{"name":"p","arguments":{"hang":true}}`)), &sdktest.Recorder{})
+	if err == nil {
+		t.Fatal("a cancelled call returned no error")
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		r := h.call("p", "p", map[string]any{"n": 2}, nil)
+		if r.text() == "2" && workerPID(h, "p") != pid {
+			break
+		}
+		// The cancelled call may still be stopping the process.
+		if time.Now().After(deadline) {
+			t.Fatalf("after the cancel: %s (pid %d, was %d)", r.raw, workerPID(h, "p"), pid)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// TestPersistentNotReading: a script that stops reading stdin blocks the
+// executor's write of a large call; the stall timeout still ends it.
+func TestPersistentNotReading(t *testing.T) {
+	requireCmd(t, "python3")
+	noLeftovers(t)
+	h := newHarness(t)
+	dir := folder(t, "name: p\ndescription: d\nruntime: python\nentry: p.py\nprotocol: jsonrpc\nmode: persistent\nstall_timeout: 500ms\n",
+		map[string]string{"p.py": "import time\ntime.sleep(300)\n"})
+	h.mustLoad("p", dir, toolspec.Limits{})
+	start := time.Now()
+	r := h.call("p", "p", map[string]any{"big": strings.Repeat("x", 1<<20)}, nil)
+	if r.status() != "stalled" {
+		t.Fatalf("result: %.300s", r.raw)
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Errorf("the stall was seen after %v", d)
+	}
+}
+
+// TestPersistentArgumentsOnOneLine: arguments the client sent with
+// newlines reach the script on one line.
+func TestPersistentArgumentsOnOneLine(t *testing.T) {
+	h := newHarness(t)
+	loadThreaded(t, h, "")
+	params := []byte("{\"name\": \"p\",\r\n \"arguments\": {\n  \"n\": 3,\n  \"s\": \"a\\nb\"\n}\n}")
+	raw, err := h.c.Call(context.Background(), sdk.CallRequest{Source: "p", Method: "tools/call", Params: params}, &sdktest.Recorder{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r result
+	_ = json.Unmarshal(raw, &r)
+	if r.IsError || string(r.StructuredContent) != `{"args":{"n":3,"s":"a\nb"}}` {
+		t.Fatalf("result: %s", raw)
+	}
+}
