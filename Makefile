@@ -27,14 +27,14 @@ test:
 deps:
 	bash scripts/test-deps.sh
 
-## bench: the Go benchmarks of both modules, then the harness behind docs/PERFORMANCE.md
-##   (bench/run.sh; BENCH_FLAGS="-write docs/PERFORMANCE.md" stores its table).
-##   No test asserts speed, benchmarks do.
+## bench: the SDK's Go benchmarks, the components' (bench/cmd/components), then the
+##   harness behind docs/PERFORMANCE.md (bench/run.sh); BENCH_FLAGS="-write
+##   docs/PERFORMANCE.md" stores both tables. No test asserts speed, benchmarks do.
 BENCH_FLAGS ?=
 bench:
 	bash scripts/test-deps.sh --bench
-	go test -run '^$$' -bench . -benchmem ./...
 	if [ -f $(SDK)/go.mod ]; then cd $(SDK) && go test -run '^$$' -bench . -benchmem ./...; fi
+	go run ./bench/cmd/components $(BENCH_FLAGS)
 	bash bench/run.sh $(BENCH_FLAGS)
 
 ## lint: gofmt, go vet and (when installed) staticcheck, on both modules
