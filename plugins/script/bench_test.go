@@ -83,6 +83,14 @@ for line in sys.stdin:
     sys.stdout.write(json.dumps({"jsonrpc": "2.0", "id": m["id"], "result": {"content": [{"type": "text", "text": "ok"}]}}) + "\n")
     sys.stdout.flush()
 `
+	// trivialPrint is trivialPython answering the way docs/SCRIPTS.md
+	// showed: print(..., flush=True) writes the line and its newline in two
+	// system calls (the tool runs with PYTHONUNBUFFERED=1).
+	trivialPrint = `import json, sys
+for line in sys.stdin:
+    m = json.loads(line)
+    print(json.dumps({"jsonrpc": "2.0", "id": m["id"], "result": {"content": [{"type": "text", "text": "ok"}]}}), flush=True)
+`
 	trivialNode = `const rl = require("readline").createInterface({input: process.stdin})
 rl.on("line", line => {
   const m = JSON.parse(line)
@@ -103,13 +111,14 @@ rl.on("line", line => {
 // inproc calls the Executor directly. parallel is 4 callers per CPU,
 // sequential one caller.
 func BenchmarkPersistent(b *testing.B) {
-	for _, lang := range []struct{ runtime, bin, entry, code string }{
-		{"python", "python3", "t.py", trivialPython},
-		{"node", "node", "t.js", trivialNode},
+	for _, lang := range []struct{ name, runtime, bin, entry, code string }{
+		{"python", "python", "python3", "t.py", trivialPython},
+		{"python-print", "python", "python3", "t.py", trivialPrint},
+		{"node", "node", "node", "t.js", trivialNode},
 	} {
 		for _, via := range []string{"grpc", "inproc"} {
 			for _, callers := range []string{"parallel", "sequential"} {
-				b.Run(lang.runtime+"/"+via+"/"+callers, func(b *testing.B) {
+				b.Run(lang.name+"/"+via+"/"+callers, func(b *testing.B) {
 					requireCmd(b, lang.bin)
 					benchPersistent(b, lang.runtime, lang.entry, lang.code, via == "grpc", callers == "parallel")
 				})
