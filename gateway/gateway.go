@@ -371,8 +371,12 @@ func (r router) dispatch(ctx context.Context, it *catalog.Item, method string, p
 		ctx, cancel = context.WithTimeout(ctx, timeout)
 		defer cancel()
 	}
-	if err := g.checkRequires(ctx, src); err != nil {
+	wiring, err := g.checkRequires(ctx, src)
+	if err != nil {
 		return nil, &sdk.RPCError{Code: sdk.CodeInternalError, Message: err.Error()}
+	}
+	if len(wiring) > 0 && method == "tools/call" && src.execName == "script" {
+		params = withWiring(params, wiring)
 	}
 	res, err := ex.Call(ctx, sdk.CallRequest{Source: it.Source, Method: method, Params: params}, g.withChain(ctx, call))
 	if err != nil {

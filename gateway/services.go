@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/skillgate/skillgate/gateway/config"
+	"github.com/skillgate/skillgate/plugins/script"
 	"github.com/skillgate/skillgate/services"
 )
 
@@ -185,14 +186,38 @@ func (g *Gateway) prepareSpec(ctx context.Context, s *source) (json.RawMessage, 
 
 // checkRequires is the per-call dependency check of a source that requires
 // services: cheap while they are healthy, a start (or a clear error) when not.
-func (g *Gateway) checkRequires(ctx context.Context, s *source) error {
+//
+// It returns the services' variables (NAME_HOST, NAME_PORT, ...).
+func (g *Gateway) checkRequires(ctx context.Context, s *source) (map[string]string, error) {
 	if len(s.requires) == 0 {
-		return nil
+		return nil, nil
 	}
-	if _, err := g.EnsureServices(ctx, s.requires...); err != nil {
-		return fmt.Errorf("%s requires %s: %w", s.id, strings.Join(s.requires, ", "), err)
+	wiring, err := g.EnsureServices(ctx, s.requires...)
+	if err != nil {
+		return nil, fmt.Errorf("%s requires %s: %w", s.id, strings.Join(s.requires, ", "), err)
 	}
-	return nil
+	return wiring, nil
+}
+
+// withWiring puts the services' variables into a tools/call's params as
+// _meta[script.MetaEnv], where the script executor reads them.
+func withWiring(params json.RawMessage, wiring map[string]string) json.RawMessage {
+	var p map[string]json.RawMessage
+	if json.Unmarshal(params, &p) != nil {
+		return params
+	}
+	var meta map[string]any
+	_ = json.Unmarshal(p["_meta"], &meta)
+	if meta == nil {
+		meta = map[string]any{}
+	}
+	meta[script.MetaEnv] = wiring
+	p["_meta"], _ = json.Marshal(meta)
+	b, err := json.Marshal(p)
+	if err != nil {
+		return params
+	}
+	return b
 }
 
 // ServiceState is a required service's state in a source's status.

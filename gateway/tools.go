@@ -306,7 +306,7 @@ func (t *toolFolders) load(ctx context.Context, f *toolFolder, s found, spec []b
 	}
 	ns := &source{
 		id: f.id, execName: execName, inprocess: t.isolation(execName) == "inprocess",
-		namespace: ToolsNamespace, order: s.order, kind: execName, spec: spec,
+		namespace: ToolsNamespace, order: s.order, kind: execName, spec: spec, requires: tool.Requires,
 		st: SourceStatus{Name: f.id, Executor: execName, State: "starting", Since: time.Now()},
 	}
 	if tool.Timeout > 0 {

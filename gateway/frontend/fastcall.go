@@ -107,8 +107,7 @@ func answer(id json.RawMessage, raw json.RawMessage, err error) []byte {
 }
 
 // splitMeta takes the client's progress token out of a request's _meta and
-// drops the protocol's own io.modelcontextprotocol/ members, which belong to
-// the client-gateway hop.
+// drops the members that are not the client's to forward (see hopMeta).
 func splitMeta(raw json.RawMessage) (token json.RawMessage, meta []byte, ok bool) {
 	if len(raw) == 0 || string(raw) == "null" {
 		return nil, nil, true
@@ -120,7 +119,7 @@ func splitMeta(raw json.RawMessage) (token json.RawMessage, meta []byte, ok bool
 	token = m["progressToken"]
 	delete(m, "progressToken")
 	for k := range m {
-		if strings.HasPrefix(k, "io.modelcontextprotocol/") {
+		if hopMeta(k) {
 			delete(m, k)
 		}
 	}
@@ -265,4 +264,12 @@ func declaresServerRequests(body []byte) bool {
 		}
 	}
 	return false
+}
+
+// hopMeta reports whether a _meta member of a client's request stays at the
+// gateway: the protocol's own io.modelcontextprotocol/ members belong to
+// the client-gateway hop, and skillgate.dev/ members are the gateway's to
+// set (a client must not inject, say, a script's service variables).
+func hopMeta(key string) bool {
+	return strings.HasPrefix(key, "io.modelcontextprotocol/") || strings.HasPrefix(key, "skillgate.dev/")
 }

@@ -460,7 +460,7 @@ func buildParams(base map[string]any, key string, raw json.RawMessage, meta *mcp
 		token = meta.ProgressToken
 		fwd := make(map[string]any, len(meta.AdditionalFields))
 		for k, v := range meta.AdditionalFields {
-			if !strings.HasPrefix(k, "io.modelcontextprotocol/") {
+			if !hopMeta(k) {
 				fwd[k] = v
 			}
 		}

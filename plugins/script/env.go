@@ -45,6 +45,13 @@ func (t *tool) env(deps *installed) []string {
 			set["HOME"] = "/tmp"
 		}
 	}
+	if w := t.wiring.Load(); w != nil {
+		for k, v := range *w {
+			if validEnvName(k) {
+				set[k] = v
+			}
+		}
+	}
 	set["SKILLGATE_STATE_DIR"] = t.spec.StateDir
 	set["SKILLGATE_TOOL"] = tl.Name
 	set["SKILLGATE_TOOL_DIR"] = t.spec.Dir
@@ -67,4 +74,19 @@ func (t *tool) env(deps *installed) []string {
 	}
 	sortStrings(out)
 	return out
+}
+
+// validEnvName accepts the names services are wired with: letters, digits
+// and underscores, not starting with a digit.
+func validEnvName(k string) bool {
+	if k == "" || k[0] >= '0' && k[0] <= '9' {
+		return false
+	}
+	for i := 0; i < len(k); i++ {
+		c := k[i]
+		if !(c == '_' || c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9') {
+			return false
+		}
+	}
+	return true
 }

@@ -193,9 +193,15 @@ func (e *Executor) Call(ctx context.Context, req sdk.CallRequest, call sdk.Call)
 	var p struct {
 		Name      string          `json:"name"`
 		Arguments json.RawMessage `json:"arguments"`
+		Meta      struct {
+			Env map[string]string `json:"skillgate.dev/env"`
+		} `json:"_meta"`
 	}
 	if err := json.Unmarshal(req.Params, &p); err != nil {
 		return nil, &sdk.RPCError{Code: sdk.CodeInvalidParams, Message: "params: " + err.Error()}
+	}
+	if len(p.Meta.Env) > 0 {
+		t.wiring.Store(&p.Meta.Env)
 	}
 	if p.Name != t.spec.Tool.Name {
 		return nil, &sdk.RPCError{Code: sdk.CodeInvalidParams, Message: fmt.Sprintf("unknown tool %q (this source has %q)", p.Name, t.spec.Tool.Name)}
@@ -211,6 +217,12 @@ func (e *Executor) Call(ctx context.Context, req sdk.CallRequest, call sdk.Call)
 	}
 	return t.call(ctx, args, call)
 }
+
+// MetaEnv is the _meta member of a tools/call in which the gateway passes
+// the variables of the services a tool requires (NAME_HOST, NAME_PORT, ...).
+// The gateway drops it from what clients send, so only the gateway sets
+// it. A persistent process keeps the values it started with.
+const MetaEnv = "skillgate.dev/env"
 
 // Close stops every tool's processes and refuses new loads. It is
 // idempotent.

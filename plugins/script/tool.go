@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -39,6 +40,11 @@ type tool struct {
 	mu     sync.Mutex
 	worker *conn // the persistent process, when running
 	closed bool
+
+	// wiring holds the variables of the services the tool requires, as the
+	// gateway last passed them with a call (see MetaEnv); processes
+	// started from then on get them.
+	wiring atomic.Pointer[map[string]string]
 }
 
 func newTool(e *Executor, source string, spec *toolspec.Spec) (*tool, error) {
