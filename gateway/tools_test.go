@@ -416,9 +416,16 @@ func TestToolExamples(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
+	// Every example, with MCP Inspector (a client we did not write).
 	for _, c := range []struct{ tool, args, want string }{
 		{"tools__word_count", `{"text":"one two three"}`, `"words"`},
 		{"tools__wasm_slugify", `{"text":"Hello, World"}`, `hello-world`},
+		{"tools__wasm_word_count", `{"text":"a b a"}`, `"words"`},
+		{"tools__slugify", `{"text":"Hello, World"}`, `hello-world`},
+		{"tools__greet", `{"name":"Ann","language":"fr"}`, `Ann`},
+		{"tools__text_stats", `{"text":"a b a c a b","top":2}`, `a`},
+		{"tools__counter", `{"name":"visits"}`, `1`},
+		{"tools__summarize_files", `{"texts":["one two","three"],"tool":"tools__word_count"}`, `3`},
 	} {
 		out, err := testenv.Inspector(t, ctx, r.url+"/mcp", "--method", "tools/call", "--tool-name", c.tool, "--tool-args-json", c.args)
 		if err != nil || !strings.Contains(string(out), c.want) {
