@@ -396,6 +396,11 @@ func (e pipelinesExec) Call(ctx context.Context, req sdk.CallRequest, call sdk.C
 	if call == nil {
 		call = nopCall{}
 	}
+	if len(p.Requires) > 0 {
+		if _, err := e.ps.g.EnsureServices(ctx, p.Requires...); err != nil {
+			return toolError(fmt.Sprintf("pipeline %s requires %s: %v", p.Name, strings.Join(p.Requires, ", "), err)), nil
+		}
+	}
 	var (
 		lastDone = -1
 		events   int

@@ -131,11 +131,21 @@ services:
   kv: {image: %s, ports: ["6379"], policy: manual}
 servers:
   local: {command: %s, requires: [kv]}
+pipelines:
+  inline:
+    needkv:
+      requires: [kv]
+      steps: [{id: s, tool: admin__servers}]
 `, proj, kvTestImage, filepath.Join(echoDir, "mcpecho"))
 	r := startGateway(t, yaml, nil)
 	st := r.status(t)["local"]
 	if st.State != "failed" || !strings.Contains(st.LastError, "policy is manual") || !strings.Contains(st.LastError, "services up kv") {
 		t.Errorf("local = %+v; want failed with the command that starts kv", st)
+	}
+	// A pipeline's requires is checked before it runs.
+	within(t, "pipelines__needkv served", func() bool { _, ok := r.gw.Snapshot().Tool("pipelines__needkv"); return ok })
+	if got, isErr := toolText(t, r, "pipelines__needkv", `{}`); !isErr || !strings.Contains(got, "requires kv") || !strings.Contains(got, "services up kv") {
+		t.Errorf("pipelines__needkv = %q (error %v); want a refusal naming kv and the command that starts it", got, isErr)
 	}
 	if n := testenv.Containers(t, "label="+services.LabelProject+"="+proj); len(n) != 0 {
 		t.Errorf("a manual service was started: %v", n)

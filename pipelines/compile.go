@@ -18,7 +18,7 @@ var (
 )
 
 var (
-	pipelineKeys = []string{"name", "description", "inputs", "steps", "outputs", "timeout", "concurrency"}
+	pipelineKeys = []string{"name", "description", "inputs", "steps", "outputs", "timeout", "concurrency", "requires"}
 	stepKeys     = []string{"id", "tool", "with", "if", "for_each", "concurrency", "needs", "retry", "timeout", "on_error"}
 	retryKeys    = []string{"max", "backoff"}
 	stepFields   = []string{"outputs", "status", "error"}
@@ -92,6 +92,15 @@ func (l *Loader) compileDoc(d *decoder, eng *engine, n *yaml.Node, name string, 
 		case "concurrency":
 			if i, ok := d.integer(kv.v, k, 1); ok {
 				p.Concurrency = i
+			}
+		case "requires":
+			names, nodes, _ := d.strings(kv.v, k)
+			for i, n := range names {
+				if !nameRE.MatchString(n) {
+					d.fail(nodes[i], k, "%q is not a service name", n)
+					continue
+				}
+				p.Requires = append(p.Requires, n)
 			}
 		default:
 			d.fail(kv.k, k, "unknown key; %s", suggest(k, pipelineKeys))

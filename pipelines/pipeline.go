@@ -26,6 +26,9 @@ type Pipeline struct {
 	Concurrency int
 	// Steps are the steps in file order. Do not modify them.
 	Steps []*Step
+	// Requires names services (Docker) that must be healthy before a run;
+	// the gateway starts them.
+	Requires []string
 
 	inputs     map[string]any // JSON Schema
 	inputsType types.Type
