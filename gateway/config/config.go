@@ -47,6 +47,10 @@ type Config struct {
 	Services map[string]*Service `yaml:"services"`
 	// Docker holds the settings of services and server containers.
 	Docker Docker `yaml:"docker"`
+	// ServiceDirs are folders of compose-shaped files (*.yaml, *.yml), each
+	// holding a services: map merged into Services; relative paths in a file
+	// are resolved against its folder.
+	ServiceDirs []string `yaml:"service_dirs,flow"`
 	// Executors tunes the built-in executors (mcp, script, wasm), keyed by name.
 	Executors map[string]*Executor `yaml:"executors"`
 	// Limits are timeouts and caps.

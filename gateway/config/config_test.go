@@ -39,7 +39,7 @@ func golden(t *testing.T, path string, got []byte) {
 }
 
 func TestGolden(t *testing.T) {
-	errLine := regexp.MustCompile(`^testdata/invalid/[a-z_]+\.yaml:\d+(:\d+)?: `)
+	errLine := regexp.MustCompile(`^testdata/invalid/([a-z_]+\.d/)?[a-z_]+\.yaml:\d+(:\d+)?: `)
 	for _, dir := range []string{"valid", "invalid"} {
 		files, err := filepath.Glob(filepath.Join("testdata", dir, "*.yaml"))
 		if err != nil || len(files) == 0 {

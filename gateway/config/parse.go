@@ -44,6 +44,7 @@ func Parse(r io.Reader, name string, lookup func(string) (string, bool)) (*Confi
 		d.decode(root, reflect.ValueOf(c).Elem(), "")
 		c.ServerOrder = d.order["servers"]
 	}
+	d.serviceDirs(c, filepath.Dir(name))
 	c.pos = d.pos
 	c.finish()
 	errs := d.errs
@@ -152,4 +153,127 @@ func joinSorted(errs []*Error) error {
 		out[i] = e
 	}
 	return errors.Join(out...)
+}
+
+// serviceDirs merges the services of every *.yaml and *.yml file in
+// c.ServiceDirs (resolved against base) into c.Services, file by file in
+// name order. A service defined twice is an error at its second place.
+func (d *decoder) serviceDirs(c *Config, base string) {
+	for i, written := range c.ServiceDirs {
+		if written == "" {
+			continue
+		}
+		dir := written
+		if !filepath.IsAbs(dir) {
+			dir = filepath.Join(base, dir)
+		}
+		entries, err := os.ReadDir(dir)
+		if err != nil {
+			d.errs = append(d.errs, &Error{Pos: d.pos[fmt.Sprintf("service_dirs[%d]", i)], Field: fmt.Sprintf("service_dirs[%d]", i),
+				Msg: fmt.Sprintf("cannot read the folder: %v; create it or remove the entry", err)})
+			continue
+		}
+		for _, e := range entries {
+			ext := filepath.Ext(e.Name())
+			if e.IsDir() || (ext != ".yaml" && ext != ".yml") || strings.HasPrefix(e.Name(), ".") {
+				continue
+			}
+			d.serviceFile(c, filepath.Join(dir, e.Name()), written)
+		}
+	}
+}
+
+// serviceFile merges one services file; rel is its folder as the config
+// wrote it, against which the file's relative paths are resolved (the
+// config resolves them against its own folder in turn).
+func (d *decoder) serviceFile(c *Config, path, rel string) {
+	f, err := os.Open(path)
+	if err != nil {
+		d.errs = append(d.errs, &Error{Pos: Pos{File: path}, Msg: err.Error()})
+		return
+	}
+	defer f.Close()
+	root, err := parseYAML(f, path)
+	if err != nil {
+		var ce *Error
+		if errors.As(err, &ce) {
+			d.errs = append(d.errs, ce)
+		} else {
+			d.errs = append(d.errs, &Error{Pos: Pos{File: path}, Msg: err.Error()})
+		}
+		return
+	}
+	if root == nil {
+		return
+	}
+	sub := &decoder{file: path, lookup: d.lookup, expand: d.expand, pos: map[string]Pos{}}
+	if root.Kind != yaml.MappingNode {
+		sub.fail(root, "", nil, "a services file holds a mapping with one key, services:")
+		d.errs = append(d.errs, sub.errs...)
+		return
+	}
+	var node *yaml.Node
+	for i := 0; i+1 < len(root.Content); i += 2 {
+		k, v := root.Content[i], root.Content[i+1]
+		switch k.Value {
+		case "services":
+			node = v
+			continue
+		case "version":
+			continue // compose's, obsolete there too
+		}
+		sub.fail(k, k.Value, nil, "unknown key in a services file; it holds only services: (skillgate makes the networks and volumes itself)")
+	}
+	m := map[string]*Service{}
+	if node != nil {
+		sub.decode(node, reflect.ValueOf(&m).Elem(), "services")
+	}
+	d.errs = append(d.errs, sub.errs...)
+	for f := range sub.bad {
+		if d.bad == nil {
+			d.bad = map[string]bool{}
+		}
+		d.bad[f] = true
+	}
+	for _, name := range sub.order["services"] {
+		s := m[name]
+		field := "services." + name
+		if _, dup := c.Services[name]; dup {
+			prev := d.pos[field]
+			d.errs = append(d.errs, &Error{Pos: sub.pos[field], Field: field,
+				Msg: fmt.Sprintf("service %q is also defined at %s; rename one of them", name, prev)})
+			continue
+		}
+		if s != nil {
+			resolveServicePaths(s, rel)
+		}
+		if c.Services == nil {
+			c.Services = map[string]*Service{}
+		}
+		c.Services[name] = s
+		for k, p := range sub.pos {
+			if k == field || strings.HasPrefix(k, field+".") {
+				d.pos[k] = p
+			}
+		}
+	}
+}
+
+// resolveServicePaths makes a service file's relative paths (build
+// context, bind sources) relative to the config's folder instead of the
+// file's, dir being the file's folder as the config names it.
+func resolveServicePaths(s *Service, dir string) {
+	if s.Build != nil && s.Build.Context != "" && !filepath.IsAbs(s.Build.Context) {
+		s.Build.Context = filepath.Join(dir, s.Build.Context)
+	}
+	for i, v := range s.Volumes {
+		if strings.HasPrefix(v, "./") || strings.HasPrefix(v, "../") || v == "." || strings.HasPrefix(v, ".:") {
+			src, rest, _ := strings.Cut(v, ":")
+			abs := filepath.Join(dir, src)
+			if rest != "" {
+				abs += ":" + rest
+			}
+			s.Volumes[i] = abs
+		}
+	}
 }
