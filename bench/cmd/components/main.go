@@ -67,22 +67,37 @@ func (r *result) median(unit string) (float64, bool) {
 	return v[len(v)/2], true
 }
 
-var lineRE = regexp.MustCompile(`^(Benchmark\S+?)(-\d+)?\s+\d+\s+(.*)$`)
+var (
+	lineRE = regexp.MustCompile(`^(Benchmark\S+?)(-\d+)?\s+\d+\s+(\d.*)$`)
+	// A benchmark whose code logs prints its name, the log lines, then
+	// the iteration count and metrics on a line of their own.
+	nameRE = regexp.MustCompile(`^(Benchmark\S+?)(-\d+)?\s`)
+	restRE = regexp.MustCompile(`^\s+\d+\s+(\d.*)$`)
+)
 
 // parse reads `go test -bench` output into results by benchmark name.
 func parse(out []byte, into map[string]*result, order *[]string) {
+	pending := ""
 	for _, line := range strings.Split(string(out), "\n") {
-		m := lineRE.FindStringSubmatch(strings.TrimSpace(line))
-		if m == nil {
+		var name, metrics string
+		if m := lineRE.FindStringSubmatch(strings.TrimSpace(line)); m != nil {
+			name, metrics = m[1], m[3]
+		} else if m := restRE.FindStringSubmatch(line); m != nil && pending != "" {
+			name, metrics = pending, m[1]
+		} else if m := nameRE.FindStringSubmatch(line); m != nil {
+			pending = m[1]
+			continue
+		} else {
 			continue
 		}
-		r := into[m[1]]
+		pending = ""
+		r := into[name]
 		if r == nil {
-			r = &result{name: m[1], metrics: map[string][]float64{}}
-			into[m[1]] = r
-			*order = append(*order, m[1])
+			r = &result{name: name, metrics: map[string][]float64{}}
+			into[name] = r
+			*order = append(*order, name)
 		}
-		f := strings.Fields(m[3])
+		f := strings.Fields(metrics)
 		for i := 0; i+1 < len(f); i += 2 {
 			v, err := strconv.ParseFloat(f[i], 64)
 			if err != nil {
@@ -126,9 +141,14 @@ func mainErr(count int, write, only string) error {
 		}
 		args := []string{"test", "-run", "^$", "-bench", r.bench, "-benchtime", r.benchtime, "-count", strconv.Itoa(count), "-benchmem", r.pkg}
 		fmt.Fprintf(os.Stderr, "components: go %s\n", strings.Join(args, " "))
-		out, err := exec.Command("go", args...).CombinedOutput()
+		// Benchmark lines are on stdout; plugins log to stderr, which would
+		// split a result line in two.
+		cmd := exec.Command("go", args...)
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		out, err := cmd.Output()
 		if err != nil {
-			return fmt.Errorf("go %s: %w\n%s", strings.Join(args, " "), err, out)
+			return fmt.Errorf("go %s: %w\n%s%s", strings.Join(args, " "), err, out, stderr.Bytes())
 		}
 		before := len(order)
 		parse(out, results, &order)
