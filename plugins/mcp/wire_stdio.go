@@ -534,7 +534,9 @@ func resolveCommand(command, cwd, path string) (string, error) {
 		if !filepath.IsAbs(command) && cwd != "" {
 			command = filepath.Join(cwd, command)
 		}
-		return command, nil
+		// Absolute: the child changes into cwd before exec, so a relative
+		// path would be resolved against cwd a second time.
+		return filepath.Abs(command)
 	}
 	for _, dir := range filepath.SplitList(path) {
 		if !filepath.IsAbs(dir) {
