@@ -39,8 +39,10 @@ type Config struct {
 	// Pipelines are the YAML pipelines: folders, inline ones and the
 	// environment their expressions may read.
 	Pipelines Pipelines `yaml:"pipelines"`
-	// Skills lists the folders of skills (SKILL.md).
-	Skills Dirs `yaml:"skills"`
+	// Skills are the skills (SKILL.md folders): local folders, git
+	// repositories, global hooks and how much of a client's context one
+	// result may take.
+	Skills Skills `yaml:"skills"`
 	// Plugins lists the folders of third-party executor binaries.
 	Plugins Dirs `yaml:"plugins"`
 	// Services are the Docker containers tools depend on, keyed by name.
@@ -91,6 +93,43 @@ type Names struct {
 type Dirs struct {
 	// Dirs are resolved against the config file's folder.
 	Dirs []string `yaml:"dirs"`
+}
+
+// Skills says where skills come from (see docs/SKILLS.md).
+type Skills struct {
+	// Dirs are folders of skills, resolved against the config file's folder.
+	Dirs []string `yaml:"dirs"`
+	// HooksDirs are folders of global hooks (pre.* and post.*), run around
+	// every skill's scripts; a skills dir's _hooks folder is one too.
+	HooksDirs []string `yaml:"hooks_dirs"`
+	// Repos are git repositories of skills, fetched at start and pinned.
+	Repos []*SkillRepo `yaml:"repos"`
+	// ContextWindow is the client's context window in tokens; the default
+	// is 200000.
+	ContextWindow int `yaml:"context_window"`
+	// ResultShare is the fraction of ContextWindow one result may take,
+	// above 0 and at most 1; the default is 0.1.
+	ResultShare float64 `yaml:"result_share"`
+}
+
+// Configured reports whether the config serves skills at all.
+func (s *Skills) Configured() bool {
+	return len(s.Dirs) > 0 || len(s.Repos) > 0 || len(s.HooksDirs) > 0
+}
+
+// SkillRepo is a git repository of skills.
+type SkillRepo struct {
+	// Name labels the repository; the default is the last element of URL
+	// without ".git".
+	Name string `yaml:"name"`
+	// URL is where it is fetched from: https://, ssh://, git@host:path,
+	// file:// or a local path (resolved against the config file's folder).
+	URL string `yaml:"url"`
+	// Ref is the branch, tag or commit hash to pin; "" is the remote's HEAD.
+	Ref string `yaml:"ref"`
+	// Layout is where the skills are: "auto" (the default: skills/ when the
+	// repository has one, else its root), "skills" or "root".
+	Layout string `yaml:"layout"`
 }
 
 // Pipelines says where pipelines come from (see docs/PIPELINES.md).
@@ -269,6 +308,7 @@ func Default() *Config {
 		Executors:  map[string]*Executor{},
 		Bundles:    map[string]*Bundle{},
 		Profiles:   map[string]*Profile{},
+		Skills:     Skills{ContextWindow: 200_000, ResultShare: 0.1},
 		Limits: Limits{
 			RequestTimeout:    Duration(60 * time.Second),
 			MaxRequestTimeout: Duration(10 * time.Minute),

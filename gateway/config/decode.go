@@ -139,6 +139,15 @@ func (d *decoder) decode(n *yaml.Node, v reflect.Value, field string) {
 			}
 			v.SetInt(i)
 		}
+	case reflect.Float64:
+		if s, ok := d.scalar(n, field, "a number"); ok {
+			f, err := strconv.ParseFloat(s, 64)
+			if err != nil {
+				d.fail(n, field, nil, "%q is not a number; write one such as 0.1", s)
+				return
+			}
+			v.SetFloat(f)
+		}
 	case reflect.Bool:
 		if s, ok := d.scalar(n, field, "true or false"); ok {
 			switch strings.ToLower(s) {

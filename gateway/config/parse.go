@@ -68,9 +68,24 @@ func (c *Config) finish() {
 		}
 		return filepath.Join(base, p)
 	}
-	for _, d := range [][]string{c.Tools.Dirs, c.Pipelines.Dirs, c.Skills.Dirs, c.Plugins.Dirs} {
+	for _, d := range [][]string{c.Tools.Dirs, c.Pipelines.Dirs, c.Skills.Dirs, c.Skills.HooksDirs, c.Plugins.Dirs} {
 		for i, p := range d {
 			d[i] = resolve(p)
+		}
+	}
+	for i, r := range c.Skills.Repos {
+		if r == nil {
+			r = &SkillRepo{}
+			c.Skills.Repos[i] = r
+		}
+		if r.URL != "" && LocalRepo(r.URL) {
+			r.URL = resolve(r.URL)
+		}
+		if r.Name == "" {
+			r.Name = RepoName(r.URL)
+		}
+		if r.Layout == "" {
+			r.Layout = "auto"
 		}
 	}
 	for name, s := range c.Servers {

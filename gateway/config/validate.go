@@ -99,6 +99,7 @@ func (c *Config) validate() []*Error {
 			}
 		}
 	}
+	v.skills()
 	for _, name := range slices.Sorted(maps.Keys(c.Services)) {
 		v.service(name, c.Services[name])
 	}
