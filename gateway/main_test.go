@@ -41,7 +41,7 @@ func TestMain(m *testing.M) {
 // running is a gateway serving HTTP on a free loopback port for one test.
 type running struct {
 	gw  *gateway.Gateway
-	url string // http://127.0.0.1:PORT
+	url string        // http://127.0.0.1:PORT
 	log *lockedWriter // the gateway log, safe to read while it runs
 }
 
