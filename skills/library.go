@@ -91,6 +91,9 @@ type Library struct {
 	rootsMu   sync.Mutex
 	roots     []root
 
+	budget atomic.Int64 // OutputBudget, changed by SetOutputBudget
+	hooks  []string     // HooksDirs, changed by SetHooksDirs (under rootsMu)
+
 	bodies sync.Map // SKILL.md path -> *body
 	runner *runner
 	kick   chan struct{}
@@ -109,6 +112,8 @@ func New(opts Options) *Library {
 		opts.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	l := &Library{opts: opts, log: opts.Logger, kick: make(chan struct{}, 1)}
+	l.budget.Store(int64(opts.OutputBudget))
+	l.hooks = slices.Clone(opts.HooksDirs)
 	for _, d := range opts.Dirs {
 		l.roots = append(l.roots, root{dir: absPath(d), source: "dir"})
 	}
@@ -159,6 +164,21 @@ func (l *Library) RemoveRoot(ctx context.Context, dir string) error {
 	dir = absPath(dir)
 	l.rootsMu.Lock()
 	l.roots = slices.DeleteFunc(l.roots, func(r root) bool { return r.dir == dir })
+	l.rootsMu.Unlock()
+	return l.Rescan(ctx)
+}
+
+// SetOutputBudget changes Options.OutputBudget for the runs and loads
+// that start after it returns.
+func (l *Library) SetOutputBudget(bytes int) { l.budget.Store(int64(bytes)) }
+
+// outputBudget is the current Options.OutputBudget.
+func (l *Library) outputBudget() int { return int(l.budget.Load()) }
+
+// SetHooksDirs replaces Options.HooksDirs and rescans.
+func (l *Library) SetHooksDirs(ctx context.Context, dirs []string) error {
+	l.rootsMu.Lock()
+	l.hooks = slices.Clone(dirs)
 	l.rootsMu.Unlock()
 	return l.Rescan(ctx)
 }
@@ -215,6 +235,7 @@ func (l *Library) Rescan(ctx context.Context) error {
 func (l *Library) rescan(ctx context.Context, old *Snapshot) error {
 	l.rootsMu.Lock()
 	roots := slices.Clone(l.roots)
+	hooks := slices.Clone(l.hooks)
 	l.rootsMu.Unlock()
 	sc := &scanner{old: old, log: l.log}
 	for _, r := range roots {
@@ -224,7 +245,7 @@ func (l *Library) rescan(ctx context.Context, old *Snapshot) error {
 		sc.root(r)
 	}
 	global := hookSet{}
-	for _, d := range l.opts.HooksDirs {
+	for _, d := range hooks {
 		d = absPath(d)
 		global = global.add(findHooks(d))
 		sc.stampPath(d)

@@ -80,6 +80,7 @@ func (p Policy) key() string {
 type scriptKey struct {
 	dir, entry, runtime, policy, env string
 	hook                             bool
+	budget                           int // SKILLGATE_OUTPUT_BUDGET, baked into the loaded spec
 }
 
 // runner loads scripts into the executor as sources and calls them.
@@ -206,9 +207,10 @@ func (l *Library) RunScript(ctx context.Context, req RunRequest, call sdk.Call) 
 		args["input"] = ev.Input
 	}
 	argsJSON, _ := json.Marshal(args)
-	key := scriptKey{dir: sk.Dir, entry: entry, runtime: rt, policy: pol.key(), env: envKey(ev.Env)}
+	budget := l.outputBudget()
+	key := scriptKey{dir: sk.Dir, entry: entry, runtime: rt, policy: pol.key(), env: envKey(ev.Env), budget: budget}
 	vars := map[string]string{"SKILLGATE_SKILL": sk.ID, "SKILLGATE_SKILL_DIR": sk.Dir}
-	if b := l.opts.OutputBudget; b > 0 {
+	if b := budget; b > 0 {
 		vars["SKILLGATE_OUTPUT_BUDGET"] = strconv.Itoa(b)
 	}
 	maps.Copy(vars, ev.Env)
@@ -235,7 +237,7 @@ func (l *Library) RunScript(ctx context.Context, req RunRequest, call sdk.Call) 
 			res = asResult(d.Result)
 		}
 	}
-	if b := l.opts.OutputBudget; b > 0 {
+	if b := l.outputBudget(); b > 0 {
 		sh := shape.Shaper{Budget: b, Store: l.opts.Artifacts,
 			Hint: "pass arguments that narrow the output, or filter it in the script (it gets the byte budget in SKILLGATE_OUTPUT_BUDGET)"}
 		res = sh.Result(res)

@@ -245,7 +245,7 @@ func (s *Server) load(name, section string) json.RawMessage {
 			return toolError("load_skill: %v", err)
 		}
 		text = body
-		if b := s.lib.opts.OutputBudget; b > 0 && len(body) > b && len(secs) > 1 {
+		if b := s.lib.outputBudget(); b > 0 && len(body) > b && len(secs) > 1 {
 			var t strings.Builder
 			t.WriteString(shape.Text(body, b*2/3, ""))
 			t.WriteString("\n\nThe instructions are long; load_skill with section: one of\n")

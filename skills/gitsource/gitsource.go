@@ -8,8 +8,8 @@
 // root (<name>/SKILL.md). Updating exports the new commit beside the old
 // one and swaps the roots, so a skill is never seen half-written.
 //
-//	m, _ := gitsource.New("/var/cache/skillgate/git", lib)
-//	repo, err := m.Add(ctx, "team", "https://git.example.com/team/skills.git", "v1.2.0")
+//	m, _ := gitsource.New(ctx, "/var/cache/skillgate/git", lib)
+//	repo, err := m.Add(ctx, gitsource.Repo{Name: "team", URL: "https://git.example.com/team/skills.git", Ref: "v1.2.0"})
 package gitsource
 
 import (
@@ -44,6 +44,16 @@ const (
 // ErrUnknownRepo: no repository has that name.
 var ErrUnknownRepo = errors.New("unknown skills repository")
 
+// Layouts of a repository: where its skills are.
+const (
+	// LayoutAuto takes skills/ when the repository has one, else its root.
+	LayoutAuto = "auto"
+	// LayoutSkills takes skills/ (skills/<name>/SKILL.md).
+	LayoutSkills = "skills"
+	// LayoutRoot takes the root (<name>/SKILL.md).
+	LayoutRoot = "root"
+)
+
 // Repo is a repository of skills, checked out at Commit.
 type Repo struct {
 	// Name labels the repository.
@@ -53,6 +63,11 @@ type Repo struct {
 	// Ref is what Commit was resolved from: a branch, a tag, a commit
 	// hash, or "" for the remote's HEAD.
 	Ref string `json:"ref,omitempty"`
+	// Layout is LayoutAuto ("" too), LayoutSkills or LayoutRoot.
+	Layout string `json:"layout,omitempty"`
+	// Origin is who added it, for the caller's bookkeeping (the gateway
+	// writes "config" or "admin"); the manager keeps it as given.
+	Origin string `json:"origin,omitempty"`
 	// Commit is the pinned commit.
 	Commit string `json:"commit"`
 	// Dir is the exported tree; SkillsDir the root given to the library.
@@ -127,18 +142,37 @@ func (m *Manager) List() []Repo {
 	return out
 }
 
-// Add fetches the repository at url, pins ref (a branch, tag or commit;
-// "" for the remote's HEAD) and adds its skills to the library.
-func (m *Manager) Add(ctx context.Context, name, url, ref string) (Repo, error) {
-	if !nameRE.MatchString(name) {
-		return Repo{}, fmt.Errorf("repository name %q: use letters, digits, '.', '_' and '-'", name)
+// Add fetches the repository at r.URL, pins r.Ref (a branch, tag or
+// commit; "" for the remote's HEAD) and adds the skills of r.Layout to the
+// library. Of r, only Name, URL, Ref, Layout and Origin are read.
+func (m *Manager) Add(ctx context.Context, r Repo) (Repo, error) {
+	if !nameRE.MatchString(r.Name) {
+		return Repo{}, fmt.Errorf("repository name %q: use letters, digits, '.', '_' and '-'", r.Name)
+	}
+	if r.URL == "" {
+		return Repo{}, fmt.Errorf("repository %s: no URL", r.Name)
+	}
+	switch r.Layout {
+	case "", LayoutAuto, LayoutSkills, LayoutRoot:
+	default:
+		return Repo{}, fmt.Errorf("repository %s: unknown layout %q; use auto, skills or root", r.Name, r.Layout)
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if old := m.repos[name]; old != nil && old.URL != url {
-		return Repo{}, fmt.Errorf("a repository named %s already comes from %s; remove it first", name, old.URL)
+	if old := m.repos[r.Name]; old != nil && old.URL != r.URL {
+		return Repo{}, fmt.Errorf("a repository named %s already comes from %s; remove it first", r.Name, old.URL)
 	}
-	return m.checkout(ctx, name, url, ref)
+	return m.checkout(ctx, r)
+}
+
+// Get returns the repository called name.
+func (m *Manager) Get(name string) (Repo, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if r := m.repos[name]; r != nil {
+		return *r, true
+	}
+	return Repo{}, false
 }
 
 // Update fetches the repository again and moves it to ref ("" keeps the
@@ -153,7 +187,7 @@ func (m *Manager) Update(ctx context.Context, name, ref string) (Repo, error) {
 	if ref == "" {
 		ref = old.Ref
 	}
-	return m.checkout(ctx, name, old.URL, ref)
+	return m.checkout(ctx, Repo{Name: name, URL: old.URL, Ref: ref, Layout: old.Layout, Origin: old.Origin})
 }
 
 // Remove drops the repository's skills from the library and deletes its
@@ -175,7 +209,8 @@ func (m *Manager) Remove(ctx context.Context, name string) error {
 	return os.RemoveAll(filepath.Join(m.root, name))
 }
 
-func (m *Manager) checkout(ctx context.Context, name, url, ref string) (Repo, error) {
+func (m *Manager) checkout(ctx context.Context, spec Repo) (Repo, error) {
+	name, url, ref := spec.Name, spec.URL, spec.Ref
 	mirror := filepath.Join(m.root, name, "mirror.git")
 	repo, err := fetch(ctx, mirror, url)
 	if err != nil {
@@ -201,9 +236,15 @@ func (m *Manager) checkout(ctx context.Context, name, url, ref string) (Repo, er
 			return Repo{}, err
 		}
 	}
-	r := &Repo{Name: name, URL: url, Ref: ref, Commit: hash.String(), Dir: dir, SkillsDir: dir}
-	if fi, err := os.Stat(filepath.Join(dir, "skills")); err == nil && fi.IsDir() {
-		r.SkillsDir = filepath.Join(dir, "skills")
+	r := &Repo{Name: name, URL: url, Ref: ref, Layout: spec.Layout, Origin: spec.Origin, Commit: hash.String(), Dir: dir, SkillsDir: dir}
+	if r.Layout != LayoutRoot {
+		fi, err := os.Stat(filepath.Join(dir, "skills"))
+		switch {
+		case err == nil && fi.IsDir():
+			r.SkillsDir = filepath.Join(dir, "skills")
+		case r.Layout == LayoutSkills:
+			return Repo{}, fmt.Errorf("%s@%.12s has no skills/ folder; use layout root (or auto) for skills at the repository's root", url, hash)
+		}
 	}
 	old := m.repos[name]
 	if err := m.lib.AddRoot(ctx, r.SkillsDir, r.Source()); err != nil {
@@ -213,7 +254,9 @@ func (m *Manager) checkout(ctx context.Context, name, url, ref string) (Repo, er
 		if err := m.lib.RemoveRoot(ctx, old.SkillsDir); err != nil {
 			return Repo{}, err
 		}
-		_ = os.RemoveAll(old.Dir)
+		if old.Dir != r.Dir {
+			_ = os.RemoveAll(old.Dir)
+		}
 	}
 	m.repos[name] = r
 	return *r, m.save()

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -88,7 +89,7 @@ func TestPublicLayout(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	repo, err := m.Add(ctx, "public", url, first)
+	repo, err := m.Add(ctx, Repo{Name: "public", URL: url, Ref: first})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,7 +145,7 @@ func TestRootLayout(t *testing.T) {
 	commit(map[string]string{"three/SKILL.md": md("three")}, "c2")
 	lib := skills.New(skills.Options{NoWatch: true, Interval: -1})
 	m, _ := New(context.Background(), t.TempDir(), lib)
-	repo, err := m.Add(context.Background(), "root", url, "v1")
+	repo, err := m.Add(context.Background(), Repo{Name: "root", URL: url, Ref: "v1"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -156,7 +157,43 @@ func TestRootLayout(t *testing.T) {
 			t.Errorf("ref %q accepted", bad)
 		}
 	}
-	if _, err := m.Add(context.Background(), "../x", url, ""); err == nil {
+	if _, err := m.Add(context.Background(), Repo{Name: "../x", URL: url}); err == nil {
 		t.Error("bad name accepted")
+	}
+}
+
+// TestLayouts: a repository with both a skills/ folder and skills at its
+// root serves skills/ (auto) or the root, where skills/ is a team folder
+// (root); layout skills refuses a
+// repository without skills/.
+func TestLayouts(t *testing.T) {
+	url, commit := repoWith(t)
+	commit(map[string]string{"skills/inner/SKILL.md": md("inner"), "outer/SKILL.md": md("outer")}, "c1")
+	flat, commitFlat := repoWith(t)
+	commitFlat(map[string]string{"only/SKILL.md": md("only")}, "c1")
+	ctx := context.Background()
+	lib := skills.New(skills.Options{NoWatch: true, Interval: -1})
+	m, _ := New(ctx, t.TempDir(), lib)
+	if _, err := m.Add(ctx, Repo{Name: "both", URL: url, Layout: LayoutAuto}); err != nil {
+		t.Fatal(err)
+	}
+	if got := ids(lib); !reflect.DeepEqual(got, []string{"inner"}) {
+		t.Errorf("auto: %v", got)
+	}
+	if err := m.Remove(ctx, "both"); err != nil {
+		t.Fatal(err)
+	}
+	r, err := m.Add(ctx, Repo{Name: "both", URL: url, Layout: LayoutRoot, Origin: "config"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := ids(lib); !reflect.DeepEqual(got, []string{"outer", "skills/inner"}) || r.Origin != "config" || r.Layout != LayoutRoot {
+		t.Errorf("root: %v %+v", got, r)
+	}
+	if _, err := m.Add(ctx, Repo{Name: "flat", URL: flat, Layout: LayoutSkills}); err == nil || !strings.Contains(err.Error(), "no skills/ folder") {
+		t.Errorf("layout skills without skills/: %v", err)
+	}
+	if _, err := m.Add(ctx, Repo{Name: "flat", URL: flat, Layout: "flat"}); err == nil {
+		t.Error("unknown layout accepted")
 	}
 }
