@@ -131,11 +131,12 @@ func catalogTools(snap *catalog.Snapshot) func(string) bool {
 }
 
 // toolsSignature identifies the tool names of every source but the
-// pipelines, so a change of the pipelines alone triggers no recompile.
+// pipelines (the config's and the skills'), so a change of the pipelines
+// alone triggers no recompile.
 func toolsSignature(snap *catalog.Snapshot) string {
 	h := sha256.New()
 	for _, it := range snap.Tools() {
-		if it.Source != pipelinesSourceID {
+		if it.Source != pipelinesSourceID && !strings.HasPrefix(it.Source, skillPipelinesPrefix) {
 			h.Write([]byte(it.Name))
 			h.Write([]byte{0})
 		}
@@ -201,6 +202,7 @@ func (g *Gateway) startPipelines(ctx context.Context) {
 				if changed {
 					ps.reload(runCtx)
 				}
+				g.refreshSkillPipelines(runCtx) // skill_pipelines.go
 			case <-tick.C:
 				g.mu.Lock()
 				dirs := g.cfg.Pipelines.Dirs
@@ -211,6 +213,7 @@ func (g *Gateway) startPipelines(ctx context.Context) {
 				if changed {
 					ps.reload(runCtx)
 				}
+				g.refreshSkillPipelines(runCtx)
 			}
 		}
 	}()
@@ -393,11 +396,17 @@ func (e pipelinesExec) Call(ctx context.Context, req sdk.CallRequest, call sdk.C
 	if p == nil {
 		return nil, &sdk.RPCError{Code: sdk.CodeInvalidParams, Message: fmt.Sprintf("no pipeline %q is loaded (it was removed or has problems; see `skillgate servers`)", params.Name)}
 	}
+	return e.ps.run(ctx, p, params.Arguments, call)
+}
+
+// run runs one pipeline of any source (the config's or a skill's) on the
+// shared runner, so every run is in one history.
+func (ps *pipelineSet) run(ctx context.Context, p *pipelines.Pipeline, args json.RawMessage, call sdk.Call) (json.RawMessage, error) {
 	if call == nil {
 		call = nopCall{}
 	}
 	if len(p.Requires) > 0 {
-		if _, err := e.ps.g.EnsureServices(ctx, p.Requires...); err != nil {
+		if _, err := ps.g.EnsureServices(ctx, p.Requires...); err != nil {
 			return toolError(fmt.Sprintf("pipeline %s requires %s: %v", p.Name, strings.Join(p.Requires, ", "), err)), nil
 		}
 	}
@@ -414,7 +423,7 @@ func (e pipelinesExec) Call(ctx context.Context, req sdk.CallRequest, call sdk.C
 		v := float64(pr.Done) + 1 - 1/float64(events)
 		_ = call.Progress(sdk.Progress{Progress: v, Total: float64(pr.Total), Message: pr.Pipeline + " " + pr.String()})
 	}
-	res, err := e.ps.runner.Run(ctx, p, params.Arguments, stepCaller{g: e.ps.g, call: call}, progress)
+	res, err := ps.runner.Run(ctx, p, args, stepCaller{g: ps.g, call: call}, progress)
 	var ce *pipelines.ChainError
 	if errors.As(err, &ce) {
 		return toolError(ce.Error()), nil

@@ -16,10 +16,12 @@ import (
 	"github.com/skillgate/skillgate/plugins/sdk"
 	"github.com/skillgate/skillgate/plugins/toolspec"
 	"github.com/skillgate/skillgate/skills"
+	"github.com/skillgate/skillgate/skills/gitsource"
 	"github.com/skillgate/skillgate/skills/shape"
 )
 
-// Skills: the folders of cfg.Skills.Dirs are one skills.Library, served by
+// Skills: the folders of cfg.Skills.Dirs and the git repositories of
+// cfg.Skills.Repos (skills/gitsource) are one skills.Library, served by
 // an in-process skills.Server as the source "gateway:skills" without a
 // namespace: the meta-tools find_skills, load_skill, read_skill_file,
 // run_skill_script and read_artifact, a prompt per skill and skill://
@@ -28,8 +30,11 @@ import (
 // skill (activate skill:NAME shows them). The library refreshes itself
 // (watcher + periodic stat) and every change is published again.
 //
-// Until the config has keys for them: a skills dir's "_hooks" folder holds
-// global hooks, and results are shaped to DefaultSkillsBudget.
+// Global hooks come from cfg.Skills.HooksDirs and each skills dir's "_hooks"
+// folder; results are shaped to the share of the client's context window
+// the config gives. A reload applies dirs, hooks, budget and repos; turning
+// skills on or off needs a restart (the meta-tools and the extension are
+// announced at start).
 
 const (
 	// skillsSourceID is the catalog source of the skills meta-tools.
@@ -48,20 +53,48 @@ const (
 // 200,000-token context window.
 var DefaultSkillsBudget = shape.Budget(200_000, shape.DefaultShare)
 
+// skillsBudget is the bytes one skill result may take under cfg.
+func skillsBudget(cfg *config.Config) int {
+	if cfg.Skills.ContextWindow <= 0 {
+		return DefaultSkillsBudget
+	}
+	return shape.Budget(cfg.Skills.ContextWindow, cfg.Skills.ResultShare)
+}
+
+// skillsHooks are cfg's global hooks folders: skills.hooks_dirs, then the
+// _hooks folder of each skills dir that has one.
+func skillsHooks(cfg *config.Config) []string {
+	hooks := slices.Clone(cfg.Skills.HooksDirs)
+	for _, d := range cfg.Skills.Dirs {
+		if fi, err := os.Stat(filepath.Join(d, globalHooksDir)); err == nil && fi.IsDir() {
+			hooks = append(hooks, filepath.Join(d, globalHooksDir))
+		}
+	}
+	return hooks
+}
+
 // skillsRoom is the gateway's skills state.
 type skillsRoom struct {
-	lib *skills.Library
-	srv *skills.Server
-	src *source
+	lib   *skills.Library
+	srv   *skills.Server
+	src   *source
+	repos *gitsource.Manager // nil when repoErr says why
 
-	mu    sync.Mutex
-	tools map[string]*source // skill tool sources by ID
+	mu       sync.Mutex
+	tools    map[string]*source // skill tool sources by ID
+	dirs     []string           // the config's skills dirs being served
+	repoErr  error              // why repos is nil
+	repoErrs map[string]string  // config repositories that failed, by name
+
+	pipeLoad sync.Mutex             // one refresh of the skills' pipelines at a time
+	pipeMu   sync.Mutex             // guards pipes and their byName
+	pipes    map[string]*skillPipes // by skill ID (skill_pipelines.go)
 }
 
 // skillsPinned are the tools listed on the default endpoint in progressive
 // mode when the config has skills.
 func skillsPinned(cfg *config.Config) []string {
-	if len(cfg.Skills.Dirs) == 0 {
+	if !cfg.Skills.Configured() {
 		return nil
 	}
 	return []string{skills.ToolFind, skills.ToolLoad, skills.ToolReadFile, skills.ToolRun, skills.ToolReadArtifact}
@@ -119,26 +152,20 @@ func (g *Gateway) isolation(exec string) bool {
 }
 
 // startSkills serves the skills of cfg and keeps them current until the
-// gateway closes. With no skills dirs it does nothing.
+// gateway closes. Without skills in cfg it does nothing.
 func (g *Gateway) startSkills(ctx context.Context, cfg *config.Config) {
-	if len(cfg.Skills.Dirs) == 0 {
+	if !cfg.Skills.Configured() {
 		return
 	}
-	var hooks []string
-	for _, d := range cfg.Skills.Dirs {
-		if fi, err := os.Stat(filepath.Join(d, globalHooksDir)); err == nil && fi.IsDir() {
-			hooks = append(hooks, filepath.Join(d, globalHooksDir))
-		}
-	}
-	room := &skillsRoom{tools: map[string]*source{}}
+	room := &skillsRoom{tools: map[string]*source{}, pipes: map[string]*skillPipes{}, dirs: slices.Clone(cfg.Skills.Dirs), repoErrs: map[string]string{}}
 	room.lib = skills.New(skills.Options{
 		Dirs:         cfg.Skills.Dirs,
-		HooksDirs:    hooks,
+		HooksDirs:    skillsHooks(cfg),
 		Logger:       g.log.With("room", "skills"),
 		Executor:     lazyExec{g: g, name: "script", inprocess: g.isolation("script")},
 		StateDir:     filepath.Join(stateRoot(), "skills"),
 		MaxTimeout:   time.Duration(cfg.Limits.MaxRequestTimeout),
-		OutputBudget: DefaultSkillsBudget,
+		OutputBudget: skillsBudget(cfg),
 		Artifacts:    shape.NewStore(0, 0),
 		OnChange:     func(*skills.Snapshot) { g.skillsChanged(room) },
 	})
@@ -159,6 +186,11 @@ func (g *Gateway) startSkills(ctx context.Context, cfg *config.Config) {
 	room.src.loaded = true
 	room.src.setState("ready", "")
 	g.skillsChanged(room)
+	room.repos, room.repoErr = gitsource.New(ctx, filepath.Join(stateRoot(), "skills", "git"), room.lib)
+	if room.repoErr != nil {
+		g.log.Error("skill repositories not served", "err", room.repoErr)
+	}
+	g.syncRepos(ctx, room, cfg.Skills.Repos)
 	for _, p := range room.lib.Snapshot().Check(cfg.ServerOrder, mapKeys(cfg.Services)) {
 		g.log.Warn("skill", "problem", p.String())
 	}
@@ -209,7 +241,7 @@ func (g *Gateway) Skills() *skills.Library {
 // skillsExtensions announces the skills extension when the config has
 // skills.
 func skillsExtensions(cfg *config.Config) map[string]any {
-	if len(cfg.Skills.Dirs) == 0 {
+	if !cfg.Skills.Configured() {
 		return nil
 	}
 	return map[string]any{skills.ExtensionID: map[string]any{}}
@@ -302,6 +334,7 @@ func (g *Gateway) skillsChanged(room *skillsRoom) {
 		g.removeSource(s.id)
 	}
 	g.startSources(ctx, fresh)
+	g.refreshSkillPipelines(ctx)
 }
 
 // skillToolSource is the source of one tool folder of a skill: namespaced
@@ -344,4 +377,108 @@ func (g *Gateway) skillToolSource(cfg *config.Config, sk *skills.Skill, dir stri
 		s.timeout = tool.Timeout.Std() + 5*time.Second
 	}
 	return s, nil
+}
+
+// repoFetchTimeout bounds fetching one repository of the config.
+const repoFetchTimeout = 2 * time.Minute
+
+// syncRepos brings the repositories the config added in line with want:
+// an entry already checked out with the same URL, ref and layout is kept
+// as it is (no fetch, so a restart works offline), others are fetched, and
+// config repositories no longer in want are removed. Repositories added
+// with the admin tools are left alone unless want names them.
+func (g *Gateway) syncRepos(ctx context.Context, room *skillsRoom, want []*config.SkillRepo) {
+	if room.repos == nil {
+		return
+	}
+	names := map[string]bool{}
+	for _, w := range want {
+		names[w.Name] = true
+	}
+	for _, r := range room.repos.List() {
+		if r.Origin == repoFromConfig && !names[r.Name] {
+			if err := room.repos.Remove(ctx, r.Name); err != nil {
+				g.log.Warn("skill repository not removed", "repo", r.Name, "err", err)
+			}
+		}
+	}
+	errs := map[string]string{}
+	for _, w := range want {
+		cur, ok := room.repos.Get(w.Name)
+		if ok && cur.URL == w.URL && cur.Ref == w.Ref && sameLayout(cur.Layout, w.Layout) {
+			continue
+		}
+		if ok && cur.URL != w.URL {
+			if err := room.repos.Remove(ctx, w.Name); err != nil {
+				errs[w.Name] = err.Error()
+				continue
+			}
+		}
+		fctx, cancel := context.WithTimeout(ctx, repoFetchTimeout)
+		r, err := room.repos.Add(fctx, gitsource.Repo{Name: w.Name, URL: w.URL, Ref: w.Ref, Layout: w.Layout, Origin: repoFromConfig})
+		cancel()
+		if err != nil {
+			errs[w.Name] = err.Error()
+			g.log.Error("skill repository not served", "repo", w.Name, "url", w.URL, "err", err)
+			continue
+		}
+		g.log.Info("skill repository", "repo", r.Name, "url", r.URL, "commit", r.Commit)
+	}
+	room.mu.Lock()
+	room.repoErrs = errs
+	room.mu.Unlock()
+}
+
+// repoFromConfig is the Origin of repositories the config lists.
+const repoFromConfig = "config"
+
+func sameLayout(a, b string) bool {
+	norm := func(s string) string {
+		if s == "" {
+			return gitsource.LayoutAuto
+		}
+		return s
+	}
+	return norm(a) == norm(b)
+}
+
+// reloadSkills applies a new config's skills settings: dirs, hooks, the
+// output budget and repositories. Skills switched on or off need a
+// restart, since the meta-tools and the extension are announced at start.
+func (g *Gateway) reloadSkills(ctx context.Context, cfg *config.Config) {
+	g.mu.Lock()
+	room := g.skills
+	g.mu.Unlock()
+	if room == nil {
+		if cfg.Skills.Configured() {
+			g.log.Warn("skills: the gateway started without skills; restart it to serve them")
+		}
+		return
+	}
+	if !cfg.Skills.Configured() {
+		g.log.Warn("skills: the config has none now; their meta-tools stay listed until a restart")
+	}
+	room.lib.SetOutputBudget(skillsBudget(cfg))
+	room.mu.Lock()
+	old := room.dirs
+	room.dirs = slices.Clone(cfg.Skills.Dirs)
+	room.mu.Unlock()
+	for _, d := range old {
+		if !slices.Contains(cfg.Skills.Dirs, d) {
+			if err := room.lib.RemoveRoot(ctx, d); err != nil {
+				g.log.Warn("skills dir not removed", "dir", d, "err", err)
+			}
+		}
+	}
+	for _, d := range cfg.Skills.Dirs {
+		if !slices.Contains(old, d) {
+			if err := room.lib.AddRoot(ctx, d, "dir"); err != nil {
+				g.log.Warn("skills dir not added", "dir", d, "err", err)
+			}
+		}
+	}
+	if err := room.lib.SetHooksDirs(ctx, skillsHooks(cfg)); err != nil {
+		g.log.Warn("skills hooks not reloaded", "err", err)
+	}
+	g.syncRepos(ctx, room, cfg.Skills.Repos)
 }

@@ -327,7 +327,8 @@ func (g *Gateway) Reload(ctx context.Context, cfg *config.Config) error {
 	if !sameDisclosure(old, cfg) {
 		g.fe.SetDisclosure(newDisclosure(cfg, g.skillTargets))
 	}
-	g.pipes.reload(ctx) // pipelines.go
+	g.pipes.reload(ctx)      // pipelines.go
+	g.reloadSkills(ctx, cfg) // skills.go
 	g.log.Info("config reloaded", "from", old.Source, "to", cfg.Source, "reloaded", len(stale), "started", len(fresh))
 	return nil
 }

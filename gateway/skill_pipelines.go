@@ -1,0 +1,214 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/skillgate/skillgate/gateway/catalog"
+	"github.com/skillgate/skillgate/pipelines"
+	"github.com/skillgate/skillgate/plugins/sdk"
+)
+
+// A skill's pipelines/ folder is compiled with the pipelines room's loader
+// into a source of its own, "skill-pipelines:<id>", namespaced by the
+// skill like its tool folders (<skill>__<pipeline>) and carrying the skill,
+// so activate skill:<id> shows them. Runs share the pipelines' runner and
+// its history. The set is compiled again when the skills change, when the
+// folder's files change (the pipelines' poll) and when the other sources'
+// tools change; a pipeline naming a tool not in the catalog is held back
+// with its problem in Status, as for the config's pipelines.
+
+// skillPipelinesPrefix starts the source ID of a skill's pipelines.
+const skillPipelinesPrefix = "skill-pipelines:"
+
+// skillPipelinesOrder places skills' pipelines after their tools.
+const skillPipelinesOrder = skillToolOrder + 1<<16
+
+// skillPipes is the compiled pipelines of one skill.
+type skillPipes struct {
+	src    *source
+	dir    string
+	stamp  string // filesStamp of dir when compiled
+	sig    string // toolsSignature when compiled
+	byName map[string]*pipelines.Pipeline
+	defs   []json.RawMessage
+}
+
+// refreshSkillPipelines brings the skills' pipeline sources in line with
+// the skills snapshot, the pipeline files and the catalog.
+func (g *Gateway) refreshSkillPipelines(ctx context.Context) {
+	g.mu.Lock()
+	room := g.skills
+	cfg := g.cfg
+	closed := g.closed
+	g.mu.Unlock()
+	if room == nil || closed {
+		return
+	}
+	room.pipeLoad.Lock()
+	defer room.pipeLoad.Unlock()
+	want := map[string]string{} // skill ID -> pipelines dir
+	order := map[string]int{}
+	for i, sk := range room.lib.Snapshot().Skills() {
+		if sk.PipelinesDir != "" {
+			want[sk.ID] = sk.PipelinesDir
+			order[sk.ID] = i
+		}
+	}
+	room.pipeMu.Lock()
+	var gone []string
+	for id, sp := range room.pipes {
+		if dir, ok := want[id]; !ok || dir != sp.dir {
+			gone = append(gone, id)
+		}
+	}
+	room.pipeMu.Unlock()
+	for _, id := range gone {
+		g.dropSkillPipelines(ctx, room, id)
+	}
+	snap := g.store.Load()
+	sig := toolsSignature(snap)
+	sep := cfg.Names.Separator
+	if sep == "" {
+		sep = catalog.DefaultSeparator
+	}
+	for _, id := range slices.Sorted(maps.Keys(want)) {
+		dir := want[id]
+		stamp := filesStamp([]string{dir})
+		room.pipeMu.Lock()
+		sp := room.pipes[id]
+		room.pipeMu.Unlock()
+		if sp != nil && sp.stamp == stamp && sp.sig == sig {
+			continue
+		}
+		if sp == nil {
+			sid := skillPipelinesPrefix + id
+			sp = &skillPipes{dir: dir, src: &source{
+				id: sid, execName: "pipelines", namespace: strings.ReplaceAll(id, "/", "_"),
+				order: skillPipelinesOrder + order[id], kind: "pipelines", skill: id,
+				exec:    skillPipelinesExec{g: g, room: room, skill: id},
+				timeout: time.Duration(cfg.Limits.MaxRequestTimeout),
+				st:      SourceStatus{Name: sid, Executor: "pipelines", State: "starting", Since: time.Now()},
+			}}
+		}
+		loader := PipelineLoader(cfg, func(name string) bool {
+			it, ok := snap.Tool(name)
+			return ok && it.Source != sp.src.id
+		})
+		ns := sp.src.namespace
+		loader.ToolName = func(name string) string { return ns + sep + name }
+		loader.Inline = nil
+		list, err := loader.Load(dir)
+		problems := PipelineProblems(err)
+		defs := make([]json.RawMessage, len(list))
+		byName := make(map[string]*pipelines.Pipeline, len(list))
+		for i, p := range list {
+			defs[i] = p.Tool()
+			byName[p.Name] = p
+		}
+		same := slices.EqualFunc(defs, sp.defs, func(a, b json.RawMessage) bool { return string(a) == string(b) })
+		sp.stamp, sp.sig, sp.defs = stamp, sig, defs
+		room.pipeMu.Lock()
+		sp.byName = byName
+		room.pipeMu.Unlock()
+
+		s := sp.src
+		s.mu.Lock()
+		published := s.loaded
+		s.loaded = true
+		s.st.Tools = len(list)
+		s.st.Problems = nil
+		for _, p := range problems {
+			s.st.Problems = append(s.st.Problems, p.Error())
+		}
+		state, last := "ready", ""
+		if len(problems) > 0 {
+			state, last = stateInvalid, problems[0].Error()
+			if len(problems) > 1 {
+				last += fmt.Sprintf(" (and %d more problems)", len(problems)-1)
+			}
+		}
+		if s.st.State != state {
+			s.st.Since = time.Now()
+		}
+		s.st.State, s.st.LastError = state, last
+		s.mu.Unlock()
+		room.pipeMu.Lock()
+		fresh := room.pipes[id] == nil
+		room.pipes[id] = sp
+		room.pipeMu.Unlock()
+		if fresh {
+			g.mu.Lock()
+			g.sources[s.id] = s
+			g.mu.Unlock()
+		}
+		if !same || !published {
+			g.publish(s, sdk.Definitions{Tools: defs})
+		}
+		if len(problems) > 0 {
+			g.log.Warn("skill pipelines with problems are not served", "skill", id, "pipelines", len(list), "problems", len(problems), "first", problems[0].Error())
+		}
+	}
+}
+
+// dropSkillPipelines stops serving a skill's pipelines.
+func (g *Gateway) dropSkillPipelines(ctx context.Context, room *skillsRoom, id string) {
+	room.pipeMu.Lock()
+	sp := room.pipes[id]
+	delete(room.pipes, id)
+	room.pipeMu.Unlock()
+	sp.src.stop(ctx)
+	g.mu.Lock()
+	if g.sources[sp.src.id] == sp.src {
+		delete(g.sources, sp.src.id)
+	}
+	g.mu.Unlock()
+	g.removeSource(sp.src.id)
+}
+
+// skillPipelinesExec runs one skill's pipelines in process.
+type skillPipelinesExec struct {
+	g     *Gateway
+	room  *skillsRoom
+	skill string
+}
+
+var _ sdk.Executor = skillPipelinesExec{}
+
+func (e skillPipelinesExec) Info(context.Context) (sdk.Info, error) {
+	return sdk.Info{Name: "pipelines", Version: e.g.opts.Version, Kinds: []string{"pipelines"}}, nil
+}
+
+func (e skillPipelinesExec) Load(context.Context, sdk.LoadRequest) (sdk.Definitions, error) {
+	return sdk.Definitions{}, fmt.Errorf("%w: skill pipelines are published by the gateway", sdk.ErrUnsupported)
+}
+
+func (e skillPipelinesExec) Unload(context.Context, string) error { return nil }
+
+func (e skillPipelinesExec) Call(ctx context.Context, req sdk.CallRequest, call sdk.Call) (json.RawMessage, error) {
+	if req.Method != "tools/call" {
+		return nil, &sdk.RPCError{Code: sdk.CodeMethodNotFound, Message: req.Method + " is not served by pipelines"}
+	}
+	var params struct {
+		Name      string          `json:"name"`
+		Arguments json.RawMessage `json:"arguments"`
+	}
+	if err := json.Unmarshal(req.Params, &params); err != nil {
+		return nil, &sdk.RPCError{Code: sdk.CodeInvalidParams, Message: err.Error()}
+	}
+	var p *pipelines.Pipeline
+	e.room.pipeMu.Lock()
+	if sp := e.room.pipes[e.skill]; sp != nil {
+		p = sp.byName[params.Name]
+	}
+	e.room.pipeMu.Unlock()
+	if p == nil {
+		return nil, &sdk.RPCError{Code: sdk.CodeInvalidParams, Message: fmt.Sprintf("skill %s has no pipeline %q loaded (it was removed or has problems; see `skillgate servers`)", e.skill, params.Name)}
+	}
+	return e.g.pipes.run(ctx, p, params.Arguments, call)
+}
