@@ -71,6 +71,9 @@ func (g *Gateway) refreshSkillPipelines(ctx context.Context) {
 	for _, id := range gone {
 		g.dropSkillPipelines(ctx, room, id)
 	}
+	if len(want) == 0 {
+		return
+	}
 	snap := g.store.Load()
 	sig := toolsSignature(snap)
 	sep := cfg.Names.Separator

@@ -29,7 +29,7 @@ func init() {
 
 var skillAdminTools = []json.RawMessage{
 	toolDef("repo_add", "Add a skills repository",
-		"Fetch a git repository of skills and serve its skills, pinned to the commit `ref` resolves to (a branch, tag or commit; default the remote's HEAD). `url` is https://, ssh://, git@host:path, file:// or a local path. `layout`: auto (skills/ when the repository has one, else its root), skills or root. `name` defaults to the URL's last element. Its skills are listed when this returns.",
+		"Fetch a git repository of skills and serve its skills, pinned to the commit `ref` resolves to (a branch, tag or commit; default the remote's HEAD). `url` is https://, ssh://, git@host:path, file:// or a local path (absolute, or relative to the gateway's working folder). `layout`: auto (skills/ when the repository has one, else its root), skills or root. `name` defaults to the URL's last element. Its skills are listed when this returns.",
 		`{"type":"object","properties":{"url":{"type":"string"},"name":{"type":"string","pattern":"^[a-zA-Z0-9][a-zA-Z0-9_.-]{0,63}$"},"ref":{"type":"string"},"layout":{"type":"string","enum":["auto","skills","root"],"default":"auto"}},"required":["url"]}`,
 		false, false),
 	toolDef("repo_update", "Update a skills repository",
