@@ -17,7 +17,10 @@ func newRootCmd() *cobra.Command {
 		Short: "One MCP endpoint in front of your MCP servers, tools, pipelines and skills",
 		Long: `skillgate federates stdio and remote MCP servers behind one endpoint, with
 namespaced tools (<server>__<tool>), supervised upstream processes and
-executor plugins.
+executor plugins; serves script and WebAssembly tools from folders, YAML
+pipelines and SKILL.md skills; starts the Docker services they need; and lets
+clients discover tools progressively (find_tools, activate) instead of
+listing them all.
 
 Start it on the built-in default (no config needed):
   skillgate run
@@ -27,7 +30,10 @@ Serve your own servers, then point any MCP client at http://127.0.0.1:8811/mcp:
   skillgate run -c skillgate.yaml
 
 Or let a desktop client launch it over stdio:
-  skillgate run --stdio -c /path/to/skillgate.yaml`,
+  skillgate run --stdio -c /path/to/skillgate.yaml
+
+Start small: list only the meta-tools and what a session activates:
+  skillgate run --disclosure progressive`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
