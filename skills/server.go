@@ -10,8 +10,11 @@ import (
 	"io"
 	"mime"
 	"path"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
+	"time"
 	"unicode/utf8"
 
 	"github.com/skillgate/skillgate/plugins/sdk"
@@ -40,7 +43,24 @@ const ExtensionID = "io.modelcontextprotocol/skills"
 // file, and the skills extension's skills/list and skills/get.
 type Server struct {
 	lib *Library
+
+	pagesMu sync.Mutex
+	pages   map[int]listPage // skills/list answers by first index
 }
+
+// listPage is a skills/list answer kept for ListCacheAge.
+type listPage struct {
+	snap *Snapshot
+	at   time.Time
+	body json.RawMessage
+}
+
+// ListCacheAge is how long a skills/list page is served again from memory
+// while the snapshot stays the same. Building one reads and hashes every
+// file of 50 skills; a new snapshot (any skill added, removed or changed)
+// drops it at once, and a file the watcher does not see (under
+// references/, say) shows its new digest within this time.
+var ListCacheAge = time.Second
 
 var _ sdk.Executor = (*Server)(nil)
 
@@ -479,9 +499,15 @@ func (s *Server) listEntries(params json.RawMessage) (json.RawMessage, error) {
 	}
 	_ = json.Unmarshal(params, &p)
 	start, _ := strconv.Atoi(p.Cursor)
-	all := s.lib.Snapshot().Skills()
+	snap := s.lib.Snapshot()
+	all := snap.Skills()
 	if start < 0 || start > len(all) {
 		start = 0
+	}
+	s.pagesMu.Lock()
+	defer s.pagesMu.Unlock() // one build at a time; the others wait for it
+	if c, ok := s.pages[start]; ok && c.snap == snap && time.Since(c.at) < ListCacheAge {
+		return slices.Clone(c.body), nil
 	}
 	end := min(start+50, len(all))
 	entries := []SkillEntry{}
@@ -496,7 +522,15 @@ func (s *Server) listEntries(params json.RawMessage) (json.RawMessage, error) {
 	if end < len(all) {
 		res["nextCursor"] = strconv.Itoa(end)
 	}
-	return json.Marshal(res)
+	body, err := json.Marshal(res)
+	if err != nil {
+		return nil, err
+	}
+	if s.pages == nil || len(s.pages) > 64 {
+		s.pages = map[int]listPage{}
+	}
+	s.pages[start] = listPage{snap: snap, at: time.Now(), body: body}
+	return slices.Clone(body), nil
 }
 
 func (s *Server) getEntry(uri string) (json.RawMessage, error) {

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/skillgate/skillgate/plugins/script"
 	"github.com/skillgate/skillgate/plugins/sdk"
@@ -268,5 +269,49 @@ func TestSkillsExtension(t *testing.T) {
 	}
 	if _, err := call(t, c, "skills/get", map[string]any{"uri": "skill://log-triage/scripts/errors.py"}); err == nil {
 		t.Error("skills/get of a non-SKILL.md answered")
+	}
+}
+
+// TestSkillsListCache: a skills/list page is answered from memory while
+// the snapshot stays the same and for at most ListCacheAge; a new snapshot
+// shows at once, a file the snapshot does not track after the age.
+func TestSkillsListCache(t *testing.T) {
+	dir := t.TempDir()
+	writeTree(t, dir, map[string]string{"a/SKILL.md": skillMD("a", "The a skill."), "a/references/r.md": "one"})
+	l := openLib(t, Options{Dirs: []string{dir}})
+	c := sdktest.Start(t, NewServer(l), nil)
+	list := func() string {
+		t.Helper()
+		raw, err := call(t, c, "skills/list", map[string]any{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(raw)
+	}
+	digest := func(s string) string {
+		sum := sha256.Sum256([]byte(s))
+		return "sha256:" + hex.EncodeToString(sum[:])
+	}
+	if got := list(); !strings.Contains(got, digest("one")) {
+		t.Fatalf("first list: %s", got)
+	}
+	writeTree(t, dir, map[string]string{"a/references/r.md": "two"})
+	if got := list(); !strings.Contains(got, digest("one")) {
+		t.Errorf("within ListCacheAge, without a new snapshot: %s", got)
+	}
+	writeTree(t, dir, map[string]string{"b/SKILL.md": skillMD("b", "The b skill.")})
+	if err := l.Rescan(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if got := list(); !strings.Contains(got, "skill://b/SKILL.md") || !strings.Contains(got, digest("two")) {
+		t.Errorf("after a new snapshot: %s", got)
+	}
+	writeTree(t, dir, map[string]string{"a/references/r.md": "three"})
+	old := ListCacheAge
+	ListCacheAge = 10 * time.Millisecond
+	t.Cleanup(func() { ListCacheAge = old })
+	time.Sleep(20 * time.Millisecond)
+	if got := list(); !strings.Contains(got, digest("three")) {
+		t.Errorf("after ListCacheAge: %s", got)
 	}
 }
