@@ -20,7 +20,10 @@
 //  3. cold start of `skillgate run` to its first full tools/list, minus the
 //     upstream's own start;
 //  4. start of the mcp executor plugin (host.Start, which waits for Info);
-//  5. RSS of the gateway and its executors with 10 upstreams, 1,000 tools.
+//  5. RSS of the gateway and its executors with 10 upstreams, 1,000 tools;
+//  6. progressive disclosure (disclosure.go);
+//  7. skills: skills/list, find_skills and load_skill against the same
+//     gateway's tools/list (skills.go).
 //
 // Throughput runs are repeated in alternating order (A B C, then C B A) so
 // that drift on a noisy machine hits baseline and gateway alike.
@@ -74,7 +77,7 @@ func main() {
 	flag.StringVar(&o.loadgen, "loadgen", "", "wrk or hey (default: wrk if installed, else hey)")
 	flag.StringVar(&o.write, "write", "", "also write the report into this file between the bench markers")
 	flag.StringVar(&o.profile, "profile", "", "also take CPU profiles of the proxied call path into this folder")
-	flag.StringVar(&o.only, "only", "", "comma-separated subset: plugin,cold,list,call,rss,disclosure (default all)")
+	flag.StringVar(&o.only, "only", "", "comma-separated subset: plugin,cold,list,call,rss,disclosure,skills (default all)")
 	flag.BoolVar(&o.keep, "keep", false, "keep the temporary folder (binaries, configs, logs)")
 	flag.DurationVar(&o.timeout, "timeout", 20*time.Minute, "bound on the whole run")
 	flag.Parse()
@@ -136,6 +139,7 @@ func run(o options) error {
 		{"list", b.listAndCall}, // list and call share their processes
 		{"rss", b.rss},
 		{"disclosure", b.disclosure},
+		{"skills", b.skills},
 	}
 	var errs []error
 	for _, s := range steps {

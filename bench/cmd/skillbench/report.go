@@ -45,6 +45,7 @@ type report struct {
 	call          map[mcpclient.Era]map[string]*outcome
 	rss           map[string]rssResult
 	disclosure    *disclosureResult
+	skills        *skillsResult
 }
 
 func newReport(o options) *report {
@@ -234,7 +235,7 @@ func (r *report) rows() []row {
 				"", fmt.Sprintf("+%.1f MiB (%.0f bytes per call)", mib(res.sseGrowth), per), "", "no growth", passMiss(per < 512)})
 		}
 	}
-	return append(rows, r.disclosureRows()...)
+	return append(append(rows, r.disclosureRows()...), r.skillsRows()...)
 }
 
 func (r *report) markdown() string {
