@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 
+	suggestpkg "github.com/skillgate/skillgate/internal/suggest"
+
 	"github.com/expr-lang/expr/types"
 	"gopkg.in/yaml.v3"
 )
@@ -593,10 +595,4 @@ func (c *pcomp) finish() {
 	}
 }
 
-func suggestStep(id string, ids []string) string {
-	s := suggest(id, ids)
-	if strings.HasPrefix(s, "known keys are ") {
-		return "the steps are " + strings.TrimPrefix(s, "known keys are ")
-	}
-	return s
-}
+func suggestStep(id string, ids []string) string { return suggestpkg.Hint(id, ids, "the steps") }

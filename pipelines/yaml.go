@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	suggestpkg "github.com/skillgate/skillgate/internal/suggest"
+
 	"gopkg.in/yaml.v3"
 )
 
@@ -230,35 +232,4 @@ func kindName(n *yaml.Node) string {
 }
 
 // suggest names the closest known key, or lists them all.
-func suggest(key string, known []string) string {
-	best, bestDist := "", 3
-	for _, k := range known {
-		if dist := editDistance(strings.ToLower(key), k); dist < bestDist {
-			best, bestDist = k, dist
-		}
-	}
-	if best != "" {
-		return fmt.Sprintf("did you mean %q?", best)
-	}
-	return "known keys are " + strings.Join(known, ", ")
-}
-
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur := make([]int, len(b)+1)
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			sub := prev[j-1]
-			if a[i-1] != b[j-1] {
-				sub++
-			}
-			cur[j] = min(sub, prev[j]+1, cur[j-1]+1)
-		}
-		prev = cur
-	}
-	return prev[len(b)]
-}
+func suggest(key string, known []string) string { return suggestpkg.Hint(key, known, "known keys") }

@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 
+	suggestpkg "github.com/skillgate/skillgate/internal/suggest"
+
 	"gopkg.in/yaml.v3"
 )
 
@@ -266,39 +268,10 @@ func suggest(key string, keys map[string]func(*yaml.Node, string)) string {
 		names = append(names, k)
 	}
 	sort.Strings(names)
-	best, bestD := "", 3
-	for _, k := range names {
-		if dd := editDistance(strings.ToLower(key), strings.ToLower(k)); dd < bestD {
-			best, bestD = k, dd
-		}
-	}
-	if best != "" {
-		return fmt.Sprintf(" (did you mean %q?)", best)
+	if near, ok := suggestpkg.Closest(key, names); ok {
+		return fmt.Sprintf(" (did you mean %q?)", near)
 	}
 	return "; known keys: " + strings.Join(names, ", ")
-}
-
-func editDistance(a, b string) int {
-	if len(a) > 64 || len(b) > 64 {
-		return 99
-	}
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			c := prev[j-1]
-			if a[i-1] != b[j-1] {
-				c++
-			}
-			cur[j] = min(c, prev[j]+1, cur[j-1]+1)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
 
 func (d *decoder) str(dst *string) func(*yaml.Node, string) {
