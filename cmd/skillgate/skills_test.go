@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/skillgate/skillgate/internal/testenv"
 )
 
 func TestSkillsCLI(t *testing.T) {
@@ -26,9 +28,8 @@ func TestSkillsCLI(t *testing.T) {
 	if out, _, err = runCLI(t, "skills", "show", "--dir", ex, "incident-review", "--section", "impact"); err != nil || !strings.HasPrefix(out, "## Impact") {
 		t.Errorf("show: %v\n%s", err, out)
 	}
-	if _, err := exec.LookPath("python3"); err != nil {
-		t.Skip("no python3")
-	}
+	_, err = exec.LookPath("python3")
+	testenv.Require(t, "python3", err == nil, "install python3 (scripts/test-deps.sh runs on Debian with it)")
 	csv := filepath.Join(t.TempDir(), "a.csv")
 	os.WriteFile(csv, []byte("n\n1\n2\n"), 0o644)
 	if out, _, err = runCLI(t, "skills", "run", "--dir", ex, "csv-insights", "profile.py", csv, "--top", "1"); err != nil || !strings.Contains(out, `"rows":2`) {
