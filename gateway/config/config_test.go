@@ -347,3 +347,16 @@ func TestScalars(t *testing.T) {
 		t.Errorf("Pos.String() = %q", got)
 	}
 }
+
+// TestExampleConfigs: every examples/*/skillgate.yaml is valid.
+func TestExampleConfigs(t *testing.T) {
+	files, _ := filepath.Glob(filepath.Join("..", "..", "examples", "*", "skillgate.yaml"))
+	if len(files) < 3 {
+		t.Fatalf("found %d example configs, want the federation, services and disclosure ones", len(files))
+	}
+	for _, f := range files {
+		if _, err := Load(f); err != nil {
+			t.Errorf("%s: %v", f, err)
+		}
+	}
+}
