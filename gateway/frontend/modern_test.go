@@ -32,28 +32,3 @@ func TestModernResult(t *testing.T) {
 		}
 	}
 }
-
-func FuzzTopMembers(f *testing.F) {
-	for _, seed := range []string{`{}`, `{"a":1,"b":[1,{"c":"}"}],"d":"\\\""}`, `{"_meta":{"x":null}}`} {
-		f.Add([]byte(seed))
-	}
-	f.Fuzz(func(t *testing.T, b []byte) {
-		var m map[string]json.RawMessage
-		if json.Unmarshal(b, &m) != nil {
-			return
-		}
-		spans, ok := topMembers(b)
-		if !ok {
-			t.Fatalf("valid object not walked: %s", b)
-		}
-		for _, sp := range spans {
-			var k string
-			if err := json.Unmarshal(b[sp.keyStart:sp.keyEnd], &k); err != nil {
-				t.Fatalf("key span %q: %v", b[sp.keyStart:sp.keyEnd], err)
-			}
-			if !json.Valid(b[sp.valStart:sp.valEnd]) {
-				t.Fatalf("value span %q of %q is not JSON", b[sp.valStart:sp.valEnd], k)
-			}
-		}
-	})
-}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"unicode/utf8"
 
+	"github.com/skillgate/skillgate/internal/jsonscan"
 	"github.com/skillgate/skillgate/plugins/sdk"
 )
 
@@ -23,7 +24,7 @@ func decodeMessage(line []byte) (message, bool) {
 		return m, false
 	}
 	ok := true
-	isObject := members(line, func(key, v []byte) {
+	isObject := jsonscan.Members(line, func(key, v []byte, _, _ int) {
 		switch {
 		case bytes.EqualFold(key, []byte("id")):
 			m.ID = v
@@ -61,92 +62,4 @@ func decodeString(v []byte, s *string) bool {
 		return true
 	}
 	return json.Unmarshal(v, s) == nil
-}
-
-// members calls fn with the key (unescaped) and the value (as it is) of
-// each member of the JSON object b, in order. b must be valid JSON
-// (json.Valid); members reports whether it is an object.
-func members(b []byte, fn func(key, value []byte)) bool {
-	i := skipSpace(b, 0)
-	if i >= len(b) || b[i] != '{' {
-		return false
-	}
-	i = skipSpace(b, i+1)
-	if i < len(b) && b[i] == '}' {
-		return true
-	}
-	for i < len(b) && b[i] == '"' {
-		end := skipString(b, i)
-		key := b[i+1 : max(end-1, i+1)]
-		if bytes.IndexByte(key, '\\') >= 0 || !utf8.Valid(key) {
-			var s string
-			_ = json.Unmarshal(b[i:end], &s)
-			key = []byte(s)
-		}
-		i = skipSpace(b, end)
-		if i >= len(b) || b[i] != ':' {
-			return false
-		}
-		i = skipSpace(b, i+1)
-		vend := skipValue(b, i)
-		fn(key, b[i:vend])
-		i = skipSpace(b, vend)
-		if i >= len(b) || b[i] != ',' {
-			break
-		}
-		i = skipSpace(b, i+1)
-	}
-	return true
-}
-
-func skipSpace(b []byte, i int) int {
-	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
-		i++
-	}
-	return i
-}
-
-// skipString returns the index past the string starting at b[i] ('"').
-func skipString(b []byte, i int) int {
-	for i++; i < len(b); i++ {
-		switch b[i] {
-		case '\\':
-			i++
-		case '"':
-			return i + 1
-		}
-	}
-	return len(b)
-}
-
-// skipValue returns the index past the value starting at b[i].
-func skipValue(b []byte, i int) int {
-	if i >= len(b) {
-		return i
-	}
-	switch b[i] {
-	case '"':
-		return skipString(b, i)
-	case '{', '[':
-		depth := 0
-		for i < len(b) {
-			switch b[i] {
-			case '"':
-				i = skipString(b, i)
-				continue
-			case '{', '[':
-				depth++
-			case '}', ']':
-				if depth--; depth == 0 {
-					return i + 1
-				}
-			}
-			i++
-		}
-		return i
-	}
-	for i < len(b) && b[i] != ',' && b[i] != '}' && b[i] != ']' && b[i] != ' ' && b[i] != '\t' && b[i] != '\n' && b[i] != '\r' {
-		i++
-	}
-	return i
 }

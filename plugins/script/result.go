@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"time"
 	"unicode/utf8"
+
+	"github.com/skillgate/skillgate/internal/jsonscan"
 )
 
 // Statuses reported in a result's _meta["skillgate/status"].
@@ -57,7 +59,7 @@ func errorResult(status, msg string) json.RawMessage {
 // would be passed on otherwise). raw must be valid JSON.
 func withStatus(raw json.RawMessage, status string) json.RawMessage {
 	n, hasContent, hasMeta := 0, false, false
-	isObject := members(raw, func(key, _ []byte) {
+	isObject := jsonscan.Members(raw, func(key, _ []byte, _, _ int) {
 		n++
 		switch string(key) {
 		case "content":

@@ -1,0 +1,103 @@
+// Package jsonscan walks the top level of a JSON object without decoding
+// it: the gateway routes and patches large results by their envelope
+// (id, method, _meta, resultType) and passes everything else on as bytes.
+//
+//	jsonscan.Members(obj, func(key, value []byte, start, end int) {
+//		if string(key) == "_meta" { ... obj[start:end] is the _meta value ... }
+//	})
+package jsonscan
+
+import (
+	"bytes"
+	"encoding/json"
+	"unicode/utf8"
+)
+
+// Members calls fn with each member of the JSON object b, in order: the
+// key (unescaped), the value as it is, and the value's offsets in b. b must
+// be valid JSON (json.Valid); Members reports whether it is an object.
+func Members(b []byte, fn func(key, value []byte, start, end int)) bool {
+	i := SkipSpace(b, 0)
+	if i >= len(b) || b[i] != '{' {
+		return false
+	}
+	i = SkipSpace(b, i+1)
+	if i < len(b) && b[i] == '}' {
+		return true
+	}
+	for i < len(b) && b[i] == '"' {
+		end := SkipString(b, i)
+		key := b[i+1 : max(end-1, i+1)]
+		if bytes.IndexByte(key, '\\') >= 0 || !utf8.Valid(key) {
+			var s string
+			_ = json.Unmarshal(b[i:end], &s)
+			key = []byte(s)
+		}
+		i = SkipSpace(b, end)
+		if i >= len(b) || b[i] != ':' {
+			return false
+		}
+		i = SkipSpace(b, i+1)
+		vend := SkipValue(b, i)
+		fn(key, b[i:vend], i, vend)
+		i = SkipSpace(b, vend)
+		if i >= len(b) || b[i] != ',' {
+			break
+		}
+		i = SkipSpace(b, i+1)
+	}
+	return true
+}
+
+// SkipSpace returns the index of the first non-space byte at or after i.
+func SkipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// SkipString returns the index past the string starting at b[i] ('"').
+func SkipString(b []byte, i int) int {
+	for i++; i < len(b); i++ {
+		switch b[i] {
+		case '\\':
+			i++
+		case '"':
+			return i + 1
+		}
+	}
+	return len(b)
+}
+
+// SkipValue returns the index past the value starting at b[i].
+func SkipValue(b []byte, i int) int {
+	if i >= len(b) {
+		return i
+	}
+	switch b[i] {
+	case '"':
+		return SkipString(b, i)
+	case '{', '[':
+		depth := 0
+		for i < len(b) {
+			switch b[i] {
+			case '"':
+				i = SkipString(b, i)
+				continue
+			case '{', '[':
+				depth++
+			case '}', ']':
+				if depth--; depth == 0 {
+					return i + 1
+				}
+			}
+			i++
+		}
+		return i
+	}
+	for i < len(b) && b[i] != ',' && b[i] != '}' && b[i] != ']' && b[i] != ' ' && b[i] != '\t' && b[i] != '\n' && b[i] != '\r' {
+		i++
+	}
+	return i
+}

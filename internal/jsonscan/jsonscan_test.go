@@ -1,0 +1,41 @@
+package jsonscan
+
+import (
+	"encoding/json"
+	"reflect"
+	"testing"
+)
+
+func FuzzMembers(f *testing.F) {
+	for _, seed := range []string{`{}`, `{"a":1,"b":[1,{"c":"}"}],"d":"\\\""}`, `{"_meta":{"x":null}}`, `{"\u0041":true}`, `[1]`} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if !json.Valid(b) {
+			return
+		}
+		var want map[string]json.RawMessage
+		isObject := json.Unmarshal(b, &want) == nil && want != nil // null decodes into a nil map
+		got := map[string]json.RawMessage{}
+		ok := Members(b, func(key, value []byte, start, end int) {
+			if string(b[start:end]) != string(value) {
+				t.Fatalf("offsets %d:%d do not match the value %q", start, end, value)
+			}
+			got[string(key)] = value
+		})
+		if ok != isObject {
+			t.Fatalf("Members said object=%v, json.Unmarshal %v: %s", ok, isObject, b)
+		}
+		if !ok {
+			return
+		}
+		for k, v := range want {
+			var a, b2 any
+			_ = json.Unmarshal(v, &a)
+			_ = json.Unmarshal(got[k], &b2)
+			if !reflect.DeepEqual(a, b2) {
+				t.Fatalf("member %q: got %s, want %s", k, got[k], v)
+			}
+		}
+	})
+}
