@@ -20,6 +20,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/skillgate/skillgate/internal/jsonscan"
+
 	"github.com/skillgate/skillgate/gateway"
 	"github.com/skillgate/skillgate/gateway/catalog"
 	"github.com/skillgate/skillgate/gateway/config"
@@ -846,53 +848,12 @@ type member struct {
 	keyStart, valStart, valEnd int
 }
 
-func skipWS(b []byte, i int) int {
-	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
-		i++
-	}
-	return i
-}
-
-func skipString(b []byte, i int) int {
-	for i++; i < len(b); i++ {
-		switch b[i] {
-		case '\\':
-			i++
-		case '"':
-			return i + 1
-		}
-	}
-	return i
-}
-
-func skipValue(b []byte, i int) int {
-	switch b[i] {
-	case '"':
-		return skipString(b, i)
-	case '{', '[':
-		depth := 0
-		for i < len(b) {
-			switch b[i] {
-			case '"':
-				i = skipString(b, i)
-				continue
-			case '{', '[':
-				depth++
-			case '}', ']':
-				depth--
-				if depth == 0 {
-					return i + 1
-				}
-			}
-			i++
-		}
-		return i
-	}
-	for i < len(b) && !strings.ContainsRune(",}] \t\r\n", rune(b[i])) {
-		i++
-	}
-	return i
-}
+// The walk itself is internal/jsonscan's (fuzzed against encoding/json).
+var (
+	skipWS     = jsonscan.SkipSpace
+	skipValue  = jsonscan.SkipValue
+	skipString = jsonscan.SkipString
+)
 
 // objectMembers lists the members of the object b in order; ok is false
 // when b is not a valid JSON object.

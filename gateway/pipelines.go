@@ -382,21 +382,31 @@ func (e pipelinesExec) Unload(context.Context, string) error { return nil }
 // notifications whose progress counts finished steps (with a fraction for
 // the events in between, so it always increases) of the total.
 func (e pipelinesExec) Call(ctx context.Context, req sdk.CallRequest, call sdk.Call) (json.RawMessage, error) {
+	name, args, err := pipelineCall(req)
+	if err != nil {
+		return nil, err
+	}
+	p := e.ps.lookup(name)
+	if p == nil {
+		return nil, &sdk.RPCError{Code: sdk.CodeInvalidParams, Message: fmt.Sprintf("no pipeline %q is loaded (it was removed or has problems; see `skillgate servers`)", name)}
+	}
+	return e.ps.run(ctx, p, args, call)
+}
+
+// pipelineCall reads the tool name and arguments of a call to a pipeline
+// executor (the pipelines dirs' or a skill's).
+func pipelineCall(req sdk.CallRequest) (string, json.RawMessage, error) {
 	if req.Method != "tools/call" {
-		return nil, &sdk.RPCError{Code: sdk.CodeMethodNotFound, Message: req.Method + " is not served by pipelines"}
+		return "", nil, &sdk.RPCError{Code: sdk.CodeMethodNotFound, Message: req.Method + " is not served by pipelines"}
 	}
 	var params struct {
 		Name      string          `json:"name"`
 		Arguments json.RawMessage `json:"arguments"`
 	}
 	if err := json.Unmarshal(req.Params, &params); err != nil {
-		return nil, &sdk.RPCError{Code: sdk.CodeInvalidParams, Message: err.Error()}
+		return "", nil, &sdk.RPCError{Code: sdk.CodeInvalidParams, Message: err.Error()}
 	}
-	p := e.ps.lookup(params.Name)
-	if p == nil {
-		return nil, &sdk.RPCError{Code: sdk.CodeInvalidParams, Message: fmt.Sprintf("no pipeline %q is loaded (it was removed or has problems; see `skillgate servers`)", params.Name)}
-	}
-	return e.ps.run(ctx, p, params.Arguments, call)
+	return params.Name, params.Arguments, nil
 }
 
 // run runs one pipeline of any source (the config's or a skill's) on the

@@ -194,24 +194,18 @@ func (e skillPipelinesExec) Load(context.Context, sdk.LoadRequest) (sdk.Definiti
 func (e skillPipelinesExec) Unload(context.Context, string) error { return nil }
 
 func (e skillPipelinesExec) Call(ctx context.Context, req sdk.CallRequest, call sdk.Call) (json.RawMessage, error) {
-	if req.Method != "tools/call" {
-		return nil, &sdk.RPCError{Code: sdk.CodeMethodNotFound, Message: req.Method + " is not served by pipelines"}
-	}
-	var params struct {
-		Name      string          `json:"name"`
-		Arguments json.RawMessage `json:"arguments"`
-	}
-	if err := json.Unmarshal(req.Params, &params); err != nil {
-		return nil, &sdk.RPCError{Code: sdk.CodeInvalidParams, Message: err.Error()}
+	name, args, err := pipelineCall(req)
+	if err != nil {
+		return nil, err
 	}
 	var p *pipelines.Pipeline
 	e.room.pipeMu.Lock()
 	if sp := e.room.pipes[e.skill]; sp != nil {
-		p = sp.byName[params.Name]
+		p = sp.byName[name]
 	}
 	e.room.pipeMu.Unlock()
 	if p == nil {
-		return nil, &sdk.RPCError{Code: sdk.CodeInvalidParams, Message: fmt.Sprintf("skill %s has no pipeline %q loaded (it was removed or has problems; see `skillgate servers`)", e.skill, params.Name)}
+		return nil, &sdk.RPCError{Code: sdk.CodeInvalidParams, Message: fmt.Sprintf("skill %s has no pipeline %q loaded (it was removed or has problems; see `skillgate servers`)", e.skill, name)}
 	}
-	return e.g.pipes.run(ctx, p, params.Arguments, call)
+	return e.g.pipes.run(ctx, p, args, call)
 }
