@@ -157,12 +157,35 @@ fi
 DOCKER_SOCK=/var/run/docker.sock
 DOCKERD_LOG=$ROOT/.cache/dockerd.log
 docker_up() { docker version --format '{{.Server.APIVersion}}' >/dev/null 2>&1; }
+# dockerd_runs reads /proc rather than needing procps' pgrep; a zombie (state
+# Z, killed but not yet reaped) does not count.
+dockerd_runs() {
+	local dir stat
+	for dir in /proc/[0-9]*; do
+		[[ $(cat "$dir/comm" 2>/dev/null) == dockerd ]] || continue
+		stat=$(cat "$dir/stat" 2>/dev/null) || continue
+		stat=${stat##*) }
+		[[ ${stat:0:1} == Z ]] || return 0
+	done
+	return 1
+}
 if ! command -v docker >/dev/null 2>&1; then
 	die "dockerd is installed but the docker CLI is not on PATH" "apt-get install -y docker.io"
 fi
 if docker_up; then
 	say "docker engine up (API $(docker version --format '{{.Server.APIVersion}}' 2>/dev/null))"
 else
+	# A machine restored from a snapshot can carry the socket and pid file of
+	# a daemon that no longer runs: with no dockerd process, they are stale
+	# and would stop a new daemon from starting.
+	if [[ -z ${DOCKER_HOST:-} && -S $DOCKER_SOCK ]] && ! dockerd_runs; then
+		say "removing the stale $DOCKER_SOCK (no dockerd process runs)"
+		if [[ $(id -u) -eq 0 ]]; then
+			rm -f "$DOCKER_SOCK" /var/run/docker.pid
+		else
+			sudo -n rm -f "$DOCKER_SOCK" /var/run/docker.pid || true
+		fi
+	fi
 	if [[ -z ${DOCKER_HOST:-} && ! -S $DOCKER_SOCK ]]; then
 		sudo=()
 		if [[ $(id -u) -ne 0 ]]; then
@@ -184,8 +207,15 @@ else
 		docker_up && break
 		sleep 0.5
 	done
-	docker_up || die "the Docker engine does not answer (docker version failed)" \
-		"see the daemon's log: $DOCKERD_LOG" \
-		"a stale $DOCKER_SOCK without a daemon: remove it and re-run this script"
+	if ! docker_up; then
+		# Show why: the client's own error and the end of the daemon's log.
+		docker version 2>&1 | tail -n 3 | sed 's/^/test-deps:   docker: /' >&2 || true
+		if [[ -f $DOCKERD_LOG ]]; then
+			tail -n 20 "$DOCKERD_LOG" | sed 's/^/test-deps:   dockerd: /' >&2
+		fi
+		die "the Docker engine does not answer (docker version failed)" \
+			"the daemon's log: $DOCKERD_LOG (its last lines are above)" \
+			"with DOCKER_HOST set, that daemon must answer; it is never started here"
+	fi
 	say "docker engine up (API $(docker version --format '{{.Server.APIVersion}}' 2>/dev/null))"
 fi
