@@ -20,6 +20,9 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-plugin"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	"github.com/skillgate/skillgate/internal/testenv"
 	"github.com/skillgate/skillgate/plugins/host"
@@ -56,10 +59,23 @@ func helper(mode string) int {
 		return 1
 	case "hang":
 		time.Sleep(time.Hour)
-	case "v2":
+	case "future":
+		// An executor of a protocol this gateway does not know yet.
 		hs := sdk.Handshake
-		hs.ProtocolVersion = 2
+		hs.ProtocolVersion = sdk.ProtocolVersion + 7
 		plugin.Serve(&plugin.ServeConfig{HandshakeConfig: hs, Plugins: sdk.PluginSet(newEcho(), nil), GRPCServer: sdk.NewGRPCServer})
+	case "v1":
+		// An executor built against an SDK that spoke only protocol 1: a
+		// single-version handshake, and no Calls stream.
+		hs := sdk.Handshake
+		hs.ProtocolVersion = 1
+		plugin.Serve(&plugin.ServeConfig{
+			HandshakeConfig: hs,
+			Plugins:         plugin.PluginSet{sdk.PluginName: &sdk.GRPCPlugin{Impl: newEcho(), Version: 1}},
+			GRPCServer: func(opts []grpc.ServerOption) *grpc.Server {
+				return sdk.NewGRPCServer(append(opts, grpc.StreamInterceptor(refuseCalls)))
+			},
+		})
 	default:
 		fmt.Fprintf(os.Stderr, "unknown mode %q\n", mode)
 		return 2
@@ -327,3 +343,12 @@ func startPlugin(t *testing.T, spec host.Spec, opts host.Options) *host.Plugin {
 }
 
 func isShutdown(err error) bool { return errors.Is(err, sdk.ErrPluginShutdown) }
+
+// refuseCalls makes a protocol 1 executor of the v1 helper: the SDK serves
+// the Calls stream, an executor built before protocol 2 did not.
+func refuseCalls(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
+	if strings.HasSuffix(info.FullMethod, "/Calls") {
+		return status.Error(codes.Unimplemented, "unknown method Calls (a protocol 1 executor)")
+	}
+	return handler(srv, ss)
+}

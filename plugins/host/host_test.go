@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io/fs"
 	"log/slog"
 	"os"
@@ -13,6 +14,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -373,7 +375,7 @@ func TestStartErrors(t *testing.T) {
 		{name: "prints garbage", spec: helperSpec(t, "garbage"), is: host.ErrHandshake, mention: []string{`"echo"`, "hello, I am not a plugin", "sdk.Serve"}},
 		{name: "shell script", spec: scr, is: host.ErrHandshake, mention: []string{"not a plugin either"}},
 		{name: "exits", spec: helperSpec(t, "exit"), is: host.ErrHandshake, mention: []string{"exited before the go-plugin handshake", "exit status 1", "boom: config missing"}},
-		{name: "protocol mismatch", spec: helperSpec(t, "v2"), is: host.ErrHandshake, mention: []string{"another executor protocol", "version 1"}},
+		{name: "protocol mismatch", spec: helperSpec(t, "future"), is: host.ErrHandshake, mention: []string{"another executor protocol", "versions 1 to 2"}},
 		{name: "timeout", spec: helperSpec(t, "hang"), opts: host.Options{StartTimeout: 500 * time.Millisecond}, is: host.ErrStartTimeout, mention: []string{"500ms"}},
 		{name: "context", spec: helperSpec(t, "hang"), ctx: 300 * time.Millisecond, is: context.DeadlineExceeded},
 		{name: "bad name", spec: badName, is: host.ErrInvalidName},
@@ -606,4 +608,100 @@ func TestDiscover(t *testing.T) {
 	if !slices.ContainsFunc(errs, func(err error) bool { return errors.Is(err, host.ErrNotExecutable) }) {
 		t.Error("no ErrNotExecutable")
 	}
+}
+
+// TestProtocolVersions runs the same calls against an executor built with
+// this SDK (protocol 2: every call on one Calls stream) and one built
+// against an SDK that spoke only protocol 1 (a stream per call, no Calls
+// method at all): the handshake settles on each one's version and both
+// serve results, progress, errors and cancellation the same way.
+func TestProtocolVersions(t *testing.T) {
+	for _, tc := range []struct {
+		mode string
+		want int
+	}{{"serve", sdk.ProtocolVersion}, {"v1", 1}} {
+		t.Run(tc.mode, func(t *testing.T) {
+			checkLeaks(t)
+			p := startPlugin(t, helperSpec(t, tc.mode), host.Options{Logger: slog.New(newLogSink())})
+			ctx := context.Background()
+			if got := p.Status().Protocol; got != tc.want {
+				t.Fatalf("negotiated protocol %d, want %d", got, tc.want)
+			}
+			if _, err := p.Load(ctx, sdk.LoadRequest{Source: "a", Kind: "echo", Spec: json.RawMessage(`{}`)}); err != nil {
+				t.Fatal(err)
+			}
+
+			// Concurrent calls, each must get its own answer.
+			var wg sync.WaitGroup
+			errs := make(chan error, 64)
+			for i := range 64 {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					want := fmt.Sprintf(`{"i":%d}`, i)
+					res, err := p.Call(ctx, sdk.CallRequest{Source: "a", Method: "echo", Params: json.RawMessage(want)}, nil)
+					if err != nil || string(res) != want {
+						errs <- fmt.Errorf("call %d = %s, %v", i, res, err)
+					}
+				}()
+			}
+			wg.Wait()
+			close(errs)
+			for err := range errs {
+				t.Error(err)
+			}
+
+			// Sentinel errors cross either way.
+			_, err := p.Call(ctx, sdk.CallRequest{Source: "a", Method: "nope"}, nil)
+			if !errors.Is(err, sdk.ErrUnsupported) || !strings.Contains(err.Error(), "method nope") {
+				t.Errorf("unknown method: %v, want ErrUnsupported naming it", err)
+			}
+
+			// Progress reaches the call before it is cancelled; the
+			// cancellation reaches the executor (block returns), and the
+			// connection keeps serving.
+			rec := &progressRec{got: make(chan sdk.Progress, 1)}
+			cctx, cancel := context.WithCancel(ctx)
+			done := make(chan error, 1)
+			go func() {
+				_, err := p.Call(cctx, sdk.CallRequest{Source: "a", Method: "block"}, rec)
+				done <- err
+			}()
+			select {
+			case pr := <-rec.got:
+				if pr.Message != "blocking" {
+					t.Errorf("progress %+v", pr)
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatal("no progress from the blocking call")
+			}
+			cancel()
+			select {
+			case err := <-done:
+				if !errors.Is(err, context.Canceled) {
+					t.Errorf("cancelled call: %v, want context.Canceled", err)
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatal("a cancelled call did not return")
+			}
+			res, err := p.Call(ctx, sdk.CallRequest{Source: "a", Method: "echo", Params: json.RawMessage(`1`)}, nil)
+			if err != nil || string(res) != "1" {
+				t.Errorf("call after a cancellation = %s, %v", res, err)
+			}
+		})
+	}
+}
+
+// progressRec is an sdk.Call that hands on the first progress report.
+type progressRec struct {
+	sdk.Call
+	got chan sdk.Progress
+}
+
+func (r *progressRec) Progress(p sdk.Progress) error {
+	select {
+	case r.got <- p:
+	default:
+	}
+	return nil
 }

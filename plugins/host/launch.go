@@ -73,7 +73,7 @@ func (p *Plugin) launch(ctx, life context.Context) (*instance, sdk.Info, error) 
 	pr := newProc(name, nil, stderr)
 	gp := plugin.NewClient(&plugin.ClientConfig{
 		HandshakeConfig:  sdk.Handshake,
-		Plugins:          sdk.PluginSet(nil, p.opts.Host),
+		VersionedPlugins: sdk.VersionedPlugins(nil, p.opts.Host),
 		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
 		RunnerFunc: func(_ hclog.Logger, base *exec.Cmd, _ string) (runner.Runner, error) {
 			// base carries only go-plugin's variables (SkipHostEnv).
@@ -177,8 +177,8 @@ func (p *Plugin) startError(ctx, startCtx context.Context, pr *proc, stderr *lin
 	case msg == "plugin exited before we could connect":
 		return fmt.Errorf("start %s: %w: it exited before the go-plugin handshake%s", what, ErrHandshake, note)
 	case strings.HasPrefix(msg, "incompatible API version"):
-		return fmt.Errorf("start %s: %w: it speaks another executor protocol (%s), this gateway speaks version %d; "+
-			"rebuild it against a matching plugins/sdk", what, ErrHandshake, firstLine(msg), sdk.ProtocolVersion)
+		return fmt.Errorf("start %s: %w: it speaks another executor protocol (%s), this gateway speaks versions %d to %d; "+
+			"rebuild it against a matching plugins/sdk", what, ErrHandshake, firstLine(msg), sdk.MinProtocolVersion, sdk.ProtocolVersion)
 	case strings.HasPrefix(msg, "incompatible core API version"),
 		strings.HasPrefix(msg, "unsupported plugin protocol"),
 		strings.HasPrefix(msg, "error parsing"),

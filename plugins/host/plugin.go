@@ -94,6 +94,9 @@ type Status struct {
 	State State
 	// PID is the plugin process's id while it runs, else 0.
 	PID int
+	// Protocol is the executor protocol version negotiated with the running
+	// process (sdk.MinProtocolVersion to sdk.ProtocolVersion), else 0.
+	Protocol int
 	// Restarts counts launch attempts after the first start, failed ones
 	// included.
 	Restarts int
@@ -410,6 +413,7 @@ func (p *Plugin) publishLocked(inst *instance) {
 	p.status = Status{
 		State:     StateRunning,
 		PID:       inst.pid,
+		Protocol:  inst.exec.Version(),
 		Restarts:  p.status.Restarts,
 		LastError: p.status.LastError,
 		Since:     time.Now(),

@@ -72,6 +72,7 @@ func (p *Plugin) markDown(inst *instance) bool {
 	p.cur.Store(nil)
 	p.status.State = StateRestarting
 	p.status.PID = 0
+	p.status.Protocol = 0
 	p.status.LastError = inst.cause
 	p.status.Since = time.Now()
 	restarts := p.status.Restarts

@@ -31,6 +31,11 @@ type Client struct {
 
 	calls  sync.Map // call id -> Call
 	nextID atomic.Uint64
+
+	// version is the protocol version negotiated in the handshake; from 2
+	// on, calls share one Calls stream (mux).
+	version int
+	mux     mux
 }
 
 var (
@@ -38,8 +43,9 @@ var (
 	_ Watcher  = (*Client)(nil)
 )
 
-func newClient(broker *plugin.GRPCBroker, conn *grpc.ClientConn, host Host) *Client {
-	c := &Client{client: pb.NewExecutorClient(conn), broker: broker, host: host}
+func newClient(broker *plugin.GRPCBroker, conn *grpc.ClientConn, host Host, version int) *Client {
+	c := &Client{client: pb.NewExecutorClient(conn), broker: broker, host: host, version: version}
+	c.mux.client = c.client
 	if broker != nil {
 		c.hostID = broker.NextId()
 		go broker.AcceptAndServe(c.hostID, func(opts []grpc.ServerOption) *grpc.Server {
@@ -93,9 +99,15 @@ func (c *Client) Call(ctx context.Context, req CallRequest, call Call) (json.Raw
 		}
 		defer c.calls.Delete(req.CallID)
 	}
-	stream, err := c.client.Call(ctx, &pb.CallRequest{
-		Source: req.Source, Method: req.Method, Params: req.Params, CallId: req.CallID,
-	})
+	preq := &pb.CallRequest{Source: req.Source, Method: req.Method, Params: req.Params, CallId: req.CallID}
+	if c.version >= 2 {
+		s, err := c.mux.stream()
+		if err != nil {
+			return nil, err
+		}
+		return s.call(ctx, preq, call)
+	}
+	stream, err := c.client.Call(ctx, preq)
 	if err != nil {
 		return nil, fromStatus(ctx, err)
 	}
@@ -153,9 +165,13 @@ func (c *Client) Watch(ctx context.Context, emit func(Change)) error {
 	}
 }
 
-// Close stops the host callback service. The plugin process itself is
-// owned by whoever started it.
+// Version is the executor protocol version negotiated with the plugin.
+func (c *Client) Version() int { return c.version }
+
+// Close stops the host callback service and ends the calls stream. The
+// plugin process itself is owned by whoever started it.
 func (c *Client) Close() error {
+	c.mux.close()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if !c.closed && c.server != nil {

@@ -105,9 +105,23 @@ func resultToPB(res json.RawMessage, err error) (*pb.Result, error) {
 	return nil, toStatus(err)
 }
 
+// resultToFramePB is resultToPB for the Calls stream, where an error that
+// is not a JSON-RPC error travels in the result as a Failure.
+func resultToFramePB(res json.RawMessage, err error) *pb.Result {
+	r, err := resultToPB(res, err)
+	if err != nil {
+		st, _ := status.FromError(err)
+		return &pb.Result{Failure: &pb.Failure{Code: uint32(st.Code()), Message: st.Message()}}
+	}
+	return r
+}
+
 func resultFromPB(r *pb.Result) (json.RawMessage, error) {
 	if r == nil {
 		return nil, &RPCError{Code: CodeInternalError, Message: "executor returned no result"}
+	}
+	if f := r.Failure; f != nil {
+		return nil, errorFromCode(codes.Code(f.Code), f.Message)
 	}
 	if r.Error != nil {
 		return nil, &RPCError{Code: r.Error.Code, Message: r.Error.Message, Data: r.Error.Data}
@@ -143,6 +157,17 @@ func toStatus(err error) error {
 	return status.Error(codes.Unknown, err.Error())
 }
 
+// errorFromCode turns a status code and message that an executor's error
+// was mapped to back into an error matching the same sentinel.
+func errorFromCode(code codes.Code, msg string) error {
+	for _, s := range sentinelCodes {
+		if s.code == code {
+			return &remoteError{msg: msg, sentinel: s.err}
+		}
+	}
+	return errors.New(msg)
+}
+
 // remoteError carries the other side's message and matches the sentinel
 // that its status code stands for.
 type remoteError struct {
@@ -169,13 +194,6 @@ func fromStatus(ctx context.Context, err error) error {
 	switch st.Code() {
 	case codes.Unavailable, codes.Canceled:
 		return &remoteError{msg: ErrPluginShutdown.Error() + ": " + st.Message(), sentinel: ErrPluginShutdown}
-	case codes.Unknown:
-		return errors.New(st.Message())
 	}
-	for _, s := range sentinelCodes {
-		if s.code == st.Code() {
-			return &remoteError{msg: st.Message(), sentinel: s.err}
-		}
-	}
-	return errors.New(st.Message())
+	return errorFromCode(st.Code(), st.Message())
 }

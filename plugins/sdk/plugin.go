@@ -23,6 +23,11 @@ type GRPCPlugin struct {
 	Impl Executor
 	// Host serves executor-wide callbacks on the gateway side.
 	Host Host
+	// Version is the protocol version this plugin set stands for in the
+	// handshake (0 means 1). The gateway side uses what it offers: from 2
+	// on, one Calls stream for every call. The plugin side serves every
+	// version whatever this says.
+	Version int
 }
 
 var _ plugin.GRPCPlugin = (*GRPCPlugin)(nil)
@@ -36,14 +41,27 @@ func (p *GRPCPlugin) GRPCServer(broker *plugin.GRPCBroker, s *grpc.Server) error
 // GRPCClient returns a *Client talking to the plugin (gateway side). It also
 // starts the host callback service on the broker.
 func (p *GRPCPlugin) GRPCClient(ctx context.Context, broker *plugin.GRPCBroker, conn *grpc.ClientConn) (any, error) {
-	return newClient(broker, conn, p.Host), nil
+	return newClient(broker, conn, p.Host, max(p.Version, 1)), nil
 }
 
-// PluginSet returns the go-plugin plugin set for an executor: what
-// plugin.ClientConfig.Plugins needs on the gateway side (impl nil) and what
-// plugin.ServeConfig.Plugins needs on the plugin side.
+// PluginSet returns the go-plugin plugin set for an executor at the newest
+// protocol version: what a single-version plugin.ClientConfig.Plugins or
+// plugin.ServeConfig.Plugins needs (impl nil on the gateway side), and what
+// an in-memory connection such as plugin.TestPluginGRPCConn takes.
 func PluginSet(impl Executor, host Host) plugin.PluginSet {
-	return plugin.PluginSet{PluginName: &GRPCPlugin{Impl: impl, Host: host}}
+	return plugin.PluginSet{PluginName: &GRPCPlugin{Impl: impl, Host: host, Version: ProtocolVersion}}
+}
+
+// VersionedPlugins returns the plugin sets of every protocol version this
+// SDK speaks, for plugin.ClientConfig.VersionedPlugins (gateway side) and
+// plugin.ServeConfig.VersionedPlugins (plugin side): the handshake then
+// settles on the newest version both ends know.
+func VersionedPlugins(impl Executor, host Host) map[int]plugin.PluginSet {
+	sets := make(map[int]plugin.PluginSet, ProtocolVersion-MinProtocolVersion+1)
+	for v := MinProtocolVersion; v <= ProtocolVersion; v++ {
+		sets[v] = plugin.PluginSet{PluginName: &GRPCPlugin{Impl: impl, Host: host, Version: v}}
+	}
+	return sets
 }
 
 // Serve serves impl as an executor plugin over stdin/stdout as go-plugin
@@ -56,8 +74,8 @@ func Serve(impl Executor) {
 		go exitOnStdinEOF()
 	}
 	plugin.Serve(&plugin.ServeConfig{
-		HandshakeConfig: Handshake,
-		Plugins:         PluginSet(impl, nil),
+		HandshakeConfig:  Handshake,
+		VersionedPlugins: VersionedPlugins(impl, nil),
 		GRPCServer:      NewGRPCServer,
 		Logger: hclog.New(&hclog.LoggerOptions{
 			Name: "executor", Level: hclog.Info, Output: os.Stderr, JSONFormat: true,

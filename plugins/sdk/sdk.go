@@ -7,13 +7,23 @@ import (
 	"github.com/hashicorp/go-plugin"
 )
 
-// ProtocolVersion is the executor protocol version this SDK speaks.
+// ProtocolVersion is the newest executor protocol version this SDK speaks,
+// and MinProtocolVersion the oldest. A plugin built with this SDK serves
+// every version in between; the go-plugin handshake picks the newest one
+// both sides know, so gateways and executors built against different SDK
+// releases keep working together.
 //
 // History:
 //
 //	1: Info, Load, Unload, Call (server-streamed events), Watch;
 //	   host callbacks CallTool, ClientRequest, Log over the go-plugin broker.
-const ProtocolVersion = 1
+//	2: Calls, one bidirectional stream that multiplexes every call (and its
+//	   cancellation) instead of a stream per call. Nothing else changed:
+//	   an Executor implementation is the same Go code for both.
+const (
+	ProtocolVersion    = 2
+	MinProtocolVersion = 1
+)
 
 // PluginName is the name under which an executor is dispensed.
 const PluginName = "executor"

@@ -5,15 +5,20 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/hashicorp/go-plugin"
 	"github.com/skillgate/skillgate/plugins/sdk"
 	"github.com/skillgate/skillgate/plugins/sdk/sdktest"
 )
 
 // echo is a small executor used to exercise every part of the contract.
-type echo struct{ host sdk.Host }
+type echo struct {
+	host      sdk.Host
+	cancelled chan string // the ids of blocked calls whose context ended
+}
 
 func (e *echo) SetHost(h sdk.Host) { e.host = h }
 
@@ -50,6 +55,9 @@ func (e *echo) Call(ctx context.Context, req sdk.CallRequest, call sdk.Call) (js
 		return nil, &sdk.RPCError{Code: -32602, Message: "bad params", Data: json.RawMessage(`{"field":"x"}`)}
 	case "block":
 		<-ctx.Done()
+		if e.cancelled != nil {
+			e.cancelled <- req.CallID
+		}
 		return nil, ctx.Err()
 	case "log":
 		return json.RawMessage(`{}`), e.host.Log(ctx, "info", "hello", map[string]string{"k": "v"})
@@ -64,10 +72,47 @@ func (h logHost) Log(_ context.Context, level, msg string, attrs map[string]stri
 	return nil
 }
 
+// start serves impl at one protocol version over an in-memory connection.
+func start(t *testing.T, impl sdk.Executor, host sdk.Host, version int) *sdk.Client {
+	t.Helper()
+	if version == sdk.ProtocolVersion {
+		return sdktest.Start(t, impl, host) // what executor authors use
+	}
+	client, server := plugin.TestPluginGRPCConn(t, false, plugin.PluginSet{
+		sdk.PluginName: &sdk.GRPCPlugin{Impl: impl, Host: host, Version: version},
+	})
+	t.Cleanup(func() {
+		server.Stop()
+		_ = client.Close()
+	})
+	raw, err := client.Dispense(sdk.PluginName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := raw.(*sdk.Client)
+	t.Cleanup(func() { _ = c.Close() })
+	if _, err := c.Info(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// TestContract runs the whole contract at every protocol version: 1 (a
+// stream per call) and 2 (every call on one Calls stream).
 func TestContract(t *testing.T) {
+	for v := sdk.MinProtocolVersion; v <= sdk.ProtocolVersion; v++ {
+		t.Run(fmt.Sprintf("protocol %d", v), func(t *testing.T) { testContract(t, v) })
+	}
+}
+
+func testContract(t *testing.T, version int) {
 	ctx := context.Background()
 	host := logHost{got: make(chan string, 1)}
-	c := sdktest.Start(t, &echo{}, host)
+	impl := &echo{cancelled: make(chan string, 1)}
+	c := start(t, impl, host, version)
+	if c.Version() != version {
+		t.Fatalf("client speaks protocol %d, want %d", c.Version(), version)
+	}
 
 	info, err := c.Info(ctx)
 	if err != nil || info.Name != "echo" || info.Kinds[0] != "echo" {
@@ -138,10 +183,37 @@ func TestContract(t *testing.T) {
 	t.Run("cancellation reaches the executor", func(t *testing.T) {
 		cctx, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
 		defer cancel()
-		_, err := c.Call(cctx, sdk.CallRequest{Method: "block"}, &sdktest.Recorder{})
+		_, err := c.Call(cctx, sdk.CallRequest{Method: "block", CallID: "blocker"}, &sdktest.Recorder{})
 		if !errors.Is(err, context.DeadlineExceeded) {
 			t.Fatalf("err = %v", err)
 		}
+		select {
+		case id := <-impl.cancelled:
+			if id != "blocker" {
+				t.Errorf("cancelled call %q, want blocker", id)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("the executor's call was never cancelled")
+		}
+	})
+	t.Run("concurrent calls get their own results and events", func(t *testing.T) {
+		var wg sync.WaitGroup
+		for i := range 50 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				rec := &sdktest.Recorder{}
+				want := fmt.Sprintf(`{"i":%d}`, i)
+				res, err := c.Call(ctx, sdk.CallRequest{Method: "progress", Params: json.RawMessage(want)}, rec)
+				if err != nil || string(res) != want {
+					t.Errorf("call %d = %s, %v", i, res, err)
+				}
+				if len(rec.Progresses) != 3 || len(rec.Notifications) != 1 {
+					t.Errorf("call %d: %d progress, %d notifications, want 3 and 1", i, len(rec.Progresses), len(rec.Notifications))
+				}
+			}()
+		}
+		wg.Wait()
 	})
 	t.Run("host log", func(t *testing.T) {
 		if _, err := c.Call(ctx, sdk.CallRequest{Method: "log"}, &sdktest.Recorder{}); err != nil {

@@ -3,6 +3,8 @@ package sdk
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"io"
 	"sync"
 
 	"github.com/hashicorp/go-plugin"
@@ -71,7 +73,7 @@ func (s *grpcServer) Unload(ctx context.Context, req *pb.UnloadRequest) (*pb.Unl
 }
 
 func (s *grpcServer) Call(req *pb.CallRequest, stream pb.Executor_CallServer) error {
-	call := &streamCall{stream: stream, host: s.hostClient(), callID: req.CallId}
+	call := &streamCall{out: stream.Send, host: s.hostClient(), callID: req.CallId}
 	res, err := s.impl.Call(stream.Context(), CallRequest{
 		Source: req.Source, Method: req.Method, Params: req.Params, CallID: req.CallId,
 	}, call)
@@ -86,6 +88,135 @@ func (s *grpcServer) Call(req *pb.CallRequest, stream pb.Executor_CallServer) er
 	}
 	return stream.Send(&pb.CallEvent{Event: &pb.CallEvent_Result{Result: result}})
 }
+
+// Calls serves protocol 2's multiplexed stream: every frame starts or
+// cancels a call; calls run concurrently on reused goroutines and their
+// events go out tagged with their ids. When the stream ends, every call
+// still running is cancelled and nothing more is sent.
+func (s *grpcServer) Calls(stream pb.Executor_CallsServer) error {
+	ctx := stream.Context()
+	out := &callsOut{stream: stream}
+	pool := newWorkers()
+	var mu sync.Mutex
+	running := make(map[string]context.CancelFunc)
+	defer func() {
+		out.close()
+		pool.close()
+		mu.Lock()
+		for _, cancel := range running {
+			cancel()
+		}
+		mu.Unlock()
+	}()
+	host := s.hostClient()
+	for {
+		f, err := stream.Recv()
+		if err != nil {
+			if err == io.EOF {
+				return nil
+			}
+			return err
+		}
+		switch fr := f.Frame.(type) {
+		case *pb.CallFrame_Cancel:
+			mu.Lock()
+			if cancel := running[fr.Cancel]; cancel != nil {
+				cancel()
+			}
+			mu.Unlock()
+		case *pb.CallFrame_Start:
+			req := fr.Start
+			if req == nil {
+				continue
+			}
+			mu.Lock()
+			_, dup := running[req.CallId]
+			var cctx context.Context
+			var cancel context.CancelFunc
+			if !dup {
+				cctx, cancel = context.WithCancel(ctx)
+				running[req.CallId] = cancel
+			}
+			mu.Unlock()
+			if dup {
+				out.send(req.CallId, &pb.CallEvent{Event: &pb.CallEvent_Result{Result: resultToFramePB(nil,
+					fmt.Errorf("call id %q is already in use", req.CallId))}})
+				continue
+			}
+			pool.run(func() {
+				defer cancel()
+				id := req.CallId
+				call := &streamCall{out: func(ev *pb.CallEvent) error { return out.send(id, ev) }, host: host, callID: id}
+				res, err := s.impl.Call(cctx, CallRequest{
+					Source: req.Source, Method: req.Method, Params: req.Params, CallID: id,
+				}, call)
+				call.finish()
+				mu.Lock()
+				delete(running, id)
+				mu.Unlock()
+				_ = out.send(id, &pb.CallEvent{Event: &pb.CallEvent_Result{Result: resultToFramePB(res, err)}})
+			})
+		}
+	}
+}
+
+// callsOut serialises sends on a Calls stream and stops them once the
+// handler returned.
+type callsOut struct {
+	mu     sync.Mutex
+	stream pb.Executor_CallsServer
+	closed bool
+}
+
+func (o *callsOut) send(id string, ev *pb.CallEvent) error {
+	ev.CallId = id
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.closed {
+		return nil
+	}
+	return o.stream.Send(ev)
+}
+
+func (o *callsOut) close() {
+	o.mu.Lock()
+	o.closed = true
+	o.mu.Unlock()
+}
+
+// workers runs calls on goroutines that outlive one call: a call's stack
+// (executor, upstream wire, JSON) is deep, and a fresh goroutine would grow
+// its stack again for every call. Idle workers wait for the next call until
+// the stream ends; there are never more than the most calls ever in flight.
+type workers struct {
+	tasks chan func()
+	quit  chan struct{}
+}
+
+func newWorkers() *workers {
+	return &workers{tasks: make(chan func()), quit: make(chan struct{})}
+}
+
+func (w *workers) run(f func()) {
+	select {
+	case w.tasks <- f: // an idle worker took it
+	default:
+		go w.loop(f)
+	}
+}
+
+func (w *workers) loop(f func()) {
+	for {
+		f()
+		select {
+		case f = <-w.tasks:
+		case <-w.quit:
+			return
+		}
+	}
+}
+
+func (w *workers) close() { close(w.quit) }
 
 func (s *grpcServer) Watch(req *pb.WatchRequest, stream pb.Executor_WatchServer) error {
 	w, ok := s.impl.(Watcher)
@@ -119,7 +250,7 @@ func (s *grpcServer) Watch(req *pb.WatchRequest, stream pb.Executor_WatchServer)
 // streamCall is the plugin side's Call: events go out on the call's stream,
 // requests go to the host over the broker.
 type streamCall struct {
-	stream pb.Executor_CallServer
+	out    func(*pb.CallEvent) error
 	host   pb.HostClient
 	callID string
 
@@ -135,7 +266,15 @@ func (c *streamCall) send(ev *pb.CallEvent) error {
 	if c.done {
 		return nil
 	}
-	return c.stream.Send(ev)
+	return c.out(ev)
+}
+
+// finish stops the call's events: nothing is sent for it after this, even
+// by goroutines the executor left running.
+func (c *streamCall) finish() {
+	c.mu.Lock()
+	c.done = true
+	c.mu.Unlock()
 }
 
 func (c *streamCall) Progress(p Progress) error {
