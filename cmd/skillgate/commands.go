@@ -445,6 +445,7 @@ func newPluginCmd() *cobra.Command {
 			if !ok {
 				return fmt.Errorf("no built-in executor %q (have %v)", args[0], builtin.Names())
 			}
+			builtin.TuneProcess(args[0])
 			if c, ok := ex.(io.Closer); ok {
 				// Upstreams the executor started die with it, grandchildren included.
 				defer c.Close()
