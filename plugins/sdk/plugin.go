@@ -89,7 +89,7 @@ func Serve(impl Executor) {
 const EnvExitOnStdinEOF = "SKILLGATE_EXIT_ON_STDIN_EOF"
 
 func exitOnStdinEOF() {
-	_, _ = io.Copy(io.Discard, os.Stdin)
+	_, _ = io.Copy(io.Discard, pollableStdin())
 	os.Exit(0)
 }
 
