@@ -62,6 +62,9 @@ type Server struct {
 	snap   atomic.Pointer[catalog.Snapshot]
 
 	updateMu sync.Mutex
+	// registered is what Update last registered with mcp-go, by tool name
+	// (guarded by updateMu).
+	registered map[string]registeredTool
 	sessions sync.Map      // session id mcp-go issued -> *session
 	inflight sync.Map      // session id + "\x00" + request id -> cancel of a fast-path call
 	notified atomic.Uint64 // notifications sent to all sessions so far
@@ -140,20 +143,32 @@ func (s *Server) Update(snap *catalog.Snapshot) {
 	s.updateMu.Lock()
 	defer s.updateMu.Unlock()
 
-	tools := make([]server.ServerTool, 0, len(snap.Tools()))
+	// Only new and changed tools are converted for mcp-go and registered
+	// again: a source's reload leaves the other sources' tools as they
+	// were, and turning a definition into mcp-go's Tool (and mcp-go
+	// checking it) is most of what a publish costs.
+	var tools []server.ServerTool
 	toolNames := map[string]bool{}
 	for _, name := range disclosure.Names {
 		toolNames[name] = true
 	}
+	cache := make(map[string]registeredTool, len(snap.Tools()))
 	for _, it := range snap.Tools() {
+		if r, ok := s.registered[it.Name]; ok && bytes.Equal(r.raw, it.Raw) {
+			cache[it.Name] = r
+			toolNames[it.Name] = true
+			continue
+		}
 		t, err := toolFromRaw(it)
 		if err != nil {
 			s.log.Warn("tool definition not served", "tool", it.Name, "source", it.Source, "err", err)
 			continue
 		}
 		tools = append(tools, server.ServerTool{Tool: t, Handler: s.toolHandler(it.Name)})
+		cache[it.Name] = registeredTool{raw: it.Raw}
 		toolNames[it.Name] = true
 	}
+	s.registered = cache
 	prompts := make([]server.ServerPrompt, 0, len(snap.Prompts()))
 	promptNames := map[string]bool{}
 	for _, it := range snap.Prompts() {
@@ -280,6 +295,11 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 // notificationWait bounds how long a result waits for its notifications to
 // be written (see delivery).
 const notificationWait = 250 * time.Millisecond
+
+// registeredTool is a tool as Update registered it with mcp-go.
+type registeredTool struct {
+	raw []byte // the catalog item's definition
+}
 
 // toolFromRaw builds mcp-go's Tool for the typed path (stdio lists and
 // tools/call dispatch), keeping both schemas as the source's bytes.
