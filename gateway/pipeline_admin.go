@@ -6,9 +6,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"time"
+
+	"github.com/skillgate/skillgate/internal/names"
 
 	"github.com/skillgate/skillgate/pipelines"
 	"github.com/skillgate/skillgate/plugins/sdk"
@@ -150,8 +151,6 @@ func pipelineSource(p *pipelines.Pipeline) (string, error) {
 	return string(b), nil
 }
 
-var pipelineNameRE = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
-
 // ownFile returns the file p alone is defined in, inside a pipelines
 // folder, or why the management tools may not change it.
 func (ps *pipelineSet) ownFile(p *pipelines.Pipeline, dirs []string) (string, error) {
@@ -177,7 +176,7 @@ func (ps *pipelineSet) ownFile(p *pipelines.Pipeline, dirs []string) (string, er
 // save validates yaml as pipeline name and writes it: a new file in the
 // first pipelines folder (create), or over its own file (update).
 func (ps *pipelineSet) save(ctx context.Context, create bool, name, src string) json.RawMessage {
-	if !pipelineNameRE.MatchString(name) {
+	if !names.Valid(name) {
 		return toolError(fmt.Sprintf("name %q: use 1 to 64 of a-z A-Z 0-9 _ -", name))
 	}
 	ps.loadMu.Lock()

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/skillgate/skillgate/internal/names"
+
 	suggestpkg "github.com/skillgate/skillgate/internal/suggest"
 
 	"github.com/expr-lang/expr/types"
@@ -15,8 +17,7 @@ import (
 )
 
 var (
-	nameRE = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
-	idRE   = regexp.MustCompile(`^[a-zA-Z_][a-zA-Z0-9_]{0,63}$`)
+	idRE = regexp.MustCompile(`^[a-zA-Z_][a-zA-Z0-9_]{0,63}$`)
 )
 
 var (
@@ -96,9 +97,9 @@ func (l *Loader) compileDoc(d *decoder, eng *engine, n *yaml.Node, name string, 
 				p.Concurrency = i
 			}
 		case "requires":
-			names, nodes, _ := d.strings(kv.v, k)
-			for i, n := range names {
-				if !nameRE.MatchString(n) {
+			reqs, nodes, _ := d.strings(kv.v, k)
+			for i, n := range reqs {
+				if !names.Valid(n) {
 					d.fail(nodes[i], k, "%q is not a service name", n)
 					continue
 				}
@@ -108,7 +109,7 @@ func (l *Loader) compileDoc(d *decoder, eng *engine, n *yaml.Node, name string, 
 			d.fail(kv.k, k, "unknown key; %s", suggest(k, pipelineKeys))
 		}
 	}
-	if !nameRE.MatchString(p.Name) {
+	if !names.Valid(p.Name) {
 		at := n
 		if nameSet {
 			at = valueOf(pairs, "name")

@@ -4,11 +4,13 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"strings"
+
+	"github.com/skillgate/skillgate/internal/names"
 )
 
 const (
 	// maxName is the longest name the big LLM APIs accept.
-	maxName = 64
+	maxName = names.Max
 	// hashHex is how many hex digits of SHA-256 a shortened name carries.
 	hashHex = 8
 	// keepPrefix is what a shortened name keeps before "_" + hash.
@@ -23,22 +25,10 @@ func joinName(namespace, sep, name string) string {
 	return namespace + sep + name
 }
 
-func nameByte(c byte) bool {
-	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '-'
-}
+func nameByte(c byte) bool { return names.Byte(c) }
 
 // validName reports whether s matches ^[a-zA-Z0-9_-]{1,64}$.
-func validName(s string) bool {
-	if len(s) == 0 || len(s) > maxName {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if !nameByte(s[i]) {
-			return false
-		}
-	}
-	return true
-}
+func validName(s string) bool { return names.Valid(s) }
 
 // finalName turns full into a valid exposed name: each character outside
 // [a-zA-Z0-9_-] (each rune, or each byte of invalid UTF-8) becomes '_', and a

@@ -12,6 +12,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/skillgate/skillgate/internal/names"
+
 	"gopkg.in/yaml.v3"
 )
 
@@ -88,7 +90,7 @@ func Import(r io.Reader, name string) (*Imported, error) {
 			d.fail(k, k.Value, nil, "duplicate server name; remove one")
 			continue
 		}
-		if !nameRe.MatchString(k.Value) {
+		if !names.Valid(k.Value) {
 			d.warns = append(d.warns, &Error{Pos: d.at(k), Field: k.Value,
 				Msg: "not a valid skillgate server name (1-64 letters, digits, _ or -); rename it after import"})
 		}

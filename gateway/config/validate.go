@@ -10,10 +10,11 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/skillgate/skillgate/internal/names"
 )
 
 var (
-	nameRe      = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
 	profileRe   = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,63}$`)
 	separatorRe = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,8}$`)
 	revisionRe  = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}$`)
@@ -121,7 +122,7 @@ func (c *Config) validate() []*Error {
 
 func (v *validator) server(name string, s *Server) {
 	f := "servers." + name
-	if !nameRe.MatchString(name) {
+	if !names.Valid(name) {
 		v.errorf(f, "server name %q must be 1-64 letters, digits, _ or -; rename it", name)
 	}
 	if s == nil {
@@ -164,7 +165,7 @@ func (v *validator) server(name string, s *Server) {
 			v.errorf(f+".env", "%q is not a variable name; remove the = or rename it", k)
 		}
 	}
-	if s.Namespace != nil && *s.Namespace != "" && !nameRe.MatchString(*s.Namespace) {
+	if s.Namespace != nil && *s.Namespace != "" && !names.Valid(*s.Namespace) {
 		v.errorf(f+".namespace", `%q must be 1-64 letters, digits, _ or - (or "" for no prefix)`, *s.Namespace)
 	}
 	v.oneOf(f+".start", s.Start, "", "eager", "lazy")
@@ -251,7 +252,7 @@ func (v *validator) disclosure() {
 	v.globs("pinned", c.Pinned)
 	for _, name := range slices.Sorted(maps.Keys(c.Bundles)) {
 		f := "bundles." + name
-		if !nameRe.MatchString(name) {
+		if !names.Valid(name) {
 			v.errorf(f, "bundle name %q must be 1-64 letters, digits, _ or -; rename it", name)
 		}
 		b := c.Bundles[name]
@@ -290,7 +291,7 @@ func (v *validator) disclosure() {
 			}
 		}
 		for i, s := range p.Skills {
-			if !nameRe.MatchString(s) {
+			if !names.Valid(s) {
 				v.errorf(fmt.Sprintf("%s.skills[%d]", f, i), "%q is not a skill name", s)
 			}
 		}

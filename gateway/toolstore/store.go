@@ -8,12 +8,13 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/skillgate/skillgate/internal/names"
 
 	"github.com/skillgate/skillgate/plugins/toolspec"
 	"github.com/skillgate/skillgate/plugins/wasm"
@@ -86,11 +87,9 @@ type Version struct {
 	Dir string `json:"dir"`
 }
 
-var nameRE = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
-
 // CheckName reports whether name can be a managed tool's name (and folder).
 func CheckName(name string) error {
-	if !nameRE.MatchString(name) {
+	if !names.Valid(name) {
 		return fmt.Errorf("%w: tool name %q must match ^[a-zA-Z0-9_-]{1,64}$", ErrBadInput, name)
 	}
 	return nil

@@ -1,6 +1,7 @@
 package host
 
 import (
+	"github.com/skillgate/skillgate/internal/names"
 	"github.com/skillgate/skillgate/plugins/sdk"
 
 	"errors"
@@ -9,7 +10,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strings"
 )
 
@@ -41,10 +41,8 @@ type Spec struct {
 // environment when they are set.
 var passEnv = []string{"PATH", "HOME", "TMPDIR", "LANG"}
 
-var validName = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
-
 func checkName(name string) error {
-	if !validName.MatchString(name) {
+	if !names.Valid(name) {
 		return fmt.Errorf("%w %q: use 1 to 64 letters, digits, '-' or '_'", ErrInvalidName, name)
 	}
 	return nil

@@ -8,10 +8,11 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+
+	"github.com/skillgate/skillgate/internal/names"
 )
 
 var (
-	nameRE        = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
 	envNameRE     = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 	placeholderRE = regexp.MustCompile(`^\{([A-Za-z_][A-Za-z0-9_-]*)\}$`)
 )
@@ -31,7 +32,7 @@ func (t *Tool) validate(p *problems) {
 	switch {
 	case t.Name == "":
 		p.at("name", "missing; name the tool with letters, digits, _ and - (at most 64)")
-	case !nameRE.MatchString(t.Name):
+	case !names.Valid(t.Name):
 		p.at("name", "%q may hold only letters, digits, _ and - (1 to 64 of them), as LLM APIs require", t.Name)
 	}
 	if strings.TrimSpace(t.Description) == "" {
@@ -120,7 +121,7 @@ func (t *Tool) validate(p *problems) {
 		}
 	}
 	for i, r := range t.Requires {
-		if !nameRE.MatchString(r) {
+		if !names.Valid(r) {
 			p.at(fmt.Sprintf("requires[%d]", i), "%q is not a service name", r)
 		}
 	}
