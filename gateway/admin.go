@@ -8,6 +8,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/skillgate/skillgate/gateway/catalog"
 	"github.com/skillgate/skillgate/gateway/config"
 	"github.com/skillgate/skillgate/gateway/disclosure"
 	"github.com/skillgate/skillgate/plugins/sdk"
@@ -93,6 +94,10 @@ func (a adminExec) Call(_ context.Context, req sdk.CallRequest, _ sdk.Call) (jso
 
 // startAdmin publishes the admin groups.
 func (g *Gateway) startAdmin(ctx context.Context) {
+	// One catalog rebuild for every group, not one per group: this is on
+	// the path of the gateway's start.
+	var loaded []*source
+	var srcs []catalog.Source
 	for i, group := range slices.Sorted(maps.Keys(adminGroups)) {
 		var ex sdk.Executor = adminExec{g}
 		if f := adminExecutors[group]; f != nil {
@@ -112,7 +117,11 @@ func (g *Gateway) startAdmin(ctx context.Context) {
 			continue
 		}
 		s.loaded = true
-		g.publish(s, defs)
+		loaded = append(loaded, s)
+		srcs = append(srcs, s.catalogSource(defs))
+	}
+	g.setSource(srcs...)
+	for _, s := range loaded {
 		s.setState("ready", "")
 	}
 }

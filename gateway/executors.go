@@ -28,8 +28,19 @@ type executors struct {
 
 	mu         sync.Mutex
 	running    map[string]sdk.Executor
+	starting   map[string]*startCall // starts in flight, by key
 	thirdParty map[string]host.Spec
 	infos      map[string]sdk.Info
+	closed     bool
+}
+
+// startCall is one executor start that every caller asking for the same
+// executor meanwhile waits for; different executors start in parallel.
+type startCall struct {
+	done chan struct{}
+	ex   sdk.Executor
+	info sdk.Info
+	err  error
 }
 
 func newExecutors(exe string, log *slog.Logger, h sdk.Host) *executors {
@@ -39,6 +50,7 @@ func newExecutors(exe string, log *slog.Logger, h sdk.Host) *executors {
 		host:       h,
 		mgr:        host.NewManager(host.Options{Logger: log, Host: h}),
 		running:    map[string]sdk.Executor{},
+		starting:   map[string]*startCall{},
 		thirdParty: map[string]host.Spec{},
 		infos:      map[string]sdk.Info{},
 	}
@@ -64,19 +76,70 @@ func (e *executors) discover(dirs []string) []string {
 	return names
 }
 
-// get returns the running executor, starting it on first use.
+// get returns the running executor, starting it on first use. Callers
+// that ask for an executor while it starts wait for that start.
 func (e *executors) get(ctx context.Context, name string, inprocess bool) (sdk.Executor, sdk.Info, error) {
 	key := name
 	if inprocess {
 		key += "@inprocess"
 	}
 	e.mu.Lock()
-	defer e.mu.Unlock()
 	if ex, ok := e.running[key]; ok {
-		return ex, e.infos[key], nil
+		info := e.infos[key]
+		e.mu.Unlock()
+		return ex, info, nil
 	}
+	if e.closed {
+		e.mu.Unlock()
+		return nil, sdk.Info{}, ErrClosed
+	}
+	if st, ok := e.starting[key]; ok {
+		e.mu.Unlock()
+		select {
+		case <-st.done:
+			return st.ex, st.info, st.err
+		case <-ctx.Done():
+			return nil, sdk.Info{}, ctx.Err()
+		}
+	}
+	st := &startCall{done: make(chan struct{})}
+	e.starting[key] = st
+	spec, third := e.thirdParty[name]
+	e.mu.Unlock()
+
+	ex, info, err := e.start(ctx, name, inprocess, spec, third)
+	e.mu.Lock()
+	delete(e.starting, key)
+	if err == nil && e.closed {
+		// The gateway closed while this one started: it must not outlive it.
+		if c, ok := ex.(io.Closer); ok {
+			_ = c.Close()
+		}
+		ex, err = nil, ErrClosed
+	}
+	if err == nil {
+		e.publishLocked(key, ex, info)
+	}
+	e.mu.Unlock()
+	st.ex, st.info, st.err = ex, info, err
+	close(st.done)
+	return ex, info, err
+}
+
+// prestart starts the executors in wants (name -> in process) in the
+// background, so that their processes start while the gateway
+// does other work; the first get of each joins its start.
+func (e *executors) prestart(ctx context.Context, wants map[string]bool) {
+	for name, inprocess := range wants {
+		go func() { _, _, _ = e.get(ctx, name, inprocess) }()
+	}
+}
+
+// start launches one executor (third-party when third, from spec) and asks
+// for its Info.
+func (e *executors) start(ctx context.Context, name string, inprocess bool, spec host.Spec, third bool) (sdk.Executor, sdk.Info, error) {
 	var ex sdk.Executor
-	switch spec, third := e.thirdParty[name]; {
+	switch {
 	case third:
 		if inprocess {
 			return nil, sdk.Info{}, fmt.Errorf("executor %q is a plugin binary and cannot run in process", name)
@@ -107,8 +170,17 @@ func (e *executors) get(ctx context.Context, name string, inprocess bool) (sdk.E
 	}
 	info, err := ex.Info(ctx)
 	if err != nil {
+		if c, ok := ex.(io.Closer); ok {
+			_ = c.Close()
+		}
 		return nil, sdk.Info{}, fmt.Errorf("executor %q: info: %w", name, err)
 	}
+	return ex, info, nil
+}
+
+// publishLocked makes a started executor the running one and starts watching it.
+// e.mu must be held.
+func (e *executors) publishLocked(key string, ex sdk.Executor, info sdk.Info) {
 	e.running[key] = ex
 	e.infos[key] = info
 	if w, ok := ex.(sdk.Watcher); ok && e.runCtx != nil {
@@ -121,12 +193,12 @@ func (e *executors) get(ctx context.Context, name string, inprocess bool) (sdk.E
 			}
 		}()
 	}
-	return ex, info, nil
 }
 
 // close kills every executor process and closes in-process ones.
 func (e *executors) close() error {
 	e.mu.Lock()
+	e.closed = true
 	running := e.running
 	e.running = map[string]sdk.Executor{}
 	e.mu.Unlock()

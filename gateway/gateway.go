@@ -138,6 +138,12 @@ func (g *Gateway) Start(ctx context.Context) error {
 	g.execs.runCtx = runCtx
 	g.execs.wg = &g.wg
 	g.execs.discover(cfg.Plugins.Dirs)
+	// The servers' executors start while the rest is set up.
+	wants := map[string]bool{}
+	for _, s := range g.sourcesFor(cfg) {
+		wants[s.execName] = s.inprocess
+	}
+	g.execs.prestart(ctx, wants)
 	g.startAdmin(ctx)
 	g.startServices(ctx, cfg)
 	g.applyConfig(ctx, cfg)
@@ -150,10 +156,10 @@ func (g *Gateway) Start(ctx context.Context) error {
 // setSource publishes a source's definitions and makes the front end serve
 // them before returning, so a caller that saw it return (Reload, a ready
 // /readyz) also sees the tools. Updates are applied in order.
-func (g *Gateway) setSource(src catalog.Source) {
+func (g *Gateway) setSource(src ...catalog.Source) {
 	g.pubMu.Lock()
 	defer g.pubMu.Unlock()
-	g.fe.Update(g.store.SetSource(src))
+	g.fe.Update(g.store.SetSources(src...))
 }
 
 // removeSource is setSource's opposite.

@@ -197,10 +197,15 @@ func (g *Gateway) load(ctx context.Context, s *source) error {
 }
 
 func (g *Gateway) publish(s *source, defs sdk.Definitions) {
-	g.setSource(catalog.Source{
+	g.setSource(s.catalogSource(defs))
+}
+
+// catalogSource is s in the catalog, with defs.
+func (s *source) catalogSource(defs sdk.Definitions) catalog.Source {
+	return catalog.Source{
 		ID: s.id, Executor: s.execName, Namespace: s.namespace,
 		Priority: s.priority, Order: s.order, Group: s.group, Skill: s.skill, Defs: defs,
-	})
+	}
 }
 
 // retry keeps loading a failed source with capped exponential backoff

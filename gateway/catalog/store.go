@@ -41,13 +41,18 @@ func (s *Store) Load() *Snapshot {
 
 // SetSource adds src, or replaces the source with its ID, rebuilds and
 // publishes. The Store keeps src: do not modify its Defs afterwards.
-func (s *Store) SetSource(src Source) *Snapshot {
+func (s *Store) SetSource(src Source) *Snapshot { return s.SetSources(src) }
+
+// SetSources is SetSource for several sources with one rebuild.
+func (s *Store) SetSources(srcs ...Source) *Snapshot {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.sources == nil {
 		s.sources = make(map[string]Source)
 	}
-	s.sources[src.ID] = src
+	for _, src := range srcs {
+		s.sources[src.ID] = src
+	}
 	return s.rebuild()
 }
 
