@@ -271,8 +271,10 @@ func (b *bench) rss(ctx context.Context) error {
 }
 
 type rssResult struct {
-	idle, peak     int // KiB, gateway and executors
+	idle, peak     int // KiB of summed RSS, gateway and executors
 	idleGW, peakGW int // KiB, the gateway process alone
+	idlePSS        int // KiB of summed PSS, gateway and executors, after start
+	peakPSS        int // ... at the peak of summed RSS
 	procs          int
 	sseCalls       int // calls on a session answering over SSE
 	sseGrowth      int // KiB the gateway and executors grew meanwhile
@@ -282,8 +284,9 @@ func mib(kib int) float64 { return float64(kib) / 1024 }
 
 func (b *bench) rssOf(ctx context.Context, gw *gateway, servers int) (rssResult, error) {
 	time.Sleep(time.Second) // let start-up garbage be collected
-	idle, idleGW, procs := treeRSS(gw.pid(), b.sg)
-	res := rssResult{idle: idle, peak: idle, idleGW: idleGW, peakGW: idleGW, procs: procs}
+	idle, idleGW, procs := treeMem(gw.pid(), b.sg)
+	res := rssResult{idle: idle.rss, peak: idle.rss, idleGW: idleGW.rss, peakGW: idleGW.rss,
+		idlePSS: idle.pss, peakPSS: idle.pss, procs: procs}
 
 	c := mcpclient.NewClient(10 * time.Second)
 	defer c.CloseIdleConnections()
@@ -314,10 +317,10 @@ func (b *bench) rssOf(ctx context.Context, gw *gateway, servers int) (rssResult,
 			case <-stop:
 				return
 			case <-t.C:
-				kib, gwKiB, _ := treeRSS(gw.pid(), b.sg)
+				m, gwMem, _ := treeMem(gw.pid(), b.sg)
 				mu.Lock()
-				if kib > res.peak {
-					res.peak, res.peakGW = kib, gwKiB
+				if m.rss > res.peak {
+					res.peak, res.peakGW, res.peakPSS = m.rss, gwMem.rss, m.pss
 				}
 				mu.Unlock()
 			}
@@ -344,15 +347,15 @@ func (b *bench) rssOf(ctx context.Context, gw *gateway, servers int) (rssResult,
 	if err := mcpclient.UpgradeToSSE(ctx, c, sse, "s0__progress"); err != nil {
 		return res, err
 	}
-	before, _, _ := treeRSS(gw.pid(), b.sg)
+	before, _, _ := treeMem(gw.pid(), b.sg)
 	t, err := b.lg.run(ctx, d, sse.CallRequest("s0__echo"))
 	if err != nil {
 		return res, err
 	}
 	time.Sleep(time.Second)
-	after, _, _ := treeRSS(gw.pid(), b.sg)
+	after, _, _ := treeMem(gw.pid(), b.sg)
 	res.sseCalls = int(t.rps * d.Seconds())
-	res.sseGrowth = after - before
+	res.sseGrowth = after.rss - before.rss
 	return res, nil
 }
 

@@ -139,16 +139,16 @@ func descendants(pid int) []int {
 	return out
 }
 
-// rssKiB reads VmRSS of pid in KiB.
-func rssKiB(pid int) int {
-	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
+// procKiB reads one "Name: N kB" line of a /proc/pid file, in KiB.
+func procKiB(pid int, file, field string) int {
+	f, err := os.Open(fmt.Sprintf("/proc/%d/%s", pid, file))
 	if err != nil {
 		return 0
 	}
 	defer f.Close()
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
-		if v, ok := strings.CutPrefix(sc.Text(), "VmRSS:"); ok {
+		if v, ok := strings.CutPrefix(sc.Text(), field+":"); ok {
 			n, _ := strconv.Atoi(strings.TrimSuffix(strings.TrimSpace(v), " kB"))
 			return n
 		}
@@ -156,19 +156,32 @@ func rssKiB(pid int) int {
 	return 0
 }
 
-// treeRSS sums VmRSS of root and of its descendants running exe (the
+// memKiB is the memory of a set of processes in KiB: rss sums VmRSS, so
+// pages they share (the one skillgate binary's code and read-only data,
+// mapped by the gateway and every executor) count once per process; pss
+// sums the proportional set size, which divides each shared page among the
+// processes that map it, so the set's pages count once in all.
+type memKiB struct{ rss, pss int }
+
+func memOf(pid int) memKiB {
+	return memKiB{rss: procKiB(pid, "status", "VmRSS"), pss: procKiB(pid, "smaps_rollup", "Pss")}
+}
+
+// treeMem sums the memory of root and of its descendants running exe (the
 // gateway's executors); other descendants (the upstreams) are left out.
-// rootKiB is root's own share.
-func treeRSS(root int, exe string) (kib, rootKiB, procs int) {
-	rootKiB = rssKiB(root)
-	kib, procs = rootKiB, 1
+// root is root's own share.
+func treeMem(root int, exe string) (all, rootMem memKiB, procs int) {
+	rootMem = memOf(root)
+	all, procs = rootMem, 1
 	for _, d := range descendants(root) {
 		if target, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", d)); err == nil && target == exe {
-			kib += rssKiB(d)
+			m := memOf(d)
+			all.rss += m.rss
+			all.pss += m.pss
 			procs++
 		}
 	}
-	return kib, rootKiB, procs
+	return all, rootMem, procs
 }
 
 // freeAddr returns a loopback address that was free a moment ago.
