@@ -25,22 +25,39 @@ func (b *bench) coldStart(ctx context.Context) error {
 			ups = append(ups, d)
 		}
 	}
-	cfg, err := b.writeConfig("cold", 1, b.o.tools, "")
+	gws, err := b.gatewayStarts(ctx, "cold", "")
 	if err != nil {
 		return err
+	}
+	inproc, err := b.gatewayStarts(ctx, "cold-inprocess", "inprocess")
+	if err != nil {
+		return err
+	}
+	b.rep.upstreamStart = summarize(ups)
+	b.rep.coldStart = summarize(gws)
+	b.rep.coldStartInproc = summarize(inproc)
+	return nil
+}
+
+// gatewayStarts times coldRuns starts (after a warm-up) of `skillgate run`
+// with one upstream whose executor runs with isolation.
+func (b *bench) gatewayStarts(ctx context.Context, name, isolation string) ([]time.Duration, error) {
+	cfg, err := b.writeConfig(name, 1, b.o.tools, isolation)
+	if err != nil {
+		return nil, err
 	}
 	var gws []time.Duration
 	for i := range b.o.coldRuns + 1 {
 		addr, err := freeAddr()
 		if err != nil {
-			return err
+			return nil, err
 		}
 		sctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 		t0 := time.Now()
-		p, err := startProc(b.dir, "cold", b.sg, "run", "-c", cfg, "--listen", addr)
+		p, err := startProc(b.dir, name, b.sg, "run", "-c", cfg, "--listen", addr)
 		if err != nil {
 			cancel()
-			return err
+			return nil, err
 		}
 		err = waitTools(sctx, "http://"+addr+"/mcp", b.o.tools, p.done)
 		d := time.Since(t0)
@@ -49,15 +66,13 @@ func (b *bench) coldStart(ctx context.Context) error {
 			err = serr
 		}
 		if err != nil {
-			return fmt.Errorf("gateway: %w (log: %s)", err, p.log)
+			return nil, fmt.Errorf("gateway (%s): %w (log: %s)", name, err, p.log)
 		}
 		if i > 0 {
 			gws = append(gws, d)
 		}
 	}
-	b.rep.upstreamStart = summarize(ups)
-	b.rep.coldStart = summarize(gws)
-	return nil
+	return gws, nil
 }
 
 // upstreamStart runs the upstream over stdio and times exec to the answer
