@@ -25,22 +25,49 @@ type session struct {
 	// drained is the count of notifications to all sessions that mcp-go
 	// has delivered to this one (see Server.notified).
 	drained atomic.Uint64
-	// plain: the client declared none of sampling, elicitation or roots, so
-	// no server-to-client request can be made on its behalf.
-	plain bool
+	// caps are the capabilities for server-to-client requests the client
+	// declared in initialize (capSampling, ...).
+	caps clientCaps
 }
 
-// serveFastCall answers a tools/call of a plain, drained legacy session
-// without mcp-go: the arguments go to the source as the client wrote them,
+// clientCaps is a set of client capabilities that server-to-client
+// requests need.
+type clientCaps uint8
+
+const (
+	capSampling clientCaps = 1 << iota
+	capElicitation
+	capRoots
+)
+
+// capabilityOf maps each server-to-client request the gateway forwards to
+// the client capability it needs and that capability's name.
+var capabilityOf = map[string]struct {
+	cap  clientCaps
+	name string
+}{
+	string(mcp.MethodSamplingCreateMessage): {capSampling, "sampling"},
+	string(mcp.MethodElicitationCreate):     {capElicitation, "elicitation"},
+	string(mcp.MethodListRoots):             {capRoots, "roots"},
+}
+
+// serveFastCall answers a tools/call of a drained legacy session without
+// mcp-go: the arguments go to the source as the client wrote them,
 // progress and log notifications are written as SSE events of this
-// answer, and the result is the source's bytes. Anything else (a task, an
+// answer, server-to-client requests (sampling, elicitation, roots) too,
+// with the client's answers taken from its POSTs (see answerFast), and the
+// result is the source's bytes. Anything else (a task, an
 // unknown tool) is left to mcp-go: it reports false.
 //
-// sessID is the legacy session, whose notifications/cancelled can cancel
-// the call; "" for a 2026-07-28 request, which has none (the client
+// sess is the legacy session, whose notifications/cancelled can cancel
+// the call; nil for a 2026-07-28 request, which has none (the client
 // cancels by closing the request) and whose result gets the members
 // mcp-go adds in that revision.
-func (s *Server) serveFastCall(w http.ResponseWriter, r *http.Request, sessID string, req *request, dreq disclosure.Request) bool {
+func (s *Server) serveFastCall(w http.ResponseWriter, r *http.Request, sess *session, req *request, dreq disclosure.Request) bool {
+	sessID := ""
+	if sess != nil {
+		sessID = sess.id
+	}
 	if len(req.ID) == 0 || len(req.Params.Task) > 0 {
 		return false
 	}
@@ -64,7 +91,7 @@ func (s *Server) serveFastCall(w http.ResponseWriter, r *http.Request, sessID st
 		s.inflight.Store(key, cancel)
 		defer s.inflight.Delete(key)
 	}
-	fc := &fastCall{s: s, w: w, token: token, ctx: ctx}
+	fc := &fastCall{s: s, w: w, token: token, ctx: ctx, sess: sess}
 	finish := func(raw json.RawMessage, err error) {
 		if err == nil && sessID == "" {
 			raw = s.modernResult(raw)
@@ -129,13 +156,14 @@ func splitMeta(raw json.RawMessage) (token json.RawMessage, meta []byte, ok bool
 	return token, insertMembers([]byte("{}"), sortedMembers(m)), true
 }
 
-// fastCall is the sdk.Call of a fast-path call: it writes notifications as
-// SSE events on the call's own answer.
+// fastCall is the sdk.Call of a fast-path call: it writes notifications
+// and server-to-client requests as SSE events on the call's own answer.
 type fastCall struct {
 	s     *Server
 	w     http.ResponseWriter
 	token json.RawMessage
 	ctx   context.Context
+	sess  *session // nil: no legacy session (2026-07-28, extension methods)
 
 	mu   sync.Mutex
 	sse  bool
@@ -214,13 +242,70 @@ func notification(method string, params []byte) []byte {
 	return append(out, '}')
 }
 
-// Request implements sdk.Call: the fast path serves only clients that
-// declared no capability a server-to-client request needs.
-func (fc *fastCall) Request(_ context.Context, method string, _ json.RawMessage) (json.RawMessage, error) {
-	if method == string(mcp.MethodListRoots) {
-		return json.RawMessage(`{"roots":[]}`), nil
+// Request implements sdk.Call: a server-to-client request goes to the
+// client as an SSE event of the call's answer, with an id of the
+// gateway's, and the client's answer comes back on a POST of its own. A
+// client that did not declare the capability the request needs is not
+// asked (roots/list is then answered with no roots).
+func (fc *fastCall) Request(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+	c, ok := capabilityOf[method]
+	if !ok {
+		return nil, &sdk.RPCError{Code: sdk.CodeMethodNotFound, Message: "the gateway does not forward " + method + " to clients"}
 	}
-	return nil, &sdk.RPCError{Code: sdk.CodeMethodNotFound, Message: "the client did not declare the capability " + method + " needs"}
+	if fc.sess == nil || fc.sess.caps&c.cap == 0 {
+		if method == string(mcp.MethodListRoots) {
+			return json.RawMessage(`{"roots":[]}`), nil
+		}
+		return nil, &sdk.RPCError{Code: sdk.CodeMethodNotFound,
+			Message: "the client did not declare the " + c.name + " capability that " + method + " needs"}
+	}
+	rctx, cancel := mergeCancel(fc.ctx, ctx)
+	defer cancel()
+	id := `"skillgate-` + strconv.FormatUint(fc.s.requestSeq.Add(1), 36) + `"`
+	answered := make(chan []byte, 1)
+	key := fc.sess.id + "\x00" + id
+	fc.s.pending.Store(key, answered)
+	defer fc.s.pending.Delete(key)
+	msg := append(append([]byte(`{"jsonrpc":"2.0","id":`), id...), `,"method":`...)
+	msg = append(msg, encode(method)...)
+	if len(params) > 0 {
+		msg = append(append(msg, `,"params":`...), params...)
+	}
+	msg = append(msg, '}')
+	if err := fc.event(msg); err != nil {
+		return nil, fmt.Errorf("%s: writing the request to the client: %w", method, err)
+	}
+	select {
+	case body := <-answered:
+		var resp struct {
+			Result json.RawMessage `json:"result"`
+			Error  *sdk.RPCError   `json:"error"`
+		}
+		if err := json.Unmarshal(body, &resp); err != nil {
+			return nil, &sdk.RPCError{Code: sdk.CodeInternalError, Message: fmt.Sprintf("%s: the client's answer does not decode: %v", method, err)}
+		}
+		if resp.Error != nil {
+			return nil, resp.Error
+		}
+		if len(resp.Result) == 0 || string(resp.Result) == "null" {
+			return nil, &sdk.RPCError{Code: sdk.CodeInternalError, Message: method + ": the client answered with neither result nor error"}
+		}
+		return resp.Result, nil
+	case <-rctx.Done():
+		return nil, rctx.Err()
+	}
+}
+
+// answerFast hands a client's answer (a JSON-RPC response in body, with
+// id) to the fast-path call that asked for it; it reports whether one did.
+// Answers to mcp-go's own requests are left to mcp-go.
+func (s *Server) answerFast(sessID string, id json.RawMessage, body []byte) bool {
+	v, ok := s.pending.LoadAndDelete(sessID + "\x00" + string(bytes.TrimSpace(id)))
+	if !ok {
+		return false
+	}
+	v.(chan []byte) <- body // buffered: one answer per id
+	return true
 }
 
 // CallTool implements sdk.Call.
@@ -247,23 +332,25 @@ func (s *Server) cancelFast(id string, body []byte) bool {
 	return true
 }
 
-// declaresServerRequests reports whether an initialize request's client
-// capabilities include sampling, elicitation or roots.
-func declaresServerRequests(body []byte) bool {
+// declaredCaps returns the capabilities for server-to-client requests an
+// initialize request's client declared. A body that does not decode counts
+// as declaring all of them (its requests are then left to mcp-go's checks).
+func declaredCaps(body []byte) clientCaps {
 	var req struct {
 		Params struct {
 			Capabilities map[string]json.RawMessage `json:"capabilities"`
 		} `json:"params"`
 	}
 	if json.Unmarshal(body, &req) != nil {
-		return true
+		return capSampling | capElicitation | capRoots
 	}
-	for _, k := range []string{"sampling", "elicitation", "roots"} {
-		if v, ok := req.Params.Capabilities[k]; ok && string(v) != "null" {
-			return true
+	var caps clientCaps
+	for _, c := range capabilityOf {
+		if v, ok := req.Params.Capabilities[c.name]; ok && string(v) != "null" {
+			caps |= c.cap
 		}
 	}
-	return false
+	return caps
 }
 
 // hopMeta reports whether a _meta member of a client's request stays at the

@@ -67,6 +67,10 @@ type Server struct {
 	registered map[string]registeredTool
 	sessions sync.Map      // session id mcp-go issued -> *session
 	inflight sync.Map      // session id + "\x00" + request id -> cancel of a fast-path call
+	// pending holds the server-to-client requests fast-path calls made:
+	// session id + "\x00" + the request's JSON id -> chan of the answer.
+	pending    sync.Map
+	requestSeq atomic.Uint64
 	notified atomic.Uint64 // notifications sent to all sessions so far
 	raw      *stash
 	disc     atomic.Pointer[disclosure.Disclosure]

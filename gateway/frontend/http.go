@@ -132,11 +132,11 @@ func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 					g.s.serveList(w, req, dreq, true)
 					return
 				}
-				if g.s.serveFastCall(w, r, "", &req, dreq) {
+				if g.s.serveFastCall(w, r, nil, &req, dreq) {
 					return
 				}
 			case req.Method == "initialize":
-				g.next.ServeHTTP(&sessionTracker{ResponseWriter: w, s: g.s, plain: !declaresServerRequests(body)}, r)
+				g.next.ServeHTTP(&sessionTracker{ResponseWriter: w, s: g.s, caps: declaredCaps(body)}, r)
 				return
 			case isList && req.Params.Cursor == nil && len(req.ID) > 0:
 				if _, ok := g.legacySession(r, req); ok {
@@ -144,7 +144,13 @@ func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 					return
 				}
 			case req.Method == string(mcp.MethodToolsCall):
-				if sess, ok := g.legacySession(r, req); ok && sess.plain && g.s.serveFastCall(w, r, sess.id, &req, dreq) {
+				if sess, ok := g.legacySession(r, req); ok && g.s.serveFastCall(w, r, sess, &req, dreq) {
+					return
+				}
+			case req.Method == "" && len(req.ID) > 0:
+				// A client's answer to a server-to-client request.
+				if id := r.Header.Get("Mcp-Session-Id"); id != "" && g.s.answerFast(id, req.ID, body) {
+					w.WriteHeader(http.StatusAccepted)
 					return
 				}
 			case req.Method == string(mcp.MethodNotificationCancelled):

@@ -96,8 +96,8 @@ func (s *Server) serveList(w http.ResponseWriter, req request, dreq disclosure.R
 // issued.
 type sessionTracker struct {
 	http.ResponseWriter
-	s     *Server
-	plain bool // the client declared no capability for server requests
+	s    *Server
+	caps clientCaps // what the client declared for server requests
 }
 
 func (st *sessionTracker) WriteHeader(status int) {
@@ -116,7 +116,7 @@ func (st *sessionTracker) Write(p []byte) (int, error) {
 // session may be told of list changes made while it initialized.
 func (st *sessionTracker) track() {
 	if id := st.Header().Get("Mcp-Session-Id"); id != "" {
-		st.s.sessions.LoadOrStore(id, &session{id: id, plain: st.plain})
+		st.s.sessions.LoadOrStore(id, &session{id: id, caps: st.caps})
 	}
 }
 
