@@ -189,9 +189,9 @@ func (b *bench) listAndCall(ctx context.Context) error {
 	return nil
 }
 
-// sseEra stands for legacy sessions that were sent a notification, after
-// which mcp-go answers them over SSE (through the event store, in the
-// gateway).
+// sseEra stands for legacy sessions that declared a capability for
+// server-to-client requests (roots) and were sent a progress notification,
+// after which a bare mcp-go server answers them over SSE.
 const sseEra mcpclient.Era = "legacy-sse"
 
 // callOnSSE compares tools/call on legacy sessions that a progress
@@ -203,8 +203,12 @@ func (b *bench) callOnSSE(ctx context.Context, c *http.Client, bareURL, procURL,
 		if err != nil {
 			return err
 		}
-		if err := mcpclient.UpgradeToSSE(ctx, c, ep, x.tool); err != nil {
+		sse, err := mcpclient.SendProgress(ctx, c, ep, x.tool)
+		if err != nil {
 			return err
+		}
+		if x.url == bareURL && !sse {
+			return fmt.Errorf("%s: the bare server still answers application/json after a progress notification", x.url)
 		}
 		eps = append(eps, ep)
 	}
@@ -276,7 +280,7 @@ type rssResult struct {
 	idlePSS        int // KiB of summed PSS, gateway and executors, after start
 	peakPSS        int // ... at the peak of summed RSS
 	procs          int
-	sseCalls       int // calls on a session answering over SSE
+	sseCalls       int // calls on a session declaring roots, after a notification
 	sseGrowth      int // KiB the gateway and executors grew meanwhile
 }
 
@@ -338,13 +342,14 @@ func (b *bench) rssOf(ctx context.Context, gw *gateway, servers int) (rssResult,
 		return res, err2
 	}
 
-	// A legacy session that was sent a notification answers over SSE from
-	// then on; measure what each call on it leaves behind.
+	// A legacy session that declared roots and was sent a notification
+	// (which, through mcp-go, meant SSE answers kept in memory); measure
+	// what each call on it leaves behind.
 	sse, err := mcpclient.ConnectWith(ctx, c, gw.url, mcpclient.Legacy, rootsClient)
 	if err != nil {
 		return res, err
 	}
-	if err := mcpclient.UpgradeToSSE(ctx, c, sse, "s0__progress"); err != nil {
+	if _, err := mcpclient.SendProgress(ctx, c, sse, "s0__progress"); err != nil {
 		return res, err
 	}
 	before, _, _ := treeMem(gw.pid(), b.sg)

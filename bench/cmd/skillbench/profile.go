@@ -97,7 +97,7 @@ func (b *bench) profileOne(ctx context.Context, gw *gateway, bin, iso, out strin
 		if err != nil {
 			return err
 		}
-		if err := mcpclient.UpgradeToSSE(ctx, c, sse, "up__progress"); err != nil {
+		if _, err := mcpclient.SendProgress(ctx, c, sse, "up__progress"); err != nil {
 			return err
 		}
 		loads = append(loads, load{"list", ep.ListRequest()}, load{"call-sse", sse.CallRequest("up__echo")})

@@ -159,7 +159,7 @@ func eraLabel(e mcpclient.Era) string {
 
 func callLabel(e mcpclient.Era) string {
 	if e == sseEra {
-		return "legacy session declaring roots (served by mcp-go), answering over SSE after one progress notification"
+		return "legacy session declaring roots, after a call that sent it a progress notification (the bare server answers over SSE from then on)"
 	}
 	return string(e)
 }
@@ -240,7 +240,7 @@ func (r *report) rows() []row {
 			"", fmt.Sprintf("≤ %.0f MiB", targetRSSMiB), passMiss(mib(res.peak) <= targetRSSMiB)})
 		if res.sseCalls > 0 {
 			per := float64(res.sseGrowth) * 1024 / float64(res.sseCalls)
-			rows = append(rows, row{"5", fmt.Sprintf("RSS growth while a legacy session answering over SSE makes %s calls, %s", commas(res.sseCalls), label),
+			rows = append(rows, row{"5", fmt.Sprintf("RSS growth while a legacy session declaring roots, sent a progress notification, makes %s calls, %s", commas(res.sseCalls), label),
 				"", fmt.Sprintf("+%.1f MiB (%.0f bytes per call)", mib(res.sseGrowth), per), "", "no growth", passMiss(per < 512)})
 		}
 	}

@@ -236,14 +236,15 @@ func CheckCall(ctx context.Context, c *http.Client, ep *Endpoint, tool string) e
 	return nil
 }
 
-// UpgradeToSSE calls tool (the fixture's progress tool, under whatever
-// name the endpoint gives it) with a progress token. The progress
-// notification it causes switches a legacy session's responses to SSE for
-// good (mcp-go's streamable HTTP server does so on the first notification
-// it sends a session); UpgradeToSSE checks that they switched.
-func UpgradeToSSE(ctx context.Context, c *http.Client, ep *Endpoint, tool string) error {
+// SendProgress calls tool (the fixture's progress tool, under whatever
+// name the endpoint gives it) with a progress token, and reports whether
+// the session's next call is answered over SSE. mcp-go's streamable HTTP
+// server switches a legacy session's answers to SSE for good on the first
+// notification it sends it; skillgate writes a call's notifications on
+// that call's own answer and answers the next call as plain JSON.
+func SendProgress(ctx context.Context, c *http.Client, ep *Endpoint, tool string) (sse bool, err error) {
 	if ep.Era != Legacy {
-		return errors.New("only a legacy session has a stream to upgrade")
+		return false, errors.New("only a legacy session has a stream to upgrade")
 	}
 	r := ep.NewRequest(8, "tools/call", map[string]any{
 		"name": tool, "arguments": map[string]string{"message": "hello"},
@@ -251,19 +252,12 @@ func UpgradeToSSE(ctx context.Context, c *http.Client, ep *Endpoint, tool string
 	}, tool)
 	body, _, err := r.Do(ctx, c)
 	if err != nil {
-		return err
+		return false, err
 	}
 	if err := Check(body); err != nil {
-		return fmt.Errorf("tools/call %s: %w", tool, err)
+		return false, fmt.Errorf("tools/call %s: %w", tool, err)
 	}
-	sse, err := AnswersSSE(ctx, c, ep.CallRequest(strings.Replace(tool, "progress", "echo", 1)))
-	if err != nil {
-		return err
-	}
-	if !sse {
-		return fmt.Errorf("%s: the session still answers application/json after a progress notification", ep.URL)
-	}
-	return nil
+	return AnswersSSE(ctx, c, ep.CallRequest(strings.Replace(tool, "progress", "echo", 1)))
 }
 
 // AnswersSSE sends r once and reports whether the answer came as SSE.
