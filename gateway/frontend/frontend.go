@@ -65,15 +65,15 @@ type Server struct {
 	// registered is what Update last registered with mcp-go, by tool name
 	// (guarded by updateMu).
 	registered map[string]registeredTool
-	sessions sync.Map      // session id mcp-go issued -> *session
-	inflight sync.Map      // session id + "\x00" + request id -> cancel of a fast-path call
+	sessions   sync.Map // session id mcp-go issued -> *session
+	inflight   sync.Map // session id + "\x00" + request id -> cancel of a fast-path call
 	// pending holds the server-to-client requests fast-path calls made:
 	// session id + "\x00" + the request's JSON id -> chan of the answer.
 	pending    sync.Map
 	requestSeq atomic.Uint64
-	notified atomic.Uint64 // notifications sent to all sessions so far
-	raw      *stash
-	disc     atomic.Pointer[disclosure.Disclosure]
+	notified   atomic.Uint64 // notifications sent to all sessions so far
+	raw        *stash
+	disc       atomic.Pointer[disclosure.Disclosure]
 	// modernMeta is the _meta of every 2026-07-28 result.
 	modernMeta []byte
 }

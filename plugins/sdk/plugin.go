@@ -76,7 +76,7 @@ func Serve(impl Executor) {
 	plugin.Serve(&plugin.ServeConfig{
 		HandshakeConfig:  Handshake,
 		VersionedPlugins: VersionedPlugins(impl, nil),
-		GRPCServer:      NewGRPCServer,
+		GRPCServer:       NewGRPCServer,
 		Logger: hclog.New(&hclog.LoggerOptions{
 			Name: "executor", Level: hclog.Info, Output: os.Stderr, JSONFormat: true,
 		}),
