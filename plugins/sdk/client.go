@@ -119,17 +119,9 @@ func (c *Client) Call(ctx context.Context, req CallRequest, call Call) (json.Raw
 		if err != nil {
 			return nil, fromStatus(ctx, err)
 		}
-		switch e := ev.Event.(type) {
-		case *pb.CallEvent_Result:
-			return resultFromPB(e.Result)
-		case *pb.CallEvent_Progress:
-			if call != nil {
-				_ = call.Progress(Progress{Progress: e.Progress.Progress, Total: e.Progress.Total, Message: e.Progress.Message})
-			}
-		case *pb.CallEvent_Notification:
-			if call != nil && e.Notification != nil {
-				_ = call.Notify(*notificationFromPB(e.Notification))
-			}
+		one := [1]*pb.CallEvent{ev}
+		if r := deliver(one[:], call); r != nil {
+			return resultFromPB(r.Result)
 		}
 	}
 }

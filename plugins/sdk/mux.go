@@ -188,26 +188,25 @@ func (s *muxStream) call(ctx context.Context, req *pb.CallRequest, call Call) (r
 			// Events that arrived before the stream ended still count,
 			// the result included.
 			buf = p.take(buf)
-			if res, err, ok := deliver(buf, call); ok {
-				return res, err
+			if r := deliver(buf, call); r != nil {
+				return resultFromPB(r.Result)
 			}
 			return nil, s.failed(ctx)
 		}
 		buf = p.take(buf)
-		if res, err, ok := deliver(buf, call); ok {
-			return res, err
+		if r := deliver(buf, call); r != nil {
+			return resultFromPB(r.Result)
 		}
 	}
 }
 
-// deliver hands events to call in order; ok reports that the last was the
-// call's result.
-func deliver(events []*pb.CallEvent, call Call) (res []byte, err error, ok bool) {
+// deliver hands events to call in order, up to the call's result, which
+// it returns (nil while the result has not come).
+func deliver(events []*pb.CallEvent, call Call) *pb.CallEvent_Result {
 	for _, ev := range events {
 		switch e := ev.Event.(type) {
 		case *pb.CallEvent_Result:
-			res, err := resultFromPB(e.Result)
-			return res, err, true
+			return e
 		case *pb.CallEvent_Progress:
 			if call != nil {
 				_ = call.Progress(Progress{Progress: e.Progress.Progress, Total: e.Progress.Total, Message: e.Progress.Message})
@@ -218,7 +217,7 @@ func deliver(events []*pb.CallEvent, call Call) (res []byte, err error, ok bool)
 			}
 		}
 	}
-	return nil, nil, false
+	return nil
 }
 
 // forget removes a call that will not wait for its result; it reports
