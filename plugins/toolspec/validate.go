@@ -12,10 +12,7 @@ import (
 	"github.com/skillgate/skillgate/internal/names"
 )
 
-var (
-	envNameRE     = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
-	placeholderRE = regexp.MustCompile(`^\{([A-Za-z_][A-Za-z0-9_-]*)\}$`)
-)
+var envNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 // Runtimes lists every runtime a tool.yaml may name.
 var Runtimes = []string{RuntimePython, RuntimeNode, RuntimeBash, RuntimeRuby, RuntimeExec, RuntimeWasm}
