@@ -128,9 +128,18 @@ func answer(id json.RawMessage, raw json.RawMessage, err error) []byte {
 			rpcErr = &sdk.RPCError{Code: sdk.CodeInternalError, Message: err.Error()}
 		}
 		e, _ := json.Marshal(rpcErr)
-		return append(append(append(append([]byte(`{"jsonrpc":"2.0","id":`), id...), `,"error":`...), e...), '}')
+		return rpcEnvelope(id, `,"error":`, e)
 	}
-	return append(append(append(append([]byte(`{"jsonrpc":"2.0","id":`), id...), `,"result":`...), raw...), '}')
+	return rpcEnvelope(id, `,"result":`, raw)
+}
+
+// rpcEnvelope is {"jsonrpc":"2.0","id":ID<member>VALUE}, in one allocation
+// with room for the newline finish may add.
+func rpcEnvelope(id json.RawMessage, member string, value []byte) []byte {
+	const head = `{"jsonrpc":"2.0","id":`
+	out := make([]byte, 0, len(head)+len(id)+len(member)+len(value)+2)
+	out = append(append(append(append(out, head...), id...), member...), value...)
+	return append(out, '}')
 }
 
 // splitMeta takes the client's progress token out of a request's _meta and

@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"sync"
 
+	"github.com/skillgate/skillgate/internal/jsonscan"
+
 	"github.com/skillgate/skillgate/plugins/sdk"
 )
 
@@ -15,13 +17,17 @@ import (
 // answer's result object. An *sdk.RPCError becomes that JSON-RPC error.
 type Method func(ctx context.Context, params json.RawMessage, call sdk.Call) (json.RawMessage, error)
 
-// requestParams returns a request body's params member.
+// requestParams returns a request body's params member (the last one, as
+// encoding/json would). body has been decoded once already, so it is
+// valid JSON.
 func requestParams(body []byte) json.RawMessage {
-	var r struct {
-		Params json.RawMessage `json:"params"`
-	}
-	_ = json.Unmarshal(body, &r)
-	return r.Params
+	var params json.RawMessage
+	jsonscan.Members(body, func(key, value []byte, _, _ int) {
+		if string(key) == "params" {
+			params = value
+		}
+	})
+	return params
 }
 
 // serveMethod answers a request for one of Options.Methods over HTTP:

@@ -27,12 +27,22 @@ func modernPlain(r *http.Request, req *request) bool {
 	if hv != mcp.ProtocolVersion20260728 || r.Header.Get(mcp.HeaderMethod) != req.Method {
 		return false
 	}
-	var meta struct {
-		Version string          `json:"io.modelcontextprotocol/protocolVersion"`
-		Info    json.RawMessage `json:"io.modelcontextprotocol/clientInfo"`
-		Caps    json.RawMessage `json:"io.modelcontextprotocol/clientCapabilities"`
-	}
-	if json.Unmarshal(req.Params.Meta, &meta) != nil || meta.Version != hv || len(meta.Info) == 0 || len(meta.Caps) == 0 {
+	// One pass over _meta (valid JSON: the body decoded): the version must
+	// be the header's, written plainly; clientInfo and clientCapabilities
+	// must be there. Anything unusual is left to mcp-go to judge.
+	var version, info, caps []byte
+	jsonscan.Members(req.Params.Meta, func(key, value []byte, _, _ int) {
+		switch string(key) {
+		case "io.modelcontextprotocol/protocolVersion":
+			version = value
+		case "io.modelcontextprotocol/clientInfo":
+			info = value
+		case "io.modelcontextprotocol/clientCapabilities":
+			caps = value
+		}
+	})
+	if len(version) != len(hv)+2 || string(version[1:len(version)-1]) != hv || version[0] != '"' ||
+		len(info) == 0 || string(info) == "null" || len(caps) == 0 || string(caps) == "null" {
 		return false
 	}
 	if req.Method == string(mcp.MethodToolsCall) {

@@ -188,7 +188,11 @@ func insertMembers(obj []byte, members []member) []byte {
 	}
 	obj = bytes.TrimSpace(obj)
 	inner := bytes.TrimSpace(obj[1 : len(obj)-1])
-	out := make([]byte, 0, len(obj)+64)
+	size := len(obj) + 2
+	for _, m := range members {
+		size += len(m.key) + len(m.val) + 8 // quotes, colon, comma, some escaping
+	}
+	out := make([]byte, 0, size)
 	out = append(out, '{')
 	for i, m := range members {
 		if i > 0 {
