@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/skillgate/skillgate/internal/jsonscan"
+
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/skillgate/skillgate/gateway/disclosure"
@@ -62,9 +64,74 @@ func (r *request) protocolVersion() string {
 	return m.V
 }
 
+// parseRequest reads body as encoding/json would decode it into request,
+// with one validity check and one walk of the members it needs instead of
+// a reflective decode: this runs on every request. It reports false where
+// that decode would fail (invalid JSON, not an object, a member of the
+// wrong type); keys match exactly, as JSON-RPC spells them (encoding/json
+// would also take "Method"; such a request goes to mcp-go unread).
 func parseRequest(body []byte) (request, bool) {
 	var req request
-	return req, json.Unmarshal(body, &req) == nil
+	if !json.Valid(body) {
+		return req, false
+	}
+	if string(bytes.TrimSpace(body)) == "null" {
+		return req, true // as encoding/json decodes null into a struct
+	}
+	ok := true
+	isObject := jsonscan.Members(body, func(key, value []byte, _, _ int) {
+		switch string(key) {
+		case "id":
+			req.ID = value
+		case "method":
+			req.Method, ok = jsonString(value, ok)
+		case "params":
+			if string(value) == "null" {
+				return
+			}
+			isObject := jsonscan.Members(value, func(key, value []byte, _, _ int) {
+				switch string(key) {
+				case "cursor":
+					if string(value) == "null" {
+						req.Params.Cursor = nil
+						return
+					}
+					var c string
+					c, ok = jsonString(value, ok)
+					req.Params.Cursor = &c
+				case "name":
+					req.Params.Name, ok = jsonString(value, ok)
+				case "arguments":
+					req.Params.Arguments = value
+				case "_meta":
+					req.Params.Meta = value
+				case "task":
+					req.Params.Task = value
+				}
+			})
+			ok = ok && isObject
+		}
+	})
+	return req, isObject && ok
+}
+
+// jsonString decodes a JSON string value; ok turns false (and stays so)
+// when the value is not a string.
+func jsonString(value []byte, ok bool) (string, bool) {
+	if string(value) == "null" {
+		return "", ok // as encoding/json leaves a string
+	}
+	if len(value) < 2 || value[0] != '"' {
+		return "", false
+	}
+	if bytes.IndexByte(value, '\\') < 0 {
+		return string(value[1 : len(value)-1]), ok
+	}
+	var s string
+	if json.Unmarshal(value, &s) != nil {
+		return "", false
+	}
+	return s, ok
 }
 
 // serveList answers a whole-list request directly from the snapshot's
