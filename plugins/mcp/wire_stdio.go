@@ -20,6 +20,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/skillgate/skillgate/internal/jsonscan"
+
 	"github.com/skillgate/skillgate/plugins/sdk"
 )
 
@@ -263,6 +265,53 @@ type envelope struct {
 	Error  json.RawMessage `json:"error"`
 }
 
+// parseEnvelope reads one line of the upstream as encoding/json would
+// decode it into an envelope, with one validity check and one walk of the
+// top level instead of a reflective decode (every message of every
+// upstream comes through here). The parts are copies: line is the
+// reader's buffer. Keys match exactly, as JSON-RPC spells them. It
+// reports false for anything that is not a JSON object or whose method is
+// not a string.
+func parseEnvelope(line []byte) (envelope, bool) {
+	var m envelope
+	if len(line) == 0 || line[0] != '{' || !json.Valid(line) {
+		return m, false
+	}
+	ok := true
+	jsonscan.Members(line, func(key, value []byte, _, _ int) {
+		switch string(key) {
+		case "id":
+			m.ID = value
+		case "method":
+			switch {
+			case string(value) == "null":
+				m.Method = ""
+			case value[0] != '"':
+				ok = false
+			case bytes.IndexByte(value, '\\') < 0:
+				m.Method = string(value[1 : len(value)-1])
+			default:
+				ok = json.Unmarshal(value, &m.Method) == nil && ok
+			}
+		case "params":
+			m.Params = value
+		case "result":
+			m.Result = value
+		case "error":
+			m.Error = value
+		}
+	})
+	if !ok {
+		return envelope{}, false
+	}
+	for _, p := range []*json.RawMessage{&m.ID, &m.Params, &m.Result, &m.Error} {
+		if *p != nil {
+			*p = bytes.Clone(*p)
+		}
+	}
+	return m, true
+}
+
 func (w *stdioWire) readLoop() {
 	defer close(w.readDone)
 	lr := &lineReader{r: bufio.NewReaderSize(w.stdout, 64<<10), max: maxMessageBytes}
@@ -312,8 +361,8 @@ func (w *stdioWire) dispatch(line []byte) {
 	if len(line) == 0 {
 		return
 	}
-	var m envelope
-	if line[0] != '{' || json.Unmarshal(line, &m) != nil {
+	m, ok := parseEnvelope(line)
+	if !ok {
 		logLimited(w.log, &w.garbage, slog.LevelWarn, "upstream wrote a line that is not JSON-RPC on stdout; ignored it",
 			"line", truncate(string(line), 200))
 		return
