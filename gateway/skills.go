@@ -186,7 +186,7 @@ func (g *Gateway) startSkills(ctx context.Context, cfg *config.Config) {
 	room.src.loaded = true
 	room.src.setState("ready", "")
 	g.skillsChanged(room)
-	room.repos, room.repoErr = gitsource.New(ctx, filepath.Join(stateRoot(), "skills", "git"), room.lib)
+	room.repos, room.repoErr = gitsource.New(ctx, SkillReposDir(), room.lib)
 	if room.repoErr != nil {
 		g.log.Error("skill repositories not served", "err", room.repoErr)
 	}

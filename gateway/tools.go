@@ -96,6 +96,11 @@ func stateRoot() string {
 	return filepath.Join(os.TempDir(), "skillgate-state")
 }
 
+// SkillReposDir is where the gateway keeps the skill repositories it
+// fetched (mirrors, checkouts and repos.json), under the state folder
+// ($XDG_STATE_HOME/skillgate or ~/.local/state/skillgate).
+func SkillReposDir() string { return filepath.Join(stateRoot(), "skills", "git") }
+
 // startTools loads the tool folders of cfg and starts watching them. It
 // returns when every folder had a first try.
 func (g *Gateway) startTools(ctx context.Context, cfg *config.Config) {

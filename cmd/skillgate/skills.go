@@ -6,16 +6,20 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
+	"github.com/skillgate/skillgate/gateway"
+	"github.com/skillgate/skillgate/gateway/config"
 	"github.com/skillgate/skillgate/plugins/builtin"
 	"github.com/skillgate/skillgate/plugins/sdk"
 	"github.com/skillgate/skillgate/plugins/toolspec"
 	"github.com/skillgate/skillgate/skills"
+	"github.com/skillgate/skillgate/skills/gitsource"
 )
 
 func newSkillsCmd() *cobra.Command {
@@ -36,18 +40,24 @@ on the folders given with --dir:
 	return cmd
 }
 
-// openSkills opens the library of --dir, or of the config's skills dirs.
+// openSkills opens the library of --dir, or of the config's skills dirs
+// plus the skill repositories the gateway has checked out (as it serves
+// them: the config's and those added through @skill), without fetching.
 func openSkills(cmd *cobra.Command, ex sdk.Executor) (*skills.Library, error) {
 	dirs, _ := cmd.Flags().GetStringSlice("dir")
+	var repos []*config.SkillRepo
 	if len(dirs) == 0 {
 		cfg, err := loadConfig(cmd)
 		if err != nil {
 			return nil, err
 		}
-		dirs = cfg.Skills.Dirs
+		dirs, repos = cfg.Skills.Dirs, cfg.Skills.Repos
 	}
-	if len(dirs) == 0 {
-		return nil, fmt.Errorf("no skills folders: give --dir or set skills.dirs in the config")
+	reposDir := gateway.SkillReposDir()
+	_, err := os.Stat(filepath.Join(reposDir, "repos.json"))
+	haveRepos := err == nil
+	if len(dirs) == 0 && len(repos) == 0 && !haveRepos {
+		return nil, fmt.Errorf("no skills folders: give --dir, or set skills.dirs or skills.repos in the config")
 	}
 	var hooks []string
 	for _, d := range dirs {
@@ -55,8 +65,33 @@ func openSkills(cmd *cobra.Command, ex sdk.Executor) (*skills.Library, error) {
 			hooks = append(hooks, d+"/_hooks")
 		}
 	}
-	return skills.Open(cmd.Context(), skills.Options{Dirs: dirs, HooksDirs: hooks, Executor: ex, NoWatch: true, Interval: -1,
+	lib, err := skills.Open(cmd.Context(), skills.Options{Dirs: dirs, HooksDirs: hooks, Executor: ex, NoWatch: true, Interval: -1,
 		Logger: newLogger(cmd, os.Stderr)})
+	if err != nil {
+		return nil, err
+	}
+	if flagDirs, _ := cmd.Flags().GetStringSlice("dir"); len(flagDirs) > 0 {
+		return lib, nil
+	}
+	fetched := map[string]bool{}
+	if haveRepos {
+		// gitsource.New adds what is checked out, at its pinned commits;
+		// it never fetches.
+		mgr, err := gitsource.New(cmd.Context(), reposDir, lib)
+		if err != nil {
+			_ = lib.Close()
+			return nil, fmt.Errorf("skill repositories in %s: %w", reposDir, err)
+		}
+		for _, r := range mgr.List() {
+			fetched[r.Name] = true
+		}
+	}
+	for _, r := range repos {
+		if !fetched[r.Name] {
+			fmt.Fprintf(cmd.ErrOrStderr(), "skillgate: skill repository %q (%s) is not fetched yet; start the gateway once (skillgate run) to fetch it\n", r.Name, r.URL)
+		}
+	}
+	return lib, nil
 }
 
 func newSkillsLsCmd() *cobra.Command {

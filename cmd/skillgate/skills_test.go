@@ -6,8 +6,14 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/skillgate/skillgate/gateway"
 	"github.com/skillgate/skillgate/internal/testenv"
+	"github.com/skillgate/skillgate/skills"
+	"github.com/skillgate/skillgate/skills/gitsource"
 )
 
 func TestSkillsCLI(t *testing.T) {
@@ -37,5 +43,66 @@ func TestSkillsCLI(t *testing.T) {
 	}
 	if _, _, err = runCLI(t, "skills", "run", "--dir", ex, "log-triage", "errors.py", "/etc/passwd"); err == nil || !strings.Contains(err.Error(), "denied by hook pre.py") {
 		t.Errorf("run denied: %v", err)
+	}
+}
+
+// TestSkillsCLIRepos: with no skills dirs, the skills commands read the
+// repositories the gateway checked out (here checked out the way the
+// gateway does, with gitsource), and name a config repository that was
+// never fetched instead of fetching it.
+func TestSkillsCLIRepos(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		testenv.Require(t, "git", false, "install git (go-git fetches local repositories with git-upload-pack)")
+	}
+	t.Setenv("XDG_STATE_HOME", t.TempDir())
+	repo := t.TempDir()
+	r, err := git.PlainInit(repo, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(repo, "skills", "alpha"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	md := "---\nname: alpha\ndescription: Reads alpha reports and sums them\n---\n# Alpha\n\nSteps.\n"
+	if err := os.WriteFile(filepath.Join(repo, "skills", "alpha", "SKILL.md"), []byte(md), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	wt, err := r.Worktree()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := wt.Add("skills/alpha/SKILL.md"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := wt.Commit("alpha", &git.CommitOptions{Author: &object.Signature{Name: "t", Email: "t@example.com", When: time.Now()}}); err != nil {
+		t.Fatal(err)
+	}
+	lib, err := skills.Open(t.Context(), skills.Options{NoWatch: true, Interval: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mgr, err := gitsource.New(t.Context(), gateway.SkillReposDir(), lib)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := mgr.Add(t.Context(), gitsource.Repo{Name: "team", URL: repo}); err != nil {
+		t.Fatal(err)
+	}
+	lib.Close()
+
+	cfg := filepath.Join(t.TempDir(), "skillgate.yaml")
+	body := "skills:\n  repos:\n    - {name: team, url: " + repo + "}\n    - {name: later, url: " + filepath.Join(repo, "nope") + "}\n"
+	if err := os.WriteFile(cfg, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, err := runCLI(t, "skills", "ls", "-c", cfg)
+	if err != nil || !strings.Contains(out, "alpha") {
+		t.Fatalf("ls: %v\n%s%s", err, out, errOut)
+	}
+	if !strings.Contains(errOut, `skill repository "later"`) || !strings.Contains(errOut, "not fetched yet") || strings.Contains(errOut, `"team"`) {
+		t.Errorf("stderr should name the unfetched repository only:\n%s", errOut)
+	}
+	if out, _, err = runCLI(t, "skills", "show", "-c", cfg, "alpha"); err != nil || !strings.Contains(out, "# Alpha") {
+		t.Errorf("show: %v\n%s", err, out)
 	}
 }
