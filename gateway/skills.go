@@ -3,6 +3,8 @@ package gateway
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -75,16 +77,19 @@ func skillsHooks(cfg *config.Config) []string {
 
 // skillsRoom is the gateway's skills state.
 type skillsRoom struct {
-	lib   *skills.Library
-	srv   *skills.Server
-	src   *source
-	repos *gitsource.Manager // nil when repoErr says why
+	lib *skills.Library
+	srv *skills.Server
+	src *source
 
 	mu       sync.Mutex
 	tools    map[string]*source // skill tool sources by ID
 	dirs     []string           // the config's skills dirs being served
+	repos    *gitsource.Manager // nil when repoErr says why (repoManager)
 	repoErr  error              // why repos is nil
 	repoErrs map[string]string  // config repositories that failed, by name
+
+	// syncMu makes the start's and a reload's syncRepos take turns.
+	syncMu sync.Mutex
 
 	pipeLoad sync.Mutex             // one refresh of the skills' pipelines at a time
 	pipeMu   sync.Mutex             // guards pipes and their byName
@@ -157,7 +162,8 @@ func (g *Gateway) startSkills(ctx context.Context, cfg *config.Config) {
 	if !cfg.Skills.Configured() {
 		return
 	}
-	room := &skillsRoom{tools: map[string]*source{}, pipes: map[string]*skillPipes{}, dirs: slices.Clone(cfg.Skills.Dirs), repoErrs: map[string]string{}}
+	room := &skillsRoom{tools: map[string]*source{}, pipes: map[string]*skillPipes{}, dirs: slices.Clone(cfg.Skills.Dirs), repoErrs: map[string]string{},
+		repoErr: errReposLoading}
 	room.lib = skills.New(skills.Options{
 		Dirs:         cfg.Skills.Dirs,
 		HooksDirs:    skillsHooks(cfg),
@@ -181,15 +187,21 @@ func (g *Gateway) startSkills(ctx context.Context, cfg *config.Config) {
 	g.mu.Unlock()
 	if _, err := room.lib.Refresh(ctx); err != nil {
 		g.log.Error("skills not served", "err", err)
+		room.mu.Lock()
+		room.repoErr = fmt.Errorf("skills are not served: %w", err)
+		room.mu.Unlock()
 		return
 	}
 	room.src.loaded = true
 	room.src.setState("ready", "")
 	g.skillsChanged(room)
-	room.repos, room.repoErr = gitsource.New(ctx, SkillReposDir(), room.lib)
-	if room.repoErr != nil {
-		g.log.Error("skill repositories not served", "err", room.repoErr)
+	repos, err := gitsource.New(ctx, SkillReposDir(), room.lib)
+	if err != nil {
+		g.log.Error("skill repositories not served", "err", err)
 	}
+	room.mu.Lock()
+	room.repos, room.repoErr = repos, err
+	room.mu.Unlock()
 	g.syncRepos(ctx, room, cfg.Skills.Repos)
 	for _, p := range room.lib.Snapshot().Check(cfg.ServerOrder, mapKeys(cfg.Services)) {
 		g.log.Warn("skill", "problem", p.String())
@@ -388,34 +400,37 @@ const repoFetchTimeout = 2 * time.Minute
 // config repositories no longer in want are removed. Repositories added
 // with the admin tools are left alone unless want names them.
 func (g *Gateway) syncRepos(ctx context.Context, room *skillsRoom, want []*config.SkillRepo) {
-	if room.repos == nil {
+	room.syncMu.Lock()
+	defer room.syncMu.Unlock()
+	repos, _ := room.repoManager()
+	if repos == nil {
 		return
 	}
 	names := map[string]bool{}
 	for _, w := range want {
 		names[w.Name] = true
 	}
-	for _, r := range room.repos.List() {
+	for _, r := range repos.List() {
 		if r.Origin == repoFromConfig && !names[r.Name] {
-			if err := room.repos.Remove(ctx, r.Name); err != nil {
+			if err := repos.Remove(ctx, r.Name); err != nil {
 				g.log.Warn("skill repository not removed", "repo", r.Name, "err", err)
 			}
 		}
 	}
 	errs := map[string]string{}
 	for _, w := range want {
-		cur, ok := room.repos.Get(w.Name)
+		cur, ok := repos.Get(w.Name)
 		if ok && cur.URL == w.URL && cur.Ref == w.Ref && sameLayout(cur.Layout, w.Layout) {
 			continue
 		}
 		if ok && cur.URL != w.URL {
-			if err := room.repos.Remove(ctx, w.Name); err != nil {
+			if err := repos.Remove(ctx, w.Name); err != nil {
 				errs[w.Name] = err.Error()
 				continue
 			}
 		}
 		fctx, cancel := context.WithTimeout(ctx, repoFetchTimeout)
-		r, err := room.repos.Add(fctx, gitsource.Repo{Name: w.Name, URL: w.URL, Ref: w.Ref, Layout: w.Layout, Origin: repoFromConfig})
+		r, err := repos.Add(fctx, gitsource.Repo{Name: w.Name, URL: w.URL, Ref: w.Ref, Layout: w.Layout, Origin: repoFromConfig})
 		cancel()
 		if err != nil {
 			errs[w.Name] = err.Error()
@@ -427,6 +442,17 @@ func (g *Gateway) syncRepos(ctx context.Context, room *skillsRoom, want []*confi
 	room.mu.Lock()
 	room.repoErrs = errs
 	room.mu.Unlock()
+}
+
+// errReposLoading is the repository manager's state until the start has
+// opened it.
+var errReposLoading = errors.New("the skill repositories are still loading; try again in a moment")
+
+// repoManager returns the skill repository manager, or why there is none.
+func (r *skillsRoom) repoManager() (*gitsource.Manager, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.repos, r.repoErr
 }
 
 // repoFromConfig is the Origin of repositories the config lists.

@@ -92,11 +92,12 @@ func (a skillAdmin) Call(ctx context.Context, req sdk.CallRequest, _ sdk.Call) (
 	a.g.mu.Lock()
 	room := a.g.skills
 	a.g.mu.Unlock()
-	switch {
-	case room == nil:
+	if room == nil {
 		return toolAdminError("this gateway serves no skills; add skills: {dirs: [...]} or skills: {repos: [...]} to the config and restart it"), nil
-	case room.repos == nil:
-		return toolAdminError(fmt.Sprintf("skill repositories are not available: %v", room.repoErr)), nil
+	}
+	repos, rerr := room.repoManager()
+	if repos == nil {
+		return toolAdminError(fmt.Sprintf("skill repositories are not available: %v", rerr)), nil
 	}
 	args := p.Arguments
 	var (
@@ -123,16 +124,16 @@ func (a skillAdmin) Call(ctx context.Context, req sdk.CallRequest, _ sdk.Call) (
 		if err := spec.Validate(); err != nil {
 			return toolAdminError("repo_add: " + strings.ReplaceAll(err.Error(), "\n", "; ")), nil
 		}
-		if old, ok := room.repos.Get(spec.Name); ok {
+		if old, ok := repos.Get(spec.Name); ok {
 			return toolAdminError(fmt.Sprintf("repo_add: a repository named %s already comes from %s; use skill__repo_update, or another name", spec.Name, old.URL)), nil
 		}
 		verb = "added"
-		r, err = room.repos.Add(ctx, gitsource.Repo{Name: spec.Name, URL: spec.URL, Ref: spec.Ref, Layout: spec.Layout, Origin: "admin"})
+		r, err = repos.Add(ctx, gitsource.Repo{Name: spec.Name, URL: spec.URL, Ref: spec.Ref, Layout: spec.Layout, Origin: "admin"})
 	case "repo_update":
 		verb = "updated"
-		r, err = room.repos.Update(ctx, args.Name, args.Ref)
+		r, err = repos.Update(ctx, args.Name, args.Ref)
 	case "repo_remove":
-		if err := room.repos.Remove(ctx, args.Name); err != nil {
+		if err := repos.Remove(ctx, args.Name); err != nil {
 			return toolAdminError(fmt.Sprintf("repo_remove: %v%s", err, knownRepos(room, err))), nil
 		}
 		return toolAdminResult(fmt.Sprintf("removed %s\n", args.Name), map[string]any{"name": args.Name, "removed": true}), nil
@@ -159,7 +160,8 @@ func knownRepos(room *skillsRoom, err error) string {
 		return ""
 	}
 	var names []string
-	for _, r := range room.repos.List() {
+	repos, _ := room.repoManager()
+	for _, r := range repos.List() {
 		names = append(names, r.Name)
 	}
 	if len(names) == 0 {
@@ -181,7 +183,8 @@ func repoInfo(room *skillsRoom, r gitsource.Repo) RepoInfo {
 func (a skillAdmin) list(room *skillsRoom) json.RawMessage {
 	var rows []RepoInfo
 	var b strings.Builder
-	for _, r := range room.repos.List() {
+	repos, _ := room.repoManager()
+	for _, r := range repos.List() {
 		info := repoInfo(room, r)
 		rows = append(rows, info)
 		ref := r.Ref
