@@ -4,6 +4,8 @@ import (
 	"errors"
 	"strconv"
 	"strings"
+
+	"github.com/skillgate/skillgate/internal/pos"
 )
 
 var (
@@ -24,26 +26,7 @@ var (
 
 // Pos is a place in a pipeline file. Line and Col count from 1; zero means
 // unknown.
-type Pos struct {
-	File string
-	Line int
-	Col  int
-}
-
-// String returns "file:line:col", leaving out what is unknown.
-func (p Pos) String() string {
-	s := p.File
-	if p.Line > 0 {
-		if s != "" {
-			s += ":"
-		}
-		s += strconv.Itoa(p.Line)
-		if p.Col > 0 {
-			s += ":" + strconv.Itoa(p.Col)
-		}
-	}
-	return s
-}
+type Pos = pos.Pos
 
 // Error is one problem in a pipeline definition. Load, Parse and ParseNode
 // return every problem at once, joined with errors.Join; use errors.As on

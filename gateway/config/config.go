@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/skillgate/skillgate/internal/pos"
+
 	"gopkg.in/yaml.v3"
 )
 
@@ -423,23 +425,4 @@ func (s *Size) UnmarshalText(b []byte) error {
 }
 
 // Pos is a place in a config file.
-type Pos struct {
-	File string
-	Line int
-	Col  int
-}
-
-// String returns "file:line:col", leaving out what is unknown.
-func (p Pos) String() string {
-	s := p.File
-	if p.Line > 0 {
-		if s != "" {
-			s += ":"
-		}
-		s += strconv.Itoa(p.Line)
-		if p.Col > 0 {
-			s += ":" + strconv.Itoa(p.Col)
-		}
-	}
-	return s
-}
+type Pos = pos.Pos
