@@ -24,7 +24,6 @@ var (
 	pipelineKeys = []string{"name", "description", "inputs", "steps", "outputs", "timeout", "concurrency", "requires"}
 	stepKeys     = []string{"id", "tool", "with", "if", "for_each", "concurrency", "needs", "retry", "timeout", "on_error"}
 	retryKeys    = []string{"max", "backoff"}
-	stepFields   = []string{"outputs", "status", "error"}
 )
 
 // maxRetries bounds retry.max so a typo cannot keep a step busy for hours.

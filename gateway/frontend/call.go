@@ -79,6 +79,7 @@ func (c *clientCall) Request(ctx context.Context, method string, params json.Raw
 			return nil, invalidParams(method, err)
 		}
 		req.Method = method
+		//lint:ignore SA1019 sampling is deprecated from 2026-07-28 on, but sessions of 2025-11-25 and older, which this path serves, still use it
 		res, err = c.s.mcp.RequestSampling(rctx, req)
 	case string(mcp.MethodElicitationCreate):
 		var req mcp.ElicitationRequest
