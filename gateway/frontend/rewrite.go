@@ -140,24 +140,44 @@ func jsonString(value []byte, ok bool) (string, bool) {
 func (s *Server) serveList(w http.ResponseWriter, req request, dreq disclosure.Request, modern bool) {
 	list := s.listJSON(s.snap.Load(), req.Method, dreq)
 	key := listKeys[req.Method]
-	out := make([]byte, 0, len(list)+len(req.ID)+200)
-	out = append(out, `{"jsonrpc":"2.0","id":`...)
-	out = append(out, req.ID...)
-	out = append(out, `,"result":{"`...)
-	out = append(out, key...)
-	out = append(out, `":`...)
-	out = append(out, list...)
+	head := make([]byte, 0, 64+len(req.ID)+len(key))
+	head = append(head, `{"jsonrpc":"2.0","id":`...)
+	head = append(head, req.ID...)
+	head = append(head, `,"result":{"`...)
+	head = append(head, key...)
+	head = append(head, `":`...)
+	tail := []byte("}}\n")
 	if modern {
-		out = append(out, `,"_meta":`...)
-		out = append(out, s.modernMeta...)
-		out = append(out, `,"cacheScope":"private","resultType":"complete","ttlMs":0`...)
+		tail = make([]byte, 0, len(s.modernMeta)+80)
+		tail = append(tail, `,"_meta":`...)
+		tail = append(tail, s.modernMeta...)
+		tail = append(tail, `,"cacheScope":"private","resultType":"complete","ttlMs":0}}`+"\n"...)
 	}
-	out = append(out, "}}\n"...)
 	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Content-Length", strconv.Itoa(len(out)))
+	w.Header().Set("Content-Length", strconv.Itoa(len(head)+len(list)+len(tail)))
 	w.WriteHeader(http.StatusOK)
+	if len(list) > listCopyMax {
+		// A big list goes out from the snapshot's bytes as they are: a copy
+		// per request (hundreds of KB for a thousand tools, times the
+		// requests in flight) is what the gateway's memory would peak on.
+		_, _ = w.Write(head)
+		_, _ = w.Write(list)
+		_, _ = w.Write(tail)
+		return
+	}
+	// A small one is copied into one buffer, for one write.
+	bp := listBufs.Get().(*[]byte)
+	out := append(append(append((*bp)[:0], head...), list...), tail...)
 	_, _ = w.Write(out)
+	*bp = out
+	listBufs.Put(bp)
 }
+
+// listCopyMax is the largest list serveList copies into one buffer.
+const listCopyMax = 64 << 10
+
+// listBufs are serveList's buffers for small lists.
+var listBufs = sync.Pool{New: func() any { b := make([]byte, 0, 8<<10); return &b }}
 
 // sessionTracker wraps an initialize answer to learn the session id mcp-go
 // issued.
