@@ -90,7 +90,7 @@ func PipelineLoader(cfg *config.Config, tools func(string) bool) *pipelines.Load
 	}
 	return &pipelines.Loader{
 		Tools:      tools,
-		ToolName:   func(name string) string { return pipelinesNamespace + sep + name },
+		ToolName:   func(name string) string { return catalog.ExposedName(pipelinesNamespace, sep, name) },
 		Env:        env,
 		Inline:     cfg.Pipelines.Inline,
 		InlineFile: cfg.Source,

@@ -12,6 +12,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/skillgate/skillgate/gateway/catalog"
 	"github.com/skillgate/skillgate/gateway/config"
 	"github.com/skillgate/skillgate/internal/testenv"
 	"github.com/skillgate/skillgate/pipelines"
@@ -548,5 +549,37 @@ pipelines:
 	res, err := r.gw.CallTool(ctx, "pipelines__status", nil, nil)
 	if err != nil || !strings.Contains(string(res), `"structuredContent":{"sources":1}`) {
 		t.Fatalf("pipelines__status: %s %v", res, err)
+	}
+}
+
+// TestLongPipelineName: a pipeline whose served name the catalog shortens
+// (over 64 characters with its namespace) is known to the other pipelines
+// of its batch by that shortened name, and runs through it.
+func TestLongPipelineName(t *testing.T) {
+	long := strings.Repeat("p", 60)
+	served := catalog.ExposedName("pipelines", "__", long)
+	if len(served) > 64 || served == "pipelines__"+long {
+		t.Fatalf("served name %q: want a shortened one", served)
+	}
+	r := startGateway(t, `
+pipelines:
+  inline:
+    `+long+`:
+      steps:
+        - {id: s, tool: admin__servers}
+      outputs: {n: "${{ len(steps.s.outputs.servers) }}"}
+    caller:
+      steps:
+        - {id: inner, tool: `+served+`}
+      outputs: {n: "${{ steps.inner.outputs.n }}"}
+`, nil)
+	if st := r.status(t)["pipelines"]; st.State != "ready" || st.Tools != 2 {
+		t.Fatalf("status: %+v", st)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	res, err := r.gw.CallTool(ctx, "pipelines__caller", nil, nil)
+	if err != nil || !strings.Contains(string(res), `"structuredContent":{"n":1}`) {
+		t.Fatalf("pipelines__caller: %s %v", res, err)
 	}
 }

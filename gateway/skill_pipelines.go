@@ -104,7 +104,7 @@ func (g *Gateway) refreshSkillPipelines(ctx context.Context) {
 			return ok && it.Source != sp.src.id
 		})
 		ns := sp.src.namespace
-		loader.ToolName = func(name string) string { return ns + sep + name }
+		loader.ToolName = func(name string) string { return catalog.ExposedName(ns, sep, name) }
 		loader.Inline = nil
 		list, err := loader.Load(dir)
 		problems := PipelineProblems(err)

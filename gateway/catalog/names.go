@@ -17,6 +17,15 @@ const (
 	keepPrefix = maxName - 1 - hashHex
 )
 
+// ExposedName is the name an item of namespace called name is served
+// under when no other item collides with it: joined with sep, then made a
+// valid LLM tool name (shortened with a hash past 64 characters). Code that
+// must name an item before the catalog is built (a pipeline calling
+// another) uses it.
+func ExposedName(namespace, sep, name string) string {
+	return finalName(joinName(namespace, sep, name))
+}
+
 // joinName puts a namespace in front of a name.
 func joinName(namespace, sep, name string) string {
 	if namespace == "" {

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/skillgate/skillgate/plugins/sdk"
 )
 
 func TestFinalName(t *testing.T) {
@@ -105,5 +107,27 @@ func TestKindText(t *testing.T) {
 	b, err := json.Marshal([]Kind{Tool, Prompt, Resource, ResourceTemplate, 0})
 	if err != nil || string(b) != `["tool","prompt","resource","resource_template","source"]` {
 		t.Errorf("kinds encode as %s, %v", b, err)
+	}
+}
+
+// TestExposedNameIsTheBuiltName: what ExposedName predicts is the name the
+// catalog serves, short and long (shortened with a hash).
+func TestExposedNameIsTheBuiltName(t *testing.T) {
+	long := strings.Repeat("p", 60)
+	for _, name := range []string{"digest", long} {
+		snap := Build([]Source{{ID: "pipelines", Namespace: "pipelines", Executor: "pipelines", Defs: sdk.Definitions{
+			Tools: []json.RawMessage{json.RawMessage(`{"name":"` + name + `","inputSchema":{"type":"object"}}`)},
+		}}}, Options{})
+		want := ExposedName("pipelines", "__", name)
+		if _, ok := snap.Tool(want); !ok {
+			var got []string
+			for _, it := range snap.Tools() {
+				got = append(got, it.Name)
+			}
+			t.Errorf("ExposedName(%q) = %q, the catalog serves %v", name, want, got)
+		}
+		if len(want) > 64 {
+			t.Errorf("ExposedName(%q) = %q, longer than 64", name, want)
+		}
 	}
 }
