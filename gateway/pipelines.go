@@ -259,29 +259,7 @@ func (ps *pipelineSet) reloadLocked(ctx context.Context) {
 	ps.mu.Unlock()
 
 	s := ps.source()
-	s.mu.Lock()
-	published := s.loaded
-	s.loaded = true
-	s.st.Tools = len(list)
-	s.st.Problems = nil
-	for _, p := range problems {
-		s.st.Problems = append(s.st.Problems, p.Error())
-	}
-	// Problems in the files are "invalid", as for tool folders: the good
-	// pipelines are served and /readyz does not fail over a typo.
-	state, last := "ready", ""
-	if len(problems) > 0 {
-		state = stateInvalid
-		last = problems[0].Error()
-		if len(problems) > 1 {
-			last += fmt.Sprintf(" (and %d more problems)", len(problems)-1)
-		}
-	}
-	if s.st.State != state {
-		s.st.Since = time.Now()
-	}
-	s.st.State, s.st.LastError = state, last
-	s.mu.Unlock()
+	published := s.pipelinesLoaded(len(list), problems)
 	if !same || !published {
 		g.publish(s, sdk.Definitions{Tools: defs})
 	}
@@ -290,6 +268,34 @@ func (ps *pipelineSet) reloadLocked(ctx context.Context) {
 	} else if !same {
 		g.log.Info("pipelines loaded", "pipelines", len(list))
 	}
+}
+
+// pipelinesLoaded records in s's status that a pipelines folder loaded
+// with n pipelines served and problems (which make the state "invalid", as
+// for tool folders: the good pipelines are served and /readyz does not fail
+// over a typo). It reports whether s was published before.
+func (s *source) pipelinesLoaded(n int, problems []*pipelines.Error) (published bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	published = s.loaded
+	s.loaded = true
+	s.st.Tools = n
+	s.st.Problems = nil
+	for _, p := range problems {
+		s.st.Problems = append(s.st.Problems, p.Error())
+	}
+	state, last := "ready", ""
+	if len(problems) > 0 {
+		state, last = stateInvalid, problems[0].Error()
+		if len(problems) > 1 {
+			last += fmt.Sprintf(" (and %d more problems)", len(problems)-1)
+		}
+	}
+	if s.st.State != state {
+		s.st.Since = time.Now()
+	}
+	s.st.State, s.st.LastError = state, last
+	return published
 }
 
 // source returns the pipelines' source, registering it on first use.

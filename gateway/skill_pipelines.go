@@ -121,26 +121,7 @@ func (g *Gateway) refreshSkillPipelines(ctx context.Context) {
 		room.pipeMu.Unlock()
 
 		s := sp.src
-		s.mu.Lock()
-		published := s.loaded
-		s.loaded = true
-		s.st.Tools = len(list)
-		s.st.Problems = nil
-		for _, p := range problems {
-			s.st.Problems = append(s.st.Problems, p.Error())
-		}
-		state, last := "ready", ""
-		if len(problems) > 0 {
-			state, last = stateInvalid, problems[0].Error()
-			if len(problems) > 1 {
-				last += fmt.Sprintf(" (and %d more problems)", len(problems)-1)
-			}
-		}
-		if s.st.State != state {
-			s.st.Since = time.Now()
-		}
-		s.st.State, s.st.LastError = state, last
-		s.mu.Unlock()
+		published := s.pipelinesLoaded(len(list), problems)
 		room.pipeMu.Lock()
 		fresh := room.pipes[id] == nil
 		room.pipes[id] = sp
