@@ -9,6 +9,8 @@ import (
 	"sort"
 	"sync"
 
+	"github.com/skillgate/skillgate/internal/keylock"
+
 	"github.com/skillgate/skillgate/plugins/sdk"
 )
 
@@ -30,7 +32,7 @@ type Executor struct {
 
 	mu       sync.Mutex
 	sources  map[string]*source
-	loading  map[string]*sync.Mutex // serializes Load/Unload per source
+	loading  keylock.Locks // serializes Load/Unload per source
 	watchers map[*watcher]struct{}
 	closed   bool
 }
@@ -54,7 +56,6 @@ func WithLogger(l *slog.Logger) Option {
 func New(opts ...Option) *Executor {
 	e := &Executor{
 		sources:  map[string]*source{},
-		loading:  map[string]*sync.Mutex{},
 		watchers: map[*watcher]struct{}{},
 	}
 	for _, o := range opts {
@@ -69,19 +70,6 @@ func New(opts ...Option) *Executor {
 // Info implements sdk.Executor.
 func (e *Executor) Info(context.Context) (sdk.Info, error) {
 	return sdk.Info{Name: "mcp", Version: version, Kinds: []string{Kind}}, nil
-}
-
-// lockName serializes Load and Unload of one source.
-func (e *Executor) lockName(name string) func() {
-	e.mu.Lock()
-	l := e.loading[name]
-	if l == nil {
-		l = &sync.Mutex{}
-		e.loading[name] = l
-	}
-	e.mu.Unlock()
-	l.Lock()
-	return l.Unlock
 }
 
 // Load implements sdk.Executor. An eager source (the default) is started
@@ -100,7 +88,7 @@ func (e *Executor) Load(ctx context.Context, req sdk.LoadRequest) (sdk.Definitio
 	if err != nil {
 		return sdk.Definitions{}, fmt.Errorf("source %q: %w", req.Source, err)
 	}
-	unlock := e.lockName(req.Source)
+	unlock := e.loading.Lock(req.Source)
 	defer unlock()
 
 	e.mu.Lock()
@@ -147,7 +135,7 @@ func (e *Executor) Load(ctx context.Context, req sdk.LoadRequest) (sdk.Definitio
 // Unload implements sdk.Executor: the upstream is shut down gracefully and
 // in-flight calls on it fail.
 func (e *Executor) Unload(_ context.Context, name string) error {
-	unlock := e.lockName(name)
+	unlock := e.loading.Lock(name)
 	defer unlock()
 	e.mu.Lock()
 	s := e.sources[name]

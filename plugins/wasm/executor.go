@@ -10,6 +10,8 @@ import (
 	"runtime"
 	"sync"
 
+	"github.com/skillgate/skillgate/internal/keylock"
+
 	"github.com/tetratelabs/wazero"
 
 	"github.com/skillgate/skillgate/plugins/sdk"
@@ -32,7 +34,7 @@ type Executor struct {
 
 	mu      sync.Mutex
 	tools   map[string]*tool
-	loading map[string]*sync.Mutex // serializes Load/Unload per source
+	loading keylock.Locks // serializes Load/Unload per source
 	cache   wazero.CompilationCache
 	closed  bool
 }
@@ -80,7 +82,6 @@ func WithEnviron(lookup func(string) (string, bool)) Option {
 func New(opts ...Option) *Executor {
 	e := &Executor{
 		tools:        map[string]*tool{},
-		loading:      map[string]*sync.Mutex{},
 		maxInstances: max(2, runtime.GOMAXPROCS(0)),
 		environ:      os.LookupEnv,
 		cacheDir:     defaultCacheDir(),
@@ -128,19 +129,6 @@ func (e *Executor) compilationCache() wazero.CompilationCache {
 	return e.cache
 }
 
-// lockName serializes Load and Unload of one source.
-func (e *Executor) lockName(name string) func() {
-	e.mu.Lock()
-	l := e.loading[name]
-	if l == nil {
-		l = &sync.Mutex{}
-		e.loading[name] = l
-	}
-	e.mu.Unlock()
-	l.Lock()
-	return l.Unlock
-}
-
 // Load implements sdk.Executor. It reads the module from the tool folder,
 // compiles it (or takes it from the cache), and checks that it fits its
 // style: a command module is instantiated once without running, a
@@ -157,7 +145,7 @@ func (e *Executor) Load(ctx context.Context, req sdk.LoadRequest) (sdk.Definitio
 	if err != nil {
 		return sdk.Definitions{}, fmt.Errorf("source %q: %w", req.Source, err)
 	}
-	unlock := e.lockName(req.Source)
+	unlock := e.loading.Lock(req.Source)
 	defer unlock()
 	if e.isClosed() {
 		return sdk.Definitions{}, fmt.Errorf("%w: the executor is shut down", sdk.ErrUnavailable)
@@ -193,7 +181,7 @@ func (e *Executor) isClosed() bool {
 // Unload implements sdk.Executor. Calls in flight may finish within their
 // timeout; then the tool's instances are closed.
 func (e *Executor) Unload(ctx context.Context, source string) error {
-	unlock := e.lockName(source)
+	unlock := e.loading.Lock(source)
 	defer unlock()
 	e.mu.Lock()
 	t := e.tools[source]
