@@ -83,10 +83,17 @@ func (p *Plugin) launch(ctx, life context.Context) (*instance, sdk.Info, error) 
 			return pr, nil
 		},
 		SkipHostEnv: true,
-		GRPCDialOptions: []grpc.DialOption{grpc.WithDefaultCallOptions(
-			grpc.MaxCallRecvMsgSize(sdk.MaxMessageSize),
-			grpc.MaxCallSendMsgSize(sdk.MaxMessageSize),
-		)},
+		GRPCDialOptions: []grpc.DialOption{
+			grpc.WithDefaultCallOptions(
+				grpc.MaxCallRecvMsgSize(sdk.MaxMessageSize),
+				grpc.MaxCallSendMsgSize(sdk.MaxMessageSize),
+			),
+			// Fixed windows turn off gRPC's bandwidth-delay probing, which
+			// sends a ping (and draws an ack) for nearly every small
+			// message on a link whose bandwidth never changes.
+			grpc.WithInitialWindowSize(sdk.StreamWindow),
+			grpc.WithInitialConnWindowSize(sdk.ConnWindow),
+		},
 		// Our own deadline (below) comes first and explains itself better.
 		StartTimeout: p.opts.StartTimeout + time.Minute,
 		Logger:       &hclogAdapter{log: p.log},

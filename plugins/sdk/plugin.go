@@ -97,6 +97,17 @@ func exitOnStdinEOF() {
 // specs and results of up to this size cross the boundary.
 const MaxMessageSize = 64 << 20
 
+// StreamWindow and ConnWindow are the fixed HTTP/2 flow-control windows
+// (per stream and per connection) of the link between host and executor.
+// Fixed windows turn off gRPC's bandwidth-delay estimation, which probes
+// with a ping for nearly every small message: a local pipe has no
+// bandwidth to discover, and each probe costs both processes a write, a
+// read and a wake-up.
+const (
+	StreamWindow = 1 << 20
+	ConnWindow   = 4 << 20
+)
+
 // NewGRPCServer builds the gRPC server an executor (and the host's callback
 // service) is served with. A pool of stream workers avoids a new goroutine,
 // and its stack growth, per call; a call holds its worker for the whole
@@ -107,6 +118,8 @@ func NewGRPCServer(opts []grpc.ServerOption) *grpc.Server {
 		grpc.NumStreamWorkers(uint32(max(64, 16*runtime.GOMAXPROCS(0)))),
 		grpc.MaxRecvMsgSize(MaxMessageSize),
 		grpc.MaxSendMsgSize(MaxMessageSize),
+		grpc.InitialWindowSize(StreamWindow),
+		grpc.InitialConnWindowSize(ConnWindow),
 	)
 	return grpc.NewServer(opts...)
 }
