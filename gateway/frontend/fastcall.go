@@ -15,6 +15,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/skillgate/skillgate/gateway/disclosure"
+	"github.com/skillgate/skillgate/internal/jsonscan"
 	"github.com/skillgate/skillgate/plugins/sdk"
 )
 
@@ -104,7 +105,7 @@ func (s *Server) serveFastCall(w http.ResponseWriter, r *http.Request, sess *ses
 		return true
 	}
 	fwdMeta := metaArg
-	members := []member{{"name", encode(it.Original)}}
+	members := []member{{"name", jsonscan.AppendString(nil, it.Original)}}
 	if len(req.Params.Arguments) > 0 {
 		members = append(members, member{"arguments", req.Params.Arguments})
 	}

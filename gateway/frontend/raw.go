@@ -17,6 +17,7 @@ import (
 
 	"github.com/skillgate/skillgate/gateway/catalog"
 	"github.com/skillgate/skillgate/gateway/disclosure"
+	"github.com/skillgate/skillgate/internal/jsonscan"
 )
 
 // Results and lists reach clients as the sources' own bytes.
@@ -198,9 +199,7 @@ func insertMembers(obj []byte, members []member) []byte {
 		if i > 0 {
 			out = append(out, ',')
 		}
-		k, _ := json.Marshal(m.key)
-		out = append(out, k...)
-		out = append(out, ':')
+		out = append(jsonscan.AppendString(out, m.key), ':')
 		out = append(out, m.val...)
 	}
 	if len(inner) > 0 {

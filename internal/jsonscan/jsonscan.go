@@ -101,3 +101,23 @@ func SkipValue(b []byte, i int) int {
 	}
 	return i
 }
+
+// AppendString appends s to dst as a JSON string. Printable ASCII without
+// quotes or backslashes, which names, keys and tokens nearly always are, is
+// copied between quotes; anything else is escaped by encoding/json (HTML
+// characters left as they are). Either way the result decodes back to s,
+// with invalid UTF-8 replaced as encoding/json replaces it.
+func AppendString(dst []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' {
+			var b bytes.Buffer
+			enc := json.NewEncoder(&b)
+			enc.SetEscapeHTML(false)
+			_ = enc.Encode(s) // a string always encodes
+			return append(dst, bytes.TrimSuffix(b.Bytes(), []byte("\n"))...)
+		}
+	}
+	dst = append(dst, '"')
+	dst = append(dst, s...)
+	return append(dst, '"')
+}

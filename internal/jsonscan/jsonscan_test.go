@@ -39,3 +39,25 @@ func FuzzMembers(f *testing.F) {
 		}
 	})
 }
+
+func FuzzAppendString(f *testing.F) {
+	for _, seed := range []string{"", "progressToken", `a"b`, `back\slash`, "tab\there", "<&>", "é", "\u2028", "\xff"} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		out := AppendString([]byte("x"), s)
+		if out[0] != 'x' {
+			t.Fatalf("AppendString overwrote dst: %q", out)
+		}
+		var got string
+		if err := json.Unmarshal(out[1:], &got); err != nil {
+			t.Fatalf("AppendString(%q) = %s, not a JSON string: %v", s, out[1:], err)
+		}
+		var want string
+		b, _ := json.Marshal(s)
+		_ = json.Unmarshal(b, &want)
+		if got != want {
+			t.Fatalf("AppendString(%q) decodes to %q, encoding/json's to %q", s, got, want)
+		}
+	})
+}

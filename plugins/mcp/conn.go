@@ -14,6 +14,7 @@ import (
 
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/skillgate/skillgate/internal/jsonscan"
 	"github.com/skillgate/skillgate/plugins/sdk"
 )
 
@@ -312,7 +313,7 @@ func (c *conn) call(ctx context.Context, method string, params json.RawMessage, 
 	p := params
 	if method != "ping" && ic.token != "" {
 		var err error
-		if p, err = withMeta(p, field{"progressToken", mustJSON(ic.token)}); err != nil {
+		if p, err = withMeta(p, field{"progressToken", jsonscan.AppendString(nil, ic.token)}); err != nil {
 			return nil, &sdk.RPCError{Code: sdk.CodeInvalidParams, Message: err.Error()}
 		}
 	}

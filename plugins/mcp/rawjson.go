@@ -3,6 +3,8 @@ package mcp
 import (
 	"bytes"
 	"encoding/json"
+
+	"github.com/skillgate/skillgate/internal/jsonscan"
 )
 
 // field is one member of a JSON object, its value already encoded.
@@ -23,8 +25,9 @@ func withFields(obj json.RawMessage, fields ...field) (json.RawMessage, error) {
 		return nil, errNotObject
 	}
 	present := false
+	var kb [64]byte
 	for _, f := range fields {
-		if bytes.Contains(obj, quoted(f.key)) {
+		if bytes.Contains(obj, jsonscan.AppendString(kb[:0], f.key)) {
 			present = true
 			break
 		}
@@ -37,7 +40,7 @@ func withFields(obj json.RawMessage, fields ...field) (json.RawMessage, error) {
 			if i > 0 {
 				out = append(out, ',')
 			}
-			out = append(append(append(out, quoted(f.key)...), ':'), f.val...)
+			out = append(append(jsonscan.AppendString(out, f.key), ':'), f.val...)
 		}
 		if len(rest) > 0 && rest[0] != '}' {
 			out = append(out, ',')
@@ -63,8 +66,14 @@ func withMeta(params json.RawMessage, fields ...field) (json.RawMessage, error) 
 		return params, nil
 	}
 	if !bytes.Contains(params, []byte(`"_meta"`)) {
-		meta, _ := withFields(nil, fields...)
-		return withFields(params, field{"_meta", meta})
+		meta := []byte{'{'}
+		for i, f := range fields {
+			if i > 0 {
+				meta = append(meta, ',')
+			}
+			meta = append(append(jsonscan.AppendString(meta, f.key), ':'), f.val...)
+		}
+		return withFields(params, field{"_meta", append(meta, '}')})
 	}
 	var m map[string]json.RawMessage
 	if err := json.Unmarshal(params, &m); err != nil {
@@ -79,11 +88,6 @@ func withMeta(params json.RawMessage, fields ...field) (json.RawMessage, error) 
 	}
 	m["_meta"] = meta
 	return json.Marshal(m)
-}
-
-func quoted(s string) []byte {
-	b, _ := json.Marshal(s)
-	return b
 }
 
 // mustJSON encodes v, which must be encodable.
