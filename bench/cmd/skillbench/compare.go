@@ -18,6 +18,11 @@ import (
 type variant struct {
 	name string
 	reqs []mcpclient.Request
+	// root is the serving process (the bare upstream or the gateway), in
+	// role rootRole; the CPU of it and its descendants is accounted per
+	// call when root is set.
+	root     int
+	rootRole string
 }
 
 // outcome is what a variant measured over every round.
@@ -25,6 +30,16 @@ type outcome struct {
 	rps     []float64 // one per round
 	errors  int
 	latency latency
+	cpu     map[string]time.Duration // per role, summed over the load runs
+	calls   int                      // requests completed in the load runs
+}
+
+// cpuPerCall is role's CPU time per request under load.
+func (o outcome) cpuPerCall(role string) time.Duration {
+	if o.calls == 0 {
+		return 0
+	}
+	return o.cpu[role] / time.Duration(o.calls)
 }
 
 func (o outcome) meanRPS() float64 {
@@ -45,7 +60,7 @@ func (b *bench) compare(ctx context.Context, what string, vs []variant) (map[str
 	out := map[string]*outcome{}
 	samples := map[string][]time.Duration{}
 	for _, v := range vs {
-		out[v.name] = &outcome{}
+		out[v.name] = &outcome{cpu: map[string]time.Duration{}}
 	}
 	for r := range b.o.rounds {
 		order := slices.Clone(vs)
@@ -53,12 +68,24 @@ func (b *bench) compare(ctx context.Context, what string, vs []variant) (map[str
 			slices.Reverse(order)
 		}
 		for _, v := range order {
+			var before map[string]time.Duration
+			if v.root != 0 {
+				before = treeCPU(v.root, v.rootRole)
+			}
 			t, err := b.lg.run(ctx, b.o.duration, v.reqs...)
 			if err != nil {
 				return nil, fmt.Errorf("%s %s: %w", what, v.name, err)
 			}
-			out[v.name].rps = append(out[v.name].rps, t.rps)
-			out[v.name].errors += t.errors
+			o := out[v.name]
+			o.rps = append(o.rps, t.rps)
+			o.errors += t.errors
+			if v.root != 0 {
+				for role, c := range treeCPU(v.root, v.rootRole) {
+					o.cpu[role] += c - before[role]
+				}
+				o.cpu[roleLoad] += t.cpu
+				o.calls += t.requests
+			}
 			logf("%s %-10s round %d: %8.0f req/s (%d errors)", what, v.name, r+1, t.rps, t.errors)
 		}
 		for _, v := range order {
@@ -148,8 +175,8 @@ func (b *bench) listAndCall(ctx context.Context) error {
 			}
 			b.rep.listBytes[e] = [2]int{sizeB, sizeP}
 			res, err := b.compare(ctx, "tools/list "+string(e), []variant{
-				{"bare", []mcpclient.Request{epB.ListRequest()}},
-				{"gateway", []mcpclient.Request{epP.ListRequest()}},
+				{"bare", []mcpclient.Request{epB.ListRequest()}, bare.pid(), roleUpstream},
+				{"gateway", []mcpclient.Request{epP.ListRequest()}, gwP.pid(), roleGateway},
 			})
 			if err != nil {
 				return err
@@ -176,9 +203,9 @@ func (b *bench) listAndCall(ctx context.Context) error {
 				}
 			}
 			res, err := b.compare(ctx, "tools/call "+string(e), []variant{
-				{"direct", []mcpclient.Request{epB.CallRequest("echo")}},
-				{"process", []mcpclient.Request{epP.CallRequest("up__echo")}},
-				{"inprocess", []mcpclient.Request{epI.CallRequest("up__echo")}},
+				{"direct", []mcpclient.Request{epB.CallRequest("echo")}, bare.pid(), roleUpstream},
+				{"process", []mcpclient.Request{epP.CallRequest("up__echo")}, gwP.pid(), roleGateway},
+				{"inprocess", []mcpclient.Request{epI.CallRequest("up__echo")}, gwI.pid(), roleGateway},
 			})
 			if err != nil {
 				return err
@@ -213,9 +240,9 @@ func (b *bench) callOnSSE(ctx context.Context, c *http.Client, bareURL, procURL,
 		eps = append(eps, ep)
 	}
 	res, err := b.compare(ctx, "tools/call "+string(sseEra), []variant{
-		{"direct", []mcpclient.Request{eps[0].CallRequest("echo")}},
-		{"process", []mcpclient.Request{eps[1].CallRequest("up__echo")}},
-		{"inprocess", []mcpclient.Request{eps[2].CallRequest("up__echo")}},
+		{name: "direct", reqs: []mcpclient.Request{eps[0].CallRequest("echo")}},
+		{name: "process", reqs: []mcpclient.Request{eps[1].CallRequest("up__echo")}},
+		{name: "inprocess", reqs: []mcpclient.Request{eps[2].CallRequest("up__echo")}},
 	})
 	if err != nil {
 		return err

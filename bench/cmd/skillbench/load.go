@@ -29,12 +29,15 @@ type loadgen struct {
 
 // throughput is one load run's outcome.
 type throughput struct {
-	rps    float64
-	errors int // non-2xx responses and socket errors
+	rps      float64
+	errors   int           // non-2xx responses and socket errors
+	requests int           // completed in the run
+	cpu      time.Duration // the load generator's own CPU time
 }
 
 var (
 	reRPS     = regexp.MustCompile(`Requests/sec:\s+([0-9.]+)`)
+	reWrkN    = regexp.MustCompile(`(\d+) requests in`)
 	reNon2xx  = regexp.MustCompile(`Non-2xx or 3xx responses:\s+(\d+)`)
 	reSockErr = regexp.MustCompile(`Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)`)
 	reHeyCode = regexp.MustCompile(`\[(\d{3})\]\s+(\d+) responses`)
@@ -85,8 +88,13 @@ func (l *loadgen) run(ctx context.Context, d time.Duration, reqs ...mcpclient.Re
 	if t.rps == 0 {
 		return throughput{}, fmt.Errorf("%s: no request completed:\n%s", l.tool, out)
 	}
+	t.cpu = cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+	t.requests = int(t.rps * d.Seconds())
 	switch l.tool {
 	case "wrk":
+		if m := reWrkN.FindSubmatch(out); m != nil {
+			t.requests, _ = strconv.Atoi(string(m[1]))
+		}
 		if m := reNon2xx.FindSubmatch(out); m != nil {
 			n, _ := strconv.Atoi(string(m[1]))
 			t.errors += n

@@ -288,3 +288,50 @@ func startProcStdout(dir, name, bin string, args ...string) (*procLine, error) {
 	}()
 	return &procLine{proc: p, firstLine: first}, nil
 }
+
+// clockTicks is USER_HZ, the unit of utime and stime in /proc/PID/stat:
+// 100 on every Linux this runs on.
+const clockTicks = 100
+
+// procCPU is the CPU time (user + system) pid has used so far.
+func procCPU(pid int) time.Duration {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return 0
+	}
+	f := strings.Fields(s[i+1:])
+	if len(f) < 13 {
+		return 0
+	}
+	ut, _ := strconv.ParseInt(f[11], 10, 64)
+	st, _ := strconv.ParseInt(f[12], 10, 64)
+	return time.Duration(ut+st) * time.Second / clockTicks
+}
+
+// Roles of the processes whose CPU a call costs.
+const (
+	roleLoad     = "load generator"
+	roleGateway  = "gateway"
+	roleExecutor = "executor"
+	roleUpstream = "upstream"
+)
+
+// treeCPU is the CPU time used so far by root (in role rootRole) and each
+// process below it, summed per role: a process below root whose command
+// line runs `plugin serve` is an executor, any other an upstream.
+func treeCPU(root int, rootRole string) map[string]time.Duration {
+	out := map[string]time.Duration{rootRole: procCPU(root)}
+	for _, p := range descendants(root) {
+		role := roleUpstream
+		if cl, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", p)); err == nil && strings.Contains(string(cl), "plugin\x00serve") {
+			role = roleExecutor
+		}
+		out[role] += procCPU(p)
+	}
+	return out
+}

@@ -157,6 +157,30 @@ func eraLabel(e mcpclient.Era) string {
 	return "legacy (2025-11-25 session)"
 }
 
+// cpuRoles are the processes a call's CPU is split among, in path order.
+var cpuRoles = []string{roleLoad, roleGateway, roleExecutor, roleUpstream}
+
+// cpuTotal is the CPU a request costs every process on its path.
+func cpuTotal(o outcome) time.Duration {
+	var t time.Duration
+	for _, r := range cpuRoles {
+		t += o.cpuPerCall(r)
+	}
+	return t
+}
+
+// cpuBreakdown shows the CPU per request of each process on the path and
+// their sum, e.g. "load generator 14 + upstream 72 = 86 µs".
+func cpuBreakdown(o outcome) string {
+	var parts []string
+	for _, r := range cpuRoles {
+		if _, ok := o.cpu[r]; ok {
+			parts = append(parts, fmt.Sprintf("%s %d", r, o.cpuPerCall(r).Microseconds()))
+		}
+	}
+	return fmt.Sprintf("%s = %d µs", strings.Join(parts, " + "), cpuTotal(o).Microseconds())
+}
+
 func callLabel(e mcpclient.Era) string {
 	if e == sseEra {
 		return "legacy session declaring roots, after a call that sent it a progress notification (the bare server answers over SSE from then on)"
@@ -209,6 +233,12 @@ func (r *report) rows() []row {
 				row{"2", fmt.Sprintf("tools/call c%d, %s, %s", r.o.concurrency, callLabel(e), k.label), "direct " + rate(d.meanRPS()), rate(g.meanRPS()), fmt.Sprintf("**%.2fx**", ratio), fmt.Sprintf("≥ %.2fx", k.ratio), result},
 				row{"2", fmt.Sprintf("tools/call sequential p50 (p99), %s, %s", callLabel(e), k.label), fmt.Sprintf("%s (%s)", us(d.latency.p50), us(d.latency.p99)), fmt.Sprintf("%s (%s)", us(g.latency.p50), us(g.latency.p99)), fmt.Sprintf("**%+d µs**", delta.Microseconds()), fmt.Sprintf("≤ +%d µs", k.delta.Microseconds()), passMiss(delta <= k.delta)},
 			)
+		}
+		if p, i := res["process"], res["inprocess"]; d.calls > 0 && p.calls > 0 && i.calls > 0 {
+			td, tp, ti := cpuTotal(*d), cpuTotal(*p), cpuTotal(*i)
+			rows = append(rows, row{"2", fmt.Sprintf("CPU per tools/call at c%d, %s: load generator + upstream (+ gateway + executor), what the 2 cores divide among", r.o.concurrency, callLabel(e)),
+				"direct " + cpuBreakdown(*d), "plugin process " + cpuBreakdown(*p) + "; inprocess " + cpuBreakdown(*i),
+				fmt.Sprintf("%.2fx / %.2fx", float64(tp)/float64(td), float64(ti)/float64(td)), "", ""})
 		}
 	}
 	if r.coldStart.n > 0 {

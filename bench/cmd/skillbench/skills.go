@@ -113,10 +113,10 @@ func (b *bench) skills(ctx context.Context) error {
 			}
 		}
 		out, err := b.compare(ctx, "skills "+string(e), []variant{
-			{"tools/list", []mcpclient.Request{ep.ListRequest()}},
-			{"skills/list", []mcpclient.Request{list}},
-			{"find_skills", []mcpclient.Request{find}},
-			{"load_skill", []mcpclient.Request{load}},
+			{name: "tools/list", reqs: []mcpclient.Request{ep.ListRequest()}},
+			{name: "skills/list", reqs: []mcpclient.Request{list}},
+			{name: "find_skills", reqs: []mcpclient.Request{find}},
+			{name: "load_skill", reqs: []mcpclient.Request{load}},
 		})
 		if err != nil {
 			return err
