@@ -98,7 +98,8 @@ type inflight struct {
 	ctx   context.Context
 	call  sdk.Call
 	token string
-	ev    *eventQueue
+	ev    *eventQueue // &evq when the call has a client
+	evq   eventQueue
 }
 
 type inflightKey struct{}
@@ -337,10 +338,10 @@ func (c *conn) begin(ctx context.Context, call sdk.Call) *inflight {
 	if call == nil {
 		return ic
 	}
-	ic.token = "sg-" + strconv.FormatInt(c.nextToken.Add(1), 36)
-	ic.ev = &eventQueue{call: call, onDrop: func(n int) {
-		c.log.Warn("dropped log notifications of a call whose client was too slow", "dropped", n)
-	}}
+	var tb [24]byte
+	ic.token = string(strconv.AppendInt(append(tb[:0], "sg-"...), c.nextToken.Add(1), 36))
+	ic.evq = eventQueue{call: call, log: c.log}
+	ic.ev = &ic.evq
 	c.mu.Lock()
 	c.byToken[ic.token] = ic
 	c.active = append(c.active, ic)

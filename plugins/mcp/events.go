@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"context"
+	"log/slog"
 	"sync"
 
 	"github.com/skillgate/skillgate/plugins/sdk"
@@ -32,8 +33,8 @@ type eventQueue struct {
 	gone     bool          // the call returned: deliver nothing more
 	drained  chan struct{} // closed when the running pump empties q
 	dropped  int
-	onDrop   func(n int)
-	delivery sync.Mutex // serializes deliveries across pump generations
+	log      *slog.Logger // told how many events a slow client missed
+	delivery sync.Mutex   // serializes deliveries across pump generations
 }
 
 // push queues ev; it never blocks.
@@ -102,8 +103,8 @@ func (e *eventQueue) flush(ctx context.Context) {
 	e.closed = true
 	drained, running, dropped := e.drained, e.running, e.dropped
 	e.mu.Unlock()
-	if dropped > 0 && e.onDrop != nil {
-		e.onDrop(dropped)
+	if dropped > 0 && e.log != nil {
+		e.log.Warn("dropped log notifications of a call whose client was too slow", "dropped", dropped)
 	}
 	if !running {
 		return
