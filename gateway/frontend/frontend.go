@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/skillgate/skillgate/gateway/catalog"
 	"github.com/skillgate/skillgate/gateway/disclosure"
+	"github.com/skillgate/skillgate/internal/jsonscan"
 	"github.com/skillgate/skillgate/plugins/sdk"
 )
 
@@ -306,29 +308,56 @@ type registeredTool struct {
 }
 
 // toolFromRaw builds mcp-go's Tool for the typed path (stdio lists and
-// tools/call dispatch), keeping both schemas as the source's bytes.
+// tools/call dispatch), keeping both schemas as the source's bytes. The
+// schemas are cut out before the rest is decoded: mcp-go's schema decoder
+// (property order, typed properties) was most of a first publish's cost,
+// for a value thrown away.
 func toolFromRaw(it *catalog.Item) (mcp.Tool, error) {
 	var t mcp.Tool
-	if err := json.Unmarshal(it.Raw, &t); err != nil {
+	if !json.Valid(it.Raw) {
+		return t, errors.New("the definition is not valid JSON")
+	}
+	var in, out []byte
+	rest := make([]byte, 0, len(it.Raw))
+	rest = append(rest, '{')
+	isObject := jsonscan.Members(it.Raw, func(key, value []byte, start, end int) {
+		switch string(key) {
+		case "inputSchema":
+			in = value
+			return
+		case "outputSchema":
+			out = value
+			return
+		}
+		if len(rest) > 1 {
+			rest = append(rest, ',')
+		}
+		rest = append(append(jsonscan.AppendString(rest, string(key)), ':'), value...)
+	})
+	if !isObject {
+		return t, errors.New("the definition is not a JSON object")
+	}
+	if err := json.Unmarshal(append(rest, '}'), &t); err != nil {
 		return t, err
 	}
-	var schemas struct {
-		In  json.RawMessage `json:"inputSchema"`
-		Out json.RawMessage `json:"outputSchema"`
-	}
-	if err := json.Unmarshal(it.Raw, &schemas); err != nil {
-		return t, err
+	for _, sc := range []struct {
+		name  string
+		value []byte
+	}{{"inputSchema", in}, {"outputSchema", out}} {
+		if len(sc.value) > 0 && sc.value[0] != '{' && string(sc.value) != "null" {
+			return t, fmt.Errorf("%s is not a JSON object", sc.name)
+		}
 	}
 	t.Name = it.Name
-	t.InputSchema = mcp.ToolInputSchema{}
-	t.RawInputSchema = schemas.In
-	if len(t.RawInputSchema) == 0 {
-		t.RawInputSchema = json.RawMessage(`{"type":"object"}`)
+	// encoding/json matches keys case-insensitively: a stray "InputSchema"
+	// member must not leave a typed schema next to the raw one.
+	t.InputSchema, t.OutputSchema = mcp.ToolInputSchema{}, mcp.ToolOutputSchema{}
+	t.RawInputSchema = json.RawMessage(`{"type":"object"}`)
+	if len(in) > 0 && string(in) != "null" {
+		t.RawInputSchema = in
 	}
-	t.OutputSchema = mcp.ToolOutputSchema{}
-	t.RawOutputSchema = nil
-	if len(schemas.Out) > 0 && string(schemas.Out) != "null" {
-		t.RawOutputSchema = schemas.Out
+	if len(out) > 0 && string(out) != "null" {
+		t.RawOutputSchema = out
 	}
 	return t, nil
 }

@@ -16,9 +16,35 @@ import (
 // Update. Even b.N iterations publish a changed small source, odd ones the
 // same set again.
 func BenchmarkPublish(b *testing.B) {
+	big := benchTools(b)
+	small := func(i int) catalog.Source {
+		return catalog.Source{ID: "small", Namespace: "small", Executor: "x", Defs: sdk.Definitions{Tools: []json.RawMessage{
+			json.RawMessage(`{"name":"t","description":"version ` + string(rune('a'+i%2)) + `","inputSchema":{"type":"object"}}`),
+		}}}
+	}
+	fe := New(echoRouter{}, Options{})
+	up := catalog.Source{ID: "up", Namespace: "up", Executor: "mcp", Defs: sdk.Definitions{Tools: big}}
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		fe.Update(catalog.Build([]catalog.Source{up, small(i)}, catalog.Options{}))
+	}
+}
+
+// BenchmarkFirstPublish is a source's first publish at start-up: a new
+// front end, every tool converted and registered with mcp-go.
+func BenchmarkFirstPublish(b *testing.B) {
+	up := catalog.Source{ID: "up", Namespace: "up", Executor: "mcp", Defs: sdk.Definitions{Tools: benchTools(b)}}
+	b.ReportAllocs()
+	for b.Loop() {
+		New(echoRouter{}, Options{}).Update(catalog.Build([]catalog.Source{up}, catalog.Options{}))
+	}
+}
+
+// benchTools are 51 tool definitions shaped like the benchmark upstream's
+// (bench/internal/fixture).
+func benchTools(b *testing.B) []json.RawMessage {
 	var big []json.RawMessage
 	for i := range 51 {
-		// Shaped like the benchmark upstream's tools (bench/internal/fixture).
 		t := mcp.NewTool(fmt.Sprintf("tool_%03d", i),
 			mcp.WithDescription("Reads the file at path, optionally a line range of it, and returns its contents."),
 			mcp.WithString("path", mcp.Required(), mcp.Description("Absolute or workspace-relative path of the file to read.")),
@@ -33,15 +59,5 @@ func BenchmarkPublish(b *testing.B) {
 		}
 		big = append(big, raw)
 	}
-	small := func(i int) catalog.Source {
-		return catalog.Source{ID: "small", Namespace: "small", Executor: "x", Defs: sdk.Definitions{Tools: []json.RawMessage{
-			json.RawMessage(`{"name":"t","description":"version ` + string(rune('a'+i%2)) + `","inputSchema":{"type":"object"}}`),
-		}}}
-	}
-	fe := New(echoRouter{}, Options{})
-	up := catalog.Source{ID: "up", Namespace: "up", Executor: "mcp", Defs: sdk.Definitions{Tools: big}}
-	b.ReportAllocs()
-	for i := 0; b.Loop(); i++ {
-		fe.Update(catalog.Build([]catalog.Source{up, small(i)}, catalog.Options{}))
-	}
+	return big
 }
