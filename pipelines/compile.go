@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/skillgate/skillgate/internal/names"
 
@@ -17,7 +18,7 @@ import (
 )
 
 var (
-	idRE = regexp.MustCompile(`^[a-zA-Z_][a-zA-Z0-9_]{0,63}$`)
+	idRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-zA-Z_][a-zA-Z0-9_]{0,63}$`) })
 )
 
 var (
@@ -184,7 +185,7 @@ func (c *pcomp) steps(n *yaml.Node) {
 			d.fail(sn, field, "a step needs an id; add id: <name> (letters, digits and _)")
 		} else if id, ok := d.str(v, field+".id"); ok {
 			switch {
-			case !idRE.MatchString(id):
+			case !idRE().MatchString(id):
 				d.fail(v, field+".id", "%q is not a valid step id; use letters, digits and _, starting with a letter, so expressions can write steps.%s", id, strings.ReplaceAll(id, "-", "_"))
 			case c.p.byID[id] != nil:
 				d.fail(v, field+".id", "duplicate step id %q; it is already used at line %d", id, c.p.byID[id].Pos.Line)

@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 
 	"gopkg.in/yaml.v3"
 )
@@ -106,7 +107,7 @@ func (l *Loader) ParseNode(n *yaml.Node, filename string) ([]*Pipeline, error) {
 	return l.batch(docs, errs)
 }
 
-var yamlLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
+var yamlLine = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^yaml: line (\d+): (.*)$`) })
 
 func (l *Loader) read(r io.Reader, filename string) ([]doc, []*Error) {
 	b, err := io.ReadAll(io.LimitReader(r, maxFileSize+1))
@@ -140,7 +141,7 @@ func (l *Loader) read(r io.Reader, filename string) ([]doc, []*Error) {
 
 func yamlError(filename string, err error) *Error {
 	e := &Error{Pos: Pos{File: filename}, Msg: "invalid YAML: " + err.Error()}
-	if m := yamlLine.FindStringSubmatch(err.Error()); m != nil {
+	if m := yamlLine().FindStringSubmatch(err.Error()); m != nil {
 		fmt.Sscan(m[1], &e.Pos.Line)
 		e.Msg = "invalid YAML: " + m[2]
 	}

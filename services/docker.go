@@ -14,6 +14,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	cerrdefs "github.com/containerd/errdefs"
@@ -271,7 +272,7 @@ func (d *dockerEngine) Pull(ctx context.Context, ref string, fn func(Progress)) 
 	})
 }
 
-var stepRe = regexp.MustCompile(`^Step (\d+)/(\d+) :`)
+var stepRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^Step (\d+)/(\d+) :`) })
 
 func (d *dockerEngine) Build(ctx context.Context, b *BuildConfig, fn func(Progress)) error {
 	pr, pw := io.Pipe()
@@ -307,7 +308,7 @@ func (d *dockerEngine) Build(ctx context.Context, b *BuildConfig, fn func(Progre
 		if fn == nil {
 			return
 		}
-		if s := stepRe.FindStringSubmatch(line); s != nil {
+		if s := stepRe().FindStringSubmatch(line); s != nil {
 			step, _ = strconv.ParseInt(s[1], 10, 64)
 			steps, _ = strconv.ParseInt(s[2], 10, 64)
 		}

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -119,30 +120,30 @@ const (
 const DefaultHealthInterval = time.Second
 
 var (
-	nameRe    = regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9_-]{0,63}$`)
-	projectRe = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,39}$`)
+	nameRe    = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9_-]{0,63}$`) })
+	projectRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,39}$`) })
 	// imageRe is a conservative image reference: registry/path:tag@digest,
 	// at most 255 bytes (checked apart: a {0,254} repeat would compile into
 	// 254 copies of the class, a millisecond of every process's start).
-	imageRe   = regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9._/:@-]*$`)
-	restartRe = regexp.MustCompile(`^(no|always|unless-stopped|on-failure(:[0-9]+)?)$`)
-	envKeyRe  = regexp.MustCompile(`^[a-zA-Z_][a-zA-Z0-9_.]*$`)
+	imageRe   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9._/:@-]*$`) })
+	restartRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(no|always|unless-stopped|on-failure(:[0-9]+)?)$`) })
+	envKeyRe  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-zA-Z_][a-zA-Z0-9_.]*$`) })
 )
 
 // ValidName reports whether name may name a service or a server: letters,
 // digits, _ and -, not starting with - or _.
-func ValidName(name string) bool { return nameRe.MatchString(name) }
+func ValidName(name string) bool { return nameRe().MatchString(name) }
 
 // ValidProject reports whether p may name a project: lower-case letters,
 // digits, _ and -, starting with a letter or digit, at most 40 characters.
-func ValidProject(p string) bool { return projectRe.MatchString(p) }
+func ValidProject(p string) bool { return projectRe().MatchString(p) }
 
 // ValidImage reports whether ref looks like an image reference and cannot
 // be mistaken for a flag.
-func ValidImage(ref string) bool { return len(ref) <= 255 && imageRe.MatchString(ref) }
+func ValidImage(ref string) bool { return len(ref) <= 255 && imageRe().MatchString(ref) }
 
 // ValidRestart reports whether r is a restart policy Docker accepts.
-func ValidRestart(r string) bool { return r == "" || restartRe.MatchString(r) }
+func ValidRestart(r string) bool { return r == "" || restartRe().MatchString(r) }
 
 // ParsePort reads a compose-style port: "5432", "5432/udp", "15432:5432" or
 // "127.0.0.1:15432:5432". The host address, when given, must be 127.0.0.1:
@@ -234,7 +235,7 @@ func ParseVolume(s, base string) (Volume, error) {
 		v.Source = filepath.Clean(v.Source)
 		v.ReadOnly = mode != "rw"
 	default:
-		if !nameRe.MatchString(v.Source) {
+		if !nameRe().MatchString(v.Source) {
 			return v, fmt.Errorf("%q: volume name %q must be letters, digits, _ or -, starting with a letter or digit", s, v.Source)
 		}
 		v.ReadOnly = mode == "ro"
@@ -261,7 +262,7 @@ func EnvPrefix(service string) string {
 // impossible to run. The gateway's config validation says the same with
 // file positions; this is the manager's own guard.
 func (s *Spec) check(allowBinds []string) error {
-	if !nameRe.MatchString(s.Name) {
+	if !nameRe().MatchString(s.Name) {
 		return fmt.Errorf("%w: service name %q must be letters, digits, _ or -, starting with a letter or digit", ErrInvalidSpec, s.Name)
 	}
 	if s.Image == "" && s.Build == nil {
@@ -282,7 +283,7 @@ func (s *Spec) check(allowBinds []string) error {
 		return fmt.Errorf("%w: service %s: restart %q is not no, always, unless-stopped or on-failure[:N]", ErrInvalidSpec, s.Name, s.Restart)
 	}
 	for k := range s.Env {
-		if !envKeyRe.MatchString(k) {
+		if !envKeyRe().MatchString(k) {
 			return fmt.Errorf("%w: service %s: %q is not an environment variable name", ErrInvalidSpec, s.Name, k)
 		}
 	}

@@ -54,7 +54,7 @@ func (c *ServerContainer) Check() error {
 		return fmt.Errorf("%w: server %s: negative limit", ErrInvalidSpec, c.Server)
 	}
 	for _, n := range c.EnvNames {
-		if !envKeyRe.MatchString(n) {
+		if !envKeyRe().MatchString(n) {
 			return fmt.Errorf("%w: server %s: %q is not an environment variable name", ErrInvalidSpec, c.Server, n)
 		}
 	}

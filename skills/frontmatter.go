@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"gopkg.in/yaml.v3"
@@ -18,7 +19,7 @@ const MaxFrontmatter = 16 << 10
 
 // nameRE is what a skill name may be: it becomes a path segment, a prompt
 // name and part of skill:// URIs, so no dots, slashes or spaces.
-var nameRE = regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9_-]{0,63}$`)
+var nameRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9_-]{0,63}$`) })
 
 // Meta is a skill's frontmatter. Claude's keys (name, description,
 // license, allowed-tools, metadata) are read as Claude reads them; tags,
@@ -221,12 +222,12 @@ func nextLine(src []byte, off, limit int) (line []byte, next int, ok bool) {
 	return src[off : off+i], off + i + 1, true
 }
 
-var yamlLineRE = regexp.MustCompile(`line (\d+)`)
+var yamlLineRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`line (\d+)`) })
 
 // yamlMsg rewrites yaml.v3's "line N" to count from the top of the file.
 func yamlMsg(err error, line0 int) string {
 	msg := strings.TrimPrefix(err.Error(), "yaml: ")
-	return yamlLineRE.ReplaceAllStringFunc(msg, func(s string) string {
+	return yamlLineRE().ReplaceAllStringFunc(msg, func(s string) string {
 		n, _ := strconv.Atoi(s[5:])
 		return "line " + strconv.Itoa(n+line0-1)
 	})
@@ -324,7 +325,7 @@ func (p *fmParser) meta(root *yaml.Node, m *Meta) {
 		p.fail(root, "name", "missing; name the skill (letters, digits, - and _, like its folder)")
 	case m.Name == "":
 		p.fail(root, "name", "empty; name the skill (letters, digits, - and _, like its folder)")
-	case !nameRE.MatchString(m.Name):
+	case !nameRE().MatchString(m.Name):
 		p.fail(root, "name", "%q may hold only letters, digits, - and _ (at most 64, starting with a letter or digit)", m.Name)
 	}
 	switch {

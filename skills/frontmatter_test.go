@@ -115,7 +115,7 @@ func FuzzParseFrontmatter(f *testing.F) {
 			t.Fatalf("offset %d out of range", off)
 		}
 		if !hasErrors(err) {
-			if !nameRE.MatchString(m.Name) || m.Description == "" {
+			if !nameRE().MatchString(m.Name) || m.Description == "" {
 				t.Fatalf("accepted meta %+v", m)
 			}
 			for p := range m.Scripts {

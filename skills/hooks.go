@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/skillgate/skillgate/plugins/sdk"
@@ -88,7 +89,7 @@ type HookDecision struct {
 	Result json.RawMessage `json:"result,omitempty"`
 }
 
-var envNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+var envNameRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`) })
 
 // runHook runs one hook file with ev on stdin and returns its decision.
 // A hook that fails (exits non-zero, times out, prints something that is
@@ -141,7 +142,7 @@ func (r *runner) runHook(ctx context.Context, path string, ev *HookEvent, call s
 		return nil, fmt.Errorf("hook %s printed something that is not a decision object ({\"decision\": ..., \"reason\": ...}): %v", filepath.Base(path), err)
 	}
 	for k := range d.Env {
-		if !envNameRE.MatchString(k) || strings.HasPrefix(k, "SKILLGATE_") {
+		if !envNameRE().MatchString(k) || strings.HasPrefix(k, "SKILLGATE_") {
 			return nil, fmt.Errorf("hook %s: env %q is not a variable name a hook may set", filepath.Base(path), k)
 		}
 	}

@@ -110,11 +110,11 @@ func newRunner(l *Library) *runner {
 	return r
 }
 
-var unsafeName = regexp.MustCompile(`[^a-zA-Z0-9_-]+`)
+var unsafeName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[^a-zA-Z0-9_-]+`) })
 
 // toolName is a valid tool name for a script.
 func toolName(entry string) string {
-	n := strings.Trim(unsafeName.ReplaceAllString(strings.TrimSuffix(entry, filepath.Ext(entry)), "_"), "_")
+	n := strings.Trim(unsafeName().ReplaceAllString(strings.TrimSuffix(entry, filepath.Ext(entry)), "_"), "_")
 	if n == "" {
 		n = "script"
 	}
@@ -415,7 +415,7 @@ func (l *Library) stateDir(dir string) string {
 		}
 		base = filepath.Join(c, "skillgate", "skills")
 	}
-	return filepath.Join(base, strings.Trim(unsafeName.ReplaceAllString(dir, "_"), "_"))
+	return filepath.Join(base, strings.Trim(unsafeName().ReplaceAllString(dir, "_"), "_"))
 }
 
 func (r *runner) close() {

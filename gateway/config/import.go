@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/skillgate/skillgate/internal/names"
 
@@ -126,7 +127,7 @@ func Import(r io.Reader, name string) (*Imported, error) {
 	return im, nil
 }
 
-var varRef = regexp.MustCompile(`\$?\$\{([^}]*)\}`)
+var varRef = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\$?\$\{([^}]*)\}`) })
 
 // vscodeVars rewrites ${env:VAR} to ${VAR} in n's values and warns about
 // the VS Code variables skillgate cannot resolve, such as ${input:key}.
@@ -141,8 +142,8 @@ func (d *decoder) vscodeVars(n *yaml.Node, field string) {
 			d.vscodeVars(c, fmt.Sprintf("%s[%d]", field, i))
 		}
 	case yaml.ScalarNode:
-		n.Value = varRef.ReplaceAllStringFunc(n.Value, func(ref string) string {
-			body := varRef.FindStringSubmatch(ref)[1]
+		n.Value = varRef().ReplaceAllStringFunc(n.Value, func(ref string) string {
+			body := varRef().FindStringSubmatch(ref)[1]
 			switch {
 			case strings.HasPrefix(ref, "$$"):
 			case strings.HasPrefix(body, "env:"):

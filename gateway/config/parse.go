@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"gopkg.in/yaml.v3"
 )
@@ -123,7 +124,7 @@ func (c *Config) finish() {
 	}
 }
 
-var yamlLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
+var yamlLine = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^yaml: line (\d+): (.*)$`) })
 
 // parseYAML returns the single document's root node, or nil for an empty file.
 func parseYAML(r io.Reader, name string) (*yaml.Node, error) {
@@ -151,7 +152,7 @@ func parseYAML(r io.Reader, name string) (*yaml.Node, error) {
 
 func yamlError(err error, name string) error {
 	msg := strings.TrimPrefix(err.Error(), "yaml: ")
-	if m := yamlLine.FindStringSubmatch(err.Error()); m != nil {
+	if m := yamlLine().FindStringSubmatch(err.Error()); m != nil {
 		line, _ := strconv.Atoi(m[1])
 		return &Error{Pos: Pos{File: name, Line: line}, Msg: "invalid YAML: " + m[2]}
 	}

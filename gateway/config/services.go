@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/skillgate/skillgate/services"
@@ -156,7 +157,7 @@ func (c *Config) AllowedBinds() []string {
 	return out
 }
 
-var projectUnsafe = regexp.MustCompile(`[^a-z0-9_-]+`)
+var projectUnsafe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[^a-z0-9_-]+`) })
 
 // DockerProject returns docker.project, or one derived from the config
 // file's absolute path: its folder's name and a short hash ("shop-3fa2c1").
@@ -173,7 +174,7 @@ func (c *Config) DockerProject() string {
 		abs = c.Source
 	}
 	sum := sha256.Sum256([]byte(abs))
-	base := strings.Trim(projectUnsafe.ReplaceAllString(strings.ToLower(filepath.Base(filepath.Dir(abs))), "-"), "-_")
+	base := strings.Trim(projectUnsafe().ReplaceAllString(strings.ToLower(filepath.Base(filepath.Dir(abs))), "-"), "-_")
 	if len(base) > 24 {
 		base = base[:24]
 	}
@@ -251,7 +252,7 @@ func (c *Config) ServerContainer(name string) *services.ServerContainer {
 func flagLike(s string) bool { return strings.HasPrefix(s, "-") }
 
 var (
-	envNameRe   = regexp.MustCompile(`^[a-zA-Z_][a-zA-Z0-9_.]*$`)
+	envNameRe   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-zA-Z_][a-zA-Z0-9_.]*$`) })
 	healthKinds = []string{"CMD", "CMD-SHELL", "NONE"}
 )
 
@@ -354,7 +355,7 @@ func (v *validator) service(name string, s *Service) {
 
 func (v *validator) envNames(field string, env map[string]string) {
 	for _, k := range slices.Sorted(maps.Keys(env)) {
-		if !envNameRe.MatchString(k) {
+		if !envNameRe().MatchString(k) {
 			v.errorf(field, "%q is not a variable name; use letters, digits and _, not starting with a digit", k)
 		}
 	}

@@ -8,26 +8,27 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // scpLike matches git's scp-like syntax, user@host:path.
-var scpLike = regexp.MustCompile(`^[A-Za-z0-9._-]+@[A-Za-z0-9.-]+:`)
+var scpLike = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9._-]+@[A-Za-z0-9.-]+:`) })
 
 // repoNameRe is what a skills repository may be called (its folder name
 // in the gateway's state).
-var repoNameRe = regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9_.-]{0,63}$`)
+var repoNameRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9_.-]{0,63}$`) })
 
 // LocalRepo reports whether a repository URL is a local path rather than a
 // URL (scheme://…) or git's scp-like user@host:path.
 func LocalRepo(url string) bool {
-	return !strings.Contains(url, "://") && !scpLike.MatchString(url)
+	return !strings.Contains(url, "://") && !scpLike().MatchString(url)
 }
 
 // RepoName is the name a repository gets by default: the last element of
 // its URL or path without ".git".
 func RepoName(url string) string {
 	u := strings.TrimRight(url, "/")
-	if i := strings.LastIndex(u, ":"); i >= 0 && scpLike.MatchString(u) {
+	if i := strings.LastIndex(u, ":"); i >= 0 && scpLike().MatchString(u) {
 		u = u[i+1:]
 	}
 	return strings.TrimSuffix(path.Base(strings.ReplaceAll(u, `\`, "/")), ".git")
@@ -53,7 +54,7 @@ func (v *validator) skills() {
 		for _, e := range r.problems() {
 			v.errorf(f+"."+e.Field, "%s", e.Msg)
 		}
-		if j, dup := seen[r.Name]; dup && repoNameRe.MatchString(r.Name) {
+		if j, dup := seen[r.Name]; dup && repoNameRe().MatchString(r.Name) {
 			v.errorf(f+".name", "repository %q is already skills.repos[%d]; give one of them another name:", r.Name, j)
 		} else {
 			seen[r.Name] = i
@@ -85,7 +86,7 @@ func (r *SkillRepo) problems() []*Error {
 			add("url", "%q: unknown scheme %q; use https, http, ssh, git or file, or a local path", r.URL, scheme)
 		}
 	}
-	if r.URL != "" && !repoNameRe.MatchString(r.Name) {
+	if r.URL != "" && !repoNameRe().MatchString(r.Name) {
 		add("name", "%q must be 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit; set name: to one", r.Name)
 	}
 	if strings.HasPrefix(r.Ref, "-") || strings.ContainsAny(r.Ref, " \t~^:?*[\\") {

@@ -10,14 +10,15 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/skillgate/skillgate/internal/names"
 )
 
 var (
-	profileRe   = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,63}$`)
-	separatorRe = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,8}$`)
-	revisionRe  = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}$`)
+	profileRe   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,63}$`) })
+	separatorRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-zA-Z0-9_-]{1,8}$`) })
+	revisionRe  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\d{4}-\d{2}-\d{2}$`) })
 )
 
 // Validate checks the whole config and returns every problem as *Error
@@ -81,7 +82,7 @@ func (c *Config) validate() []*Error {
 			v.errorf(fmt.Sprintf("auth.tokens[%d]", i), "empty token; set a value or remove the entry")
 		}
 	}
-	if !separatorRe.MatchString(c.Names.Separator) {
+	if !separatorRe().MatchString(c.Names.Separator) {
 		v.errorf("names.separator", "%q must be 1-8 letters, digits, _ or -; the default is __", c.Names.Separator)
 	}
 	v.oneOf("names.collisions", c.Names.Collisions, "prefix", "priority", "error")
@@ -170,7 +171,7 @@ func (v *validator) server(name string, s *Server) {
 	}
 	v.oneOf(f+".start", s.Start, "", "eager", "lazy")
 	v.oneOf(f+".isolation", s.Isolation, "", "process", "inprocess")
-	if s.ProtocolVersion != "" && !revisionRe.MatchString(s.ProtocolVersion) {
+	if s.ProtocolVersion != "" && !revisionRe().MatchString(s.ProtocolVersion) {
 		v.errorf(f+".protocol_version", "%q is not an MCP revision; write a date such as 2025-11-25", s.ProtocolVersion)
 	}
 	if s.Timeout < 0 {
@@ -280,7 +281,7 @@ func (v *validator) disclosure() {
 	}
 	for _, name := range slices.Sorted(maps.Keys(c.Profiles)) {
 		f := "profiles." + name
-		if !profileRe.MatchString(name) {
+		if !profileRe().MatchString(name) {
 			v.errorf(f, "profile name %q must be 1-64 lower-case letters, digits, _ or -, starting with a letter or digit (it is a URL path segment); rename it", name)
 		}
 		p := c.Profiles[name]

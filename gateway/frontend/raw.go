@@ -33,7 +33,7 @@ import (
 // markerKey is the _meta member (or resource URI) that carries a token.
 const markerKey = "skillgate.dev/raw"
 
-var markerRE = regexp.MustCompile(`sgraw-[0-9a-z]+-[0-9]+`)
+var markerRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`sgraw-[0-9a-z]+-[0-9]+`) })
 
 // stash holds raw results until their answer is written.
 type stash struct {
@@ -148,7 +148,7 @@ func (s *Server) rewrite(msg []byte, method string, req disclosure.Request) []by
 		delete(m, key)
 		res = insertMembers([]byte("{}"), append([]member{{key, s.listJSON(s.snap.Load(), method, req)}}, sortedMembers(m)...))
 	} else {
-		tok := markerRE.Find(env.Result)
+		tok := markerRE().Find(env.Result)
 		if tok == nil {
 			return msg
 		}

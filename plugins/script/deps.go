@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/skillgate/skillgate/plugins/script/internal/proc"
@@ -159,8 +160,12 @@ func (t *tool) runInstaller(ctx context.Context, argv []string) error {
 }
 
 var (
-	pipCulprit = regexp.MustCompile(`(?:No matching distribution found for|Could not find a version that satisfies the requirement|Invalid requirement:|does not appear to be a Python project:|Directory) '?([^\s']+)'?`)
-	npmCulprit = regexp.MustCompile(`(?:404\s+'?([^'\s]+)'? is not in (?:this|the npm) registry|No matching version found for ([^\s.]+(?:\.[^\s.]+)*))`)
+	pipCulprit = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?:No matching distribution found for|Could not find a version that satisfies the requirement|Invalid requirement:|does not appear to be a Python project:|Directory) '?([^\s']+)'?`)
+	})
+	npmCulprit = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?:404\s+'?([^'\s]+)'? is not in (?:this|the npm) registry|No matching version found for ([^\s.]+(?:\.[^\s.]+)*))`)
+	})
 )
 
 // culprit names the package an installer complained about, if it said.
@@ -169,7 +174,7 @@ func culprit(kind, out string) string {
 	if kind == "npm" {
 		re = npmCulprit
 	}
-	m := re.FindStringSubmatch(out)
+	m := re().FindStringSubmatch(out)
 	if m == nil {
 		return ""
 	}

@@ -115,7 +115,7 @@ func (e *Executor) Info(context.Context) (sdk.Info, error) {
 	return sdk.Info{Name: "script", Version: version, Kinds: []string{Kind}}, nil
 }
 
-var unsafeChars = regexp.MustCompile(`[^A-Za-z0-9_.-]`)
+var unsafeChars = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[^A-Za-z0-9_.-]`) })
 
 // Load implements sdk.Executor: it validates the spec, checks the entry
 // and the interpreter, and returns the tool's definition. Dependencies are
@@ -135,7 +135,7 @@ func (e *Executor) Load(ctx context.Context, req sdk.LoadRequest) (sdk.Definitio
 	if spec.Tool.Runtime == toolspec.RuntimeWasm {
 		return sdk.Definitions{}, fmt.Errorf("%w: tool %q: runtime wasm is run by the wasm executor (kind \"wasm\")", sdk.ErrInvalidSpec, req.Source)
 	}
-	safe := unsafeChars.ReplaceAllString(req.Source, "_")
+	safe := unsafeChars().ReplaceAllString(req.Source, "_")
 	if spec.StateDir == "" {
 		spec.StateDir = filepath.Join(e.root, "state", safe)
 	}

@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	suggestpkg "github.com/skillgate/skillgate/internal/suggest"
 
@@ -93,12 +94,12 @@ func parse(r io.Reader, filename string) (*Tool, map[string]yaml.Node, error) {
 	return t, d.pos, nil
 }
 
-var yamlLineRE = regexp.MustCompile(`^(?:yaml: )?line (\d+): (.*)$`)
+var yamlLineRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(?:yaml: )?line (\d+): (.*)$`) })
 
 // syntax reports a YAML syntax error, at its line when yaml.v3 says which.
 func (d *decoder) syntax(err error) {
 	msg := strings.TrimPrefix(err.Error(), "yaml: ")
-	if m := yamlLineRE.FindStringSubmatch(err.Error()); m != nil {
+	if m := yamlLineRE().FindStringSubmatch(err.Error()); m != nil {
 		line, _ := strconv.Atoi(m[1])
 		d.list = append(d.list, Problem{File: d.file, Line: line, Col: 1, Msg: "YAML syntax: " + m[2]})
 		return

@@ -8,11 +8,12 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/skillgate/skillgate/internal/names"
 )
 
-var envNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+var envNameRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`) })
 
 // Runtimes lists every runtime a tool.yaml may name.
 var Runtimes = []string{RuntimePython, RuntimeNode, RuntimeBash, RuntimeRuby, RuntimeExec, RuntimeWasm}
@@ -105,13 +106,13 @@ func (t *Tool) validate(p *problems) {
 		}
 	}
 	for i, name := range t.Env {
-		if !envNameRE.MatchString(name) {
+		if !envNameRE().MatchString(name) {
 			p.at(fmt.Sprintf("env[%d]", i), "%q is not a variable name", name)
 		}
 	}
 	for i, name := range t.Secrets {
 		switch {
-		case !envNameRE.MatchString(name):
+		case !envNameRE().MatchString(name):
 			p.at(fmt.Sprintf("secrets[%d]", i), "%q is not a variable name", name)
 		case !strings.HasPrefix(name, "SKILLGATE_"):
 			p.at(fmt.Sprintf("secrets[%d]", i), "%q must start with SKILLGATE_: only SKILLGATE_* variables may be handed to tools as secrets (rename it, or list it under env)", name)
@@ -141,7 +142,7 @@ func (t *Tool) validate(p *problems) {
 		}
 		validateMounts(p, "wasm.mounts", w.Mounts)
 		for k := range w.Env {
-			if !envNameRE.MatchString(k) {
+			if !envNameRE().MatchString(k) {
 				p.at("wasm.env."+k, "%q is not a variable name", k)
 			}
 		}

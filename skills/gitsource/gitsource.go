@@ -96,7 +96,7 @@ type Manager struct {
 	repos map[string]*Repo
 }
 
-var nameRE = regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9_.-]{0,63}$`)
+var nameRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9_.-]{0,63}$`) })
 
 // New returns a manager keeping its mirrors and checkouts under root. It
 // re-adds the repositories a previous manager left there, at their pinned
@@ -146,7 +146,7 @@ func (m *Manager) List() []Repo {
 // commit; "" for the remote's HEAD) and adds the skills of r.Layout to the
 // library. Of r, only Name, URL, Ref, Layout and Origin are read.
 func (m *Manager) Add(ctx context.Context, r Repo) (Repo, error) {
-	if !nameRE.MatchString(r.Name) {
+	if !nameRE().MatchString(r.Name) {
 		return Repo{}, fmt.Errorf("repository name %q: use letters, digits, '.', '_' and '-'", r.Name)
 	}
 	if r.URL == "" {
