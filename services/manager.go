@@ -15,6 +15,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/skillgate/skillgate/internal/graph"
 )
 
 // Defaults of Options.
@@ -270,37 +272,12 @@ func cmpOr(a, b string) string {
 	return b
 }
 
-// cycle returns the services of one depends_on cycle, or nil.
+// cycle returns the services of one depends_on cycle, or nil. Every
+// dependency is known (New checks that first).
 func (m *Manager) cycle() []string {
-	state := map[string]int{}
-	var stack []string
-	var visit func(string) []string
-	visit = func(n string) []string {
-		state[n] = 1
-		stack = append(stack, n)
-		for _, d := range slices.Sorted(maps.Keys(m.svcs[n].spec.DependsOn)) {
-			switch state[d] {
-			case 1:
-				i := slices.Index(stack, d)
-				return append(slices.Clone(stack[i:]), d)
-			case 0:
-				if c := visit(d); c != nil {
-					return c
-				}
-			}
-		}
-		stack = stack[:len(stack)-1]
-		state[n] = 2
-		return nil
-	}
-	for _, n := range m.names {
-		if state[n] == 0 {
-			if c := visit(n); c != nil {
-				return c
-			}
-		}
-	}
-	return nil
+	return graph.Cycle(m.names, func(n string) []string {
+		return slices.Sorted(maps.Keys(m.svcs[n].spec.DependsOn))
+	})
 }
 
 // Project returns the manager's project.

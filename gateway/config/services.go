@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/skillgate/skillgate/internal/graph"
 	"github.com/skillgate/skillgate/services"
 )
 
@@ -420,39 +421,17 @@ func (v *validator) serverImage(f string, s *Server) {
 }
 
 // serviceCycle returns the services of one depends_on cycle, or nil.
+// Unknown services and a service naming itself are reported on their own.
 func serviceCycle(svcs map[string]*Service) []string {
-	state := map[string]int{}
-	var stack []string
-	var visit func(string) []string
-	visit = func(n string) []string {
-		state[n] = 1
-		stack = append(stack, n)
+	return graph.Cycle(slices.Sorted(maps.Keys(svcs)), func(n string) []string {
+		var deps []string
 		if s := svcs[n]; s != nil {
 			for _, d := range slices.Sorted(maps.Keys(s.DependsOn)) {
-				if svcs[d] == nil || d == n {
-					continue
-				}
-				switch state[d] {
-				case 1:
-					i := slices.Index(stack, d)
-					return append(slices.Clone(stack[i:]), d)
-				case 0:
-					if c := visit(d); c != nil {
-						return c
-					}
+				if svcs[d] != nil && d != n {
+					deps = append(deps, d)
 				}
 			}
 		}
-		stack = stack[:len(stack)-1]
-		state[n] = 2
-		return nil
-	}
-	for _, n := range slices.Sorted(maps.Keys(svcs)) {
-		if state[n] == 0 {
-			if c := visit(n); c != nil {
-				return c
-			}
-		}
-	}
-	return nil
+		return deps
+	})
 }

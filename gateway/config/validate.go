@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/skillgate/skillgate/internal/graph"
 	"github.com/skillgate/skillgate/internal/names"
 )
 
@@ -314,46 +315,17 @@ func (v *validator) globs(field string, globs []string) {
 // bundleCycle returns the bundles of one include cycle, starting and ending
 // with the same name, or nil.
 func bundleCycle(bundles map[string]*Bundle) []string {
-	const (
-		unseen = iota
-		active
-		done
-	)
-	state := map[string]int{}
-	var stack []string
-	var visit func(string) []string
-	visit = func(n string) []string {
-		state[n] = active
-		stack = append(stack, n)
+	return graph.Cycle(slices.Sorted(maps.Keys(bundles)), func(n string) []string {
+		var deps []string
 		if b := bundles[n]; b != nil {
 			for _, t := range b.Include {
-				dep, ok := strings.CutPrefix(t, "@")
-				if !ok || bundles[dep] == nil {
-					continue
-				}
-				switch state[dep] {
-				case active:
-					i := slices.Index(stack, dep)
-					return append(slices.Clone(stack[i:]), dep)
-				case unseen:
-					if c := visit(dep); c != nil {
-						return c
-					}
+				if dep, ok := strings.CutPrefix(t, "@"); ok && bundles[dep] != nil {
+					deps = append(deps, dep)
 				}
 			}
 		}
-		stack = stack[:len(stack)-1]
-		state[n] = done
-		return nil
-	}
-	for _, n := range slices.Sorted(maps.Keys(bundles)) {
-		if state[n] == unseen {
-			if c := visit(n); c != nil {
-				return c
-			}
-		}
-	}
-	return nil
+		return deps
+	})
 }
 
 func quoteList(names []string) string {
