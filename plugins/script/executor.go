@@ -221,7 +221,8 @@ func (e *Executor) Call(ctx context.Context, req sdk.CallRequest, call sdk.Call)
 // MetaEnv is the _meta member of a tools/call in which the gateway passes
 // the variables of the services a tool requires (NAME_HOST, NAME_PORT, ...).
 // The gateway drops it from what clients send, so only the gateway sets
-// it. A persistent process keeps the values it started with.
+// it. A persistent process started with other values is replaced (see
+// callPersistent).
 const MetaEnv = "skillgate.dev/env"
 
 // Close stops every tool's processes and refuses new loads. It is

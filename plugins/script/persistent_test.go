@@ -3,6 +3,8 @@ package script
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -183,4 +185,85 @@ func TestPersistentArgumentsOnOneLine(t *testing.T) {
 	if r.IsError || string(r.StructuredContent) != `{"args":{"n":3,"s":"a\nb"}}` {
 		t.Fatalf("result: %s", raw)
 	}
+}
+
+// TestPersistentRewired: a persistent process gets the services' variables
+// it started with; when the gateway passes new ones (a required service
+// restarted on another port), the next call starts a new process with
+// them, and the old one stops once the call it is serving has returned.
+func TestPersistentRewired(t *testing.T) {
+	requireCmd(t, "python3")
+	const script = `import json, os, sys, time
+for line in sys.stdin:
+    m = json.loads(line)
+    if m["params"]["arguments"].get("slow"):
+        time.sleep(1)
+    text = os.environ.get("KV_PORT", "") + " " + str(os.getpid())
+    sys.stdout.write(json.dumps({"jsonrpc": "2.0", "id": m["id"], "result": {"content": [{"type": "text", "text": text}]}}) + "\n")
+    sys.stdout.flush()
+`
+	h := newHarness(t)
+	dir := folder(t, "name: p\ndescription: d\nruntime: python\nentry: p.py\nprotocol: jsonrpc\nmode: persistent\n", map[string]string{"p.py": script})
+	h.mustLoad("p", dir, toolspec.Limits{})
+	call := func(port string, slow bool) (gotPort string, pid int) {
+		t.Helper()
+		params, _ := json.Marshal(map[string]any{"name": "p", "arguments": map[string]any{"slow": slow},
+			"_meta": map[string]any{MetaEnv: map[string]string{"KV_PORT": port}}})
+		raw, err := h.c.Call(context.Background(), sdk.CallRequest{Source: "p", Method: "tools/call", Params: params}, &sdktest.Recorder{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var r result
+		if err := json.Unmarshal(raw, &r); err != nil || r.IsError || len(r.Content) != 1 {
+			t.Fatalf("call with port %s: %s", port, raw)
+		}
+		f := strings.Fields(r.Content[0].Text)
+		if len(f) != 2 {
+			t.Fatalf("call with port %s answered %q", port, r.Content[0].Text)
+		}
+		pid, _ = strconv.Atoi(f[1])
+		return f[0], pid
+	}
+	port, first := call("5001", false)
+	if port != "5001" {
+		t.Fatalf("first process saw KV_PORT=%q, want 5001", port)
+	}
+	if _, again := call("5001", false); again != first {
+		t.Fatalf("same variables, new process: %d then %d", first, again)
+	}
+	// A slow call holds the first process while the variables change.
+	slowDone := make(chan int, 1)
+	go func() {
+		_, pid := call("5001", true)
+		slowDone <- pid
+	}()
+	time.Sleep(200 * time.Millisecond)
+	port, second := call("5002", false)
+	if port != "5002" || second == first {
+		t.Fatalf("after the service moved: KV_PORT=%q from pid %d (first pid %d); want 5002 from a new process", port, second, first)
+	}
+	if pid := <-slowDone; pid != first {
+		t.Errorf("the slow call was answered by pid %d, want the first process %d", pid, first)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for processAlive(first) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the replaced process %d still runs after its last call returned", first)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if _, again := call("5002", false); again != second {
+		t.Errorf("the new process was replaced too: %d then %d", second, again)
+	}
+}
+
+// processAlive reports whether pid runs (a zombie counts as gone).
+func processAlive(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	return i > 0 && i+2 < len(s) && s[i+2] != 'Z'
 }

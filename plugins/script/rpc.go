@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -37,6 +38,11 @@ type conn struct {
 	stallTimer *time.Timer
 	stallArmed bool // stallTimer will fire (and look at pending)
 	gone       chan struct{}
+
+	// Of a persistent process, under t.mu: the service variables it was
+	// started with, and the calls that chose it and have not returned.
+	wiring map[string]string
+	users  int
 }
 
 // pending is one tools/call waiting for its answer.
@@ -460,8 +466,15 @@ func (t *tool) callOnce(ctx context.Context, args json.RawMessage, deps *install
 
 // callPersistent runs a call on the tool's warm process, starting it when
 // there is none or the last one died. The command line (and the entry
-// check) is built only to start one.
+// check) is built only to start one. When the services the tool requires
+// moved (their variables changed since the process started, e.g. a service
+// restarted on another port), a new process is started for this and later
+// calls, and the old one stops once its calls have returned.
 func (t *tool) callPersistent(ctx context.Context, args json.RawMessage, deps *installed, call sdk.Call) (json.RawMessage, error) {
+	var wiring map[string]string
+	if w := t.wiring.Load(); w != nil {
+		wiring = *w
+	}
 	t.mu.Lock()
 	if t.closed {
 		t.mu.Unlock()
@@ -473,6 +486,10 @@ func (t *tool) callPersistent(ctx context.Context, args json.RawMessage, deps *i
 		case <-c.gone:
 			c = nil
 		default:
+			if !maps.Equal(c.wiring, wiring) {
+				t.retire(c)
+				c = nil
+			}
 		}
 	}
 	if c == nil {
@@ -486,8 +503,39 @@ func (t *tool) callPersistent(ctx context.Context, args json.RawMessage, deps *i
 			t.mu.Unlock()
 			return errorResult(statusError, fmt.Sprintf("could not start the tool: %v", err)), nil
 		}
+		c.wiring = wiring
 		t.worker = c
 	}
+	c.users++
 	t.mu.Unlock()
-	return c.request(ctx, args, call), nil
+	res := c.request(ctx, args, call)
+	t.mu.Lock()
+	c.users--
+	_, last := t.retired[c]
+	last = last && c.users == 0
+	if last {
+		delete(t.retired, c)
+	}
+	t.mu.Unlock()
+	if last {
+		c.stop()
+	}
+	return res, nil
+}
+
+// retire sets c aside (t.mu held): it stops now if no call is using it,
+// else when the last one returns (or when the tool closes).
+func (t *tool) retire(c *conn) {
+	if t.retired == nil {
+		t.retired = map[*conn]struct{}{}
+	}
+	t.retired[c] = struct{}{}
+	if c.users == 0 {
+		go func() {
+			c.stop()
+			t.mu.Lock()
+			delete(t.retired, c)
+			t.mu.Unlock()
+		}()
+	}
 }

@@ -4,9 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -37,9 +39,10 @@ type tool struct {
 
 	state stateFile
 
-	mu     sync.Mutex
-	worker *conn // the persistent process, when running
-	closed bool
+	mu      sync.Mutex
+	worker  *conn              // the persistent process, when running
+	retired map[*conn]struct{} // replaced processes still finishing calls
+	closed  bool
 
 	// wiring holds the variables of the services the tool requires, as the
 	// gateway last passed them with a call (see MetaEnv); processes
@@ -158,16 +161,22 @@ func resolveInterpreter(runtime, name string) (string, error) {
 	return path, nil
 }
 
-// close stops the persistent process, if any, and makes later calls fail.
+// close stops the persistent process, if any, and those it replaced, and
+// makes later calls fail.
 func (t *tool) close() {
 	t.mu.Lock()
 	t.closed = true
-	w := t.worker
-	t.worker = nil
-	t.mu.Unlock()
-	if w != nil {
-		w.stop()
+	stop := slices.Collect(maps.Keys(t.retired))
+	if t.worker != nil {
+		stop = append(stop, t.worker)
 	}
+	t.worker, t.retired = nil, nil
+	t.mu.Unlock()
+	var wg sync.WaitGroup
+	for _, c := range stop {
+		wg.Go(c.stop)
+	}
+	wg.Wait()
 }
 
 // call runs one tools/call; args is a JSON object.
