@@ -56,7 +56,9 @@ type Option func(*Executor)
 func WithLogger(l *slog.Logger) Option { return func(e *Executor) { e.log = l } }
 
 // WithMaxProcesses caps the script processes running at once across all
-// tools (default DefaultMaxProcesses). Persistent processes count too.
+// tools (default DefaultMaxProcesses): per-call processes and dependency
+// installs. A persistent tool's process (one per tool) is not counted, nor
+// are the calls it serves.
 func WithMaxProcesses(n int) Option {
 	return func(e *Executor) {
 		if n > 0 {

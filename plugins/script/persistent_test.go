@@ -267,3 +267,63 @@ func processAlive(pid int) bool {
 	i := strings.LastIndexByte(s, ')')
 	return i > 0 && i+2 < len(s) && s[i+2] != 'Z'
 }
+
+// TestPersistentCallsHoldNoSlot: calls in flight on a persistent process do
+// not take the executor's process slots. With one slot, a call that waits
+// for a second call must see it arrive, and a per-call tool still runs.
+func TestPersistentCallsHoldNoSlot(t *testing.T) {
+	requireCmd(t, "python3")
+	const script = `import json, sys, threading
+released = threading.Event()
+lock = threading.Lock()
+def handle(m):
+    args = m["params"]["arguments"]
+    if args.get("release"):
+        released.set()
+    if args.get("wait") and not released.wait(30):
+        text = "never released"
+    else:
+        text = "ok"
+    with lock:
+        sys.stdout.write(json.dumps({"jsonrpc": "2.0", "id": m["id"], "result": {"content": [{"type": "text", "text": text}]}}) + "\n")
+        sys.stdout.flush()
+for line in sys.stdin:
+    threading.Thread(target=handle, args=(json.loads(line),), daemon=True).start()
+`
+	h := newHarness(t, WithMaxProcesses(1))
+	dir := folder(t, "name: p\ndescription: d\nruntime: python\nentry: p.py\nprotocol: jsonrpc\nmode: persistent\n", map[string]string{"p.py": script})
+	h.mustLoad("p", dir, toolspec.Limits{})
+	once := folder(t, "name: once\ndescription: d\nruntime: python\nentry: o.py\n", map[string]string{"o.py": "print('once ok')\n"})
+	h.mustLoad("once", once, toolspec.Limits{})
+
+	waiting := make(chan result, 1)
+	go func() { waiting <- h.call("p", "p", map[string]any{"wait": true}, nil) }()
+	// Until the waiting call is in flight, a release could come first.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		h.exec.mu.Lock()
+		tl := h.exec.tools["p"]
+		h.exec.mu.Unlock()
+		tl.mu.Lock()
+		inFlight := tl.worker != nil && tl.worker.users > 0
+		tl.mu.Unlock()
+		if inFlight {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the waiting call never reached the process")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if r := h.callCtx(ctx, "once", "once", map[string]any{}, nil); r.IsError || !strings.Contains(r.text(), "once ok") {
+		t.Fatalf("a per-call tool while a persistent call is in flight: %s", r.raw)
+	}
+	if r := h.callCtx(ctx, "p", "p", map[string]any{"release": true}, nil); r.IsError || r.text() != "ok" {
+		t.Fatalf("the releasing call: %s", r.raw)
+	}
+	if r := <-waiting; r.IsError || r.text() != "ok" {
+		t.Fatalf("the waiting call: %s", r.raw)
+	}
+}

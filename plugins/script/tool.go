@@ -179,6 +179,17 @@ func (t *tool) close() {
 	wg.Wait()
 }
 
+// slot is an executor-wide process slot a call holds; free releases it,
+// once.
+type slot struct{ release func() }
+
+func (s *slot) free() {
+	if s.release != nil {
+		s.release()
+		s.release = nil
+	}
+}
+
 // call runs one tools/call; args is a JSON object.
 func (t *tool) call(ctx context.Context, args json.RawMessage, call sdk.Call) (json.RawMessage, error) {
 	if t.slots != nil {
@@ -193,7 +204,8 @@ func (t *tool) call(ctx context.Context, args json.RawMessage, call sdk.Call) (j
 	if err != nil {
 		return nil, err
 	}
-	defer release()
+	sl := &slot{release: release}
+	defer sl.free()
 
 	deps, res := t.dependencies(ctx, call)
 	if res != nil {
@@ -201,6 +213,12 @@ func (t *tool) call(ctx context.Context, args json.RawMessage, call sdk.Call) (j
 	}
 	if t.spec.Tool.ProtocolOrDefault() == toolspec.ProtocolJSONRPC {
 		if t.spec.Tool.ModeOrDefault() == toolspec.ModePersistent {
+			// The slot covered installing dependencies. A persistent
+			// process is one per tool and serves calls side by side: a
+			// slot per call would let a few slow calls on it block every
+			// other tool, and a slot per process would let nine
+			// persistent tools starve the rest.
+			sl.free()
 			return t.callPersistent(ctx, args, deps, call)
 		}
 		return t.callOnce(ctx, args, deps, call)
