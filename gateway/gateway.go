@@ -378,6 +378,9 @@ func (r router) dispatch(ctx context.Context, it *catalog.Item, method string, p
 		defer cancel()
 	}
 	wiring, err := g.checkRequires(ctx, src)
+	if err == nil {
+		err = g.rewire(ctx, src, wiring)
+	}
 	if err != nil {
 		return nil, &sdk.RPCError{Code: sdk.CodeInternalError, Message: err.Error()}
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/skillgate/skillgate/gateway/config"
 	"github.com/skillgate/skillgate/plugins/script"
+	"github.com/skillgate/skillgate/plugins/sdk"
 	"github.com/skillgate/skillgate/services"
 )
 
@@ -139,21 +140,21 @@ var dockerEnvKeys = []string{"DOCKER_HOST", "DOCKER_CONTEXT", "DOCKER_CONFIG", "
 
 // prepareSpec returns the spec s loads with: an image server becomes its
 // docker command line, and the variables of the services it requires are
-// added to its environment (the server's own env wins).
-func (g *Gateway) prepareSpec(ctx context.Context, s *source) (json.RawMessage, error) {
+// added to its environment (the server's own env wins); wiring is those
+// variables.
+func (g *Gateway) prepareSpec(ctx context.Context, s *source) (spec json.RawMessage, wiring map[string]string, err error) {
 	sv := s.server
 	if sv == nil || (sv.Image == "" && len(s.requires) == 0) {
-		return s.spec, nil
+		return s.spec, nil, nil
 	}
-	var spec map[string]any
-	if err := json.Unmarshal(s.spec, &spec); err != nil {
-		return nil, err
+	var m map[string]any
+	if err := json.Unmarshal(s.spec, &m); err != nil {
+		return nil, nil, err
 	}
 	env := map[string]string{}
 	if len(s.requires) > 0 {
-		wiring, err := g.EnsureServices(ctx, s.requires...)
-		if err != nil {
-			return nil, fmt.Errorf("server %s requires %s: %w", s.id, strings.Join(s.requires, ", "), err)
+		if wiring, err = g.EnsureServices(ctx, s.requires...); err != nil {
+			return nil, nil, fmt.Errorf("server %s requires %s: %w", s.id, strings.Join(s.requires, ", "), err)
 		}
 		maps.Copy(env, wiring)
 	}
@@ -163,12 +164,12 @@ func (g *Gateway) prepareSpec(ctx context.Context, s *source) (json.RawMessage, 
 		sc := g.cfg.ServerContainer(s.id)
 		g.mu.Unlock()
 		if sc == nil {
-			return nil, fmt.Errorf("server %s: no image in the current config", s.id)
+			return nil, nil, fmt.Errorf("server %s: no image in the current config", s.id)
 		}
 		// The wiring variables go into the container too.
 		sc.EnvNames = slices.Sorted(maps.Keys(env))
 		if err := sc.Check(); err != nil {
-			return nil, fmt.Errorf("server %s: %w", s.id, err)
+			return nil, nil, fmt.Errorf("server %s: %w", s.id, err)
 		}
 		for _, k := range dockerEnvKeys {
 			if v, ok := os.LookupEnv(k); ok {
@@ -178,10 +179,11 @@ func (g *Gateway) prepareSpec(ctx context.Context, s *source) (json.RawMessage, 
 			}
 		}
 		cmd, args := sc.Command()
-		spec["command"], spec["args"], spec["cwd"] = cmd, args, ""
+		m["command"], m["args"], m["cwd"] = cmd, args, ""
 	}
-	spec["env"] = env
-	return json.Marshal(spec)
+	m["env"] = env
+	spec, err = json.Marshal(m)
+	return spec, wiring, err
 }
 
 // checkRequires is the per-call dependency check of a source that requires
@@ -197,6 +199,44 @@ func (g *Gateway) checkRequires(ctx context.Context, s *source) (map[string]stri
 		return nil, fmt.Errorf("%s requires %s: %w", s.id, strings.Join(s.requires, ", "), err)
 	}
 	return wiring, nil
+}
+
+// rewire restarts a server that was started with other variables of the
+// services it requires than wiring, the ones a call just got: a service
+// came back on another host port (its old one was taken when it was
+// recreated), and the server still points at the old one. Calls wait for
+// the restart; its tools are published again as they are (unchanged tools
+// send no list_changed).
+func (g *Gateway) rewire(ctx context.Context, s *source, wiring map[string]string) error {
+	if s.server == nil || len(s.requires) == 0 || (s.server.Command == "" && s.server.Image == "") {
+		return nil // a remote server or a tool: nothing started with the variables
+	}
+	stale := func() bool {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return s.loaded && !maps.Equal(s.wired, wiring)
+	}
+	if !stale() {
+		return nil
+	}
+	s.rewiring.Lock()
+	defer s.rewiring.Unlock()
+	if !stale() {
+		return nil // another call restarted it meanwhile
+	}
+	g.log.Warn("restarting a server: the services it requires moved", "source", s.id, "services", strings.Join(s.requires, ","))
+	s.mu.Lock()
+	ex := s.exec
+	s.loaded = false
+	s.mu.Unlock()
+	if err := ex.Unload(ctx, s.id); err != nil && !errors.Is(err, sdk.ErrUnknownSource) {
+		return fmt.Errorf("server %s: restart for the new service addresses: %w", s.id, err)
+	}
+	if err := g.load(ctx, s); err != nil {
+		g.retry(s)
+		return fmt.Errorf("server %s: restart for the new service addresses: %w", s.id, err)
+	}
+	return nil
 }
 
 // withWiring puts the services' variables into a tools/call's params as

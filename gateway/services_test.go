@@ -3,6 +3,7 @@ package gateway_test
 import (
 	"encoding/json"
 	"fmt"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -117,6 +118,49 @@ servers:
 	if got, isErr := toolText(t, r, "local__kv", `{"command":"GET city"}`); isErr || got != "NIL" {
 		t.Errorf("GET after down = %q (error %v); want kv restarted on demand, empty", got, isErr)
 	}
+
+	// kv comes back on another port (its old one is taken meanwhile): the
+	// server started with the old address is restarted with the new one.
+	oldPort, pid := readyKVPort(t, r), r.status(t)["local"].PID
+	if got, isErr := toolText(t, r, "services__down", `{"names":["kv"]}`); isErr {
+		t.Fatalf("services__down: %s", got)
+	}
+	testenv.WaitNoContainers(t, 10*time.Second, "label="+services.LabelProject+"="+proj, "label="+services.LabelRole+"="+services.RoleService)
+	ln, err := net.Listen("tcp", "127.0.0.1:"+oldPort)
+	if err != nil {
+		t.Fatalf("take kv's old port %s: %v", oldPort, err)
+	}
+	got, isErr := toolText(t, r, "local__kv", `{"command":"SET city Porto"}`)
+	ln.Close()
+	if isErr || got != "OK" {
+		t.Fatalf("SET after kv moved = %q (error %v); want the server restarted with kv's new address", got, isErr)
+	}
+	if newPort := readyKVPort(t, r); newPort == oldPort {
+		t.Errorf("kv came back on its old port %s, which was taken", oldPort)
+	}
+	if now := r.status(t)["local"].PID; now == pid || now == 0 {
+		t.Errorf("local's pid %d -> %d; want a new process", pid, now)
+	}
+	if got, _ := toolText(t, r, "local__kv", `{"command":"GET city"}`); got != "Porto" {
+		t.Errorf("GET on the restarted server = %q", got)
+	}
+}
+
+// readyKVPort is kv's KV_PORT as /readyz shows it.
+func readyKVPort(t *testing.T, r *running) string {
+	t.Helper()
+	resp, err := http.Get(r.url + "/readyz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var body struct {
+		Services []services.Status `json:"services"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil || len(body.Services) != 1 || body.Services[0].Env["KV_PORT"] == "" {
+		t.Fatalf("/readyz services = %+v (%v)", body.Services, err)
+	}
+	return body.Services[0].Env["KV_PORT"]
 }
 
 // TestServicesGatewayManual: a manual service that is not running fails the

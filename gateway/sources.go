@@ -40,6 +40,11 @@ type source struct {
 	mu     sync.Mutex
 	st     SourceStatus
 	loaded bool
+	// wired holds the services' variables the running server was started
+	// with (nil when it requires none); rewiring serializes restarts for
+	// new ones (services.go).
+	wired    map[string]string
+	rewiring sync.Mutex
 }
 
 func (s *source) status() SourceStatus {
@@ -171,7 +176,7 @@ func (g *Gateway) load(ctx context.Context, s *source) error {
 	}
 	kind := s.kind
 	s.mu.Unlock()
-	spec, err := g.prepareSpec(ctx, s)
+	spec, wiring, err := g.prepareSpec(ctx, s)
 	if err != nil {
 		s.setState("failed", err.Error())
 		g.log.Error("source failed", "source", s.id, "err", err)
@@ -185,6 +190,7 @@ func (g *Gateway) load(ctx context.Context, s *source) error {
 	}
 	s.mu.Lock()
 	s.loaded = true
+	s.wired = wiring
 	s.st.Tools = len(defs.Tools)
 	if defs.Status != nil {
 		s.st.PID, s.st.Restarts = defs.Status.PID, defs.Status.Restarts
