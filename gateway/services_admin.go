@@ -39,8 +39,8 @@ var serviceAdminTools = []json.RawMessage{
 		`{"type":"object","properties":{"name":{"type":"string"},"tail":{"type":"integer","minimum":1,"default":100}},"required":["name"]}`, false, true),
 	toolDef("rm", "Remove services and their data", "Stop and remove services' containers AND their named volumes: the data is gone.",
 		`{"type":"object","properties":{"names":{"type":"array","items":{"type":"string"},"minItems":1}},"required":["names"]}`, true, false),
-	toolDef("prune", "Prune leftovers", "Remove skillgate's leftovers, only objects carrying its labels: stopped containers, containers of services no longer declared, unused volumes of services no longer declared (all unused with volumes: true) and unused networks.",
-		`{"type":"object","properties":{"volumes":{"type":"boolean"},"all_projects":{"type":"boolean"}}}`, true, false),
+	toolDef("prune", "Prune leftovers", "Remove skillgate's leftovers, only objects carrying its labels: stopped containers, containers of services no longer declared, unused volumes of services no longer declared (all unused with volumes: true), unused networks, and with images: true images it built that a later build left untagged.",
+		`{"type":"object","properties":{"volumes":{"type":"boolean"},"all_projects":{"type":"boolean"},"images":{"type":"boolean"}}}`, true, false),
 }
 
 // serviceAdmin serves the services group in process.
@@ -74,6 +74,7 @@ func (a serviceAdmin) Call(ctx context.Context, req sdk.CallRequest, call sdk.Ca
 			Tail        int      `json:"tail"`
 			Volumes     bool     `json:"volumes"`
 			AllProjects bool     `json:"all_projects"`
+			Images      bool     `json:"images"`
 		} `json:"arguments"`
 	}
 	if err := json.Unmarshal(req.Params, &p); err != nil {
@@ -131,12 +132,12 @@ func (a serviceAdmin) Call(ctx context.Context, req sdk.CallRequest, call sdk.Ca
 		}
 		return toolAdminResult(b.String(), map[string]any{"name": args.Name, "logs": b.String()}), nil
 	case "prune":
-		rep, err := m.Prune(ctx, services.PruneOptions{Volumes: args.Volumes, AllProjects: args.AllProjects})
+		rep, err := m.Prune(ctx, services.PruneOptions{Volumes: args.Volumes, AllProjects: args.AllProjects, Images: args.Images})
 		if err != nil {
 			return toolAdminError(err.Error()), nil
 		}
-		text := fmt.Sprintf("removed %d containers %v, %d volumes %v, %d networks %v",
-			len(rep.Containers), rep.Containers, len(rep.Volumes), rep.Volumes, len(rep.Networks), rep.Networks)
+		text := fmt.Sprintf("removed %d containers %v, %d volumes %v, %d networks %v, %d images %v",
+			len(rep.Containers), rep.Containers, len(rep.Volumes), rep.Volumes, len(rep.Networks), rep.Networks, len(rep.Images), rep.Images)
 		return toolAdminResult(text, rep), nil
 	}
 	return nil, &sdk.RPCError{Code: sdk.CodeInvalidParams, Message: "unknown service tool " + p.Name}

@@ -240,6 +240,39 @@ func (d *dockerEngine) ImageID(ctx context.Context, ref string) (string, error) 
 	return "", wrap("inspect image "+ref, err)
 }
 
+func (d *dockerEngine) RemoveReplacedImage(ctx context.Context, id string) (bool, error) {
+	r, err := d.c.ImageInspect(ctx, id)
+	switch {
+	case cerrdefs.IsNotFound(err):
+		return false, nil
+	case err != nil:
+		return false, wrap("inspect image "+id, err)
+	case len(r.RepoTags) > 0 || r.Config == nil || r.Config.Labels[LabelManaged] != "true":
+		return false, nil
+	}
+	if _, err := d.c.ImageRemove(ctx, id, image.RemoveOptions{PruneChildren: true}); err != nil {
+		if cerrdefs.IsNotFound(err) {
+			return false, nil
+		}
+		return false, wrap("remove image "+id, err)
+	}
+	return true, nil
+}
+
+func (d *dockerEngine) ReplacedImages(ctx context.Context, labels map[string]string) ([]string, error) {
+	f := labelFilter(labels)
+	f.Add("dangling", "true")
+	list, err := d.c.ImageList(ctx, image.ListOptions{Filters: f})
+	if err != nil {
+		return nil, wrap("list images", err)
+	}
+	ids := make([]string, 0, len(list))
+	for _, im := range list {
+		ids = append(ids, im.ID)
+	}
+	return ids, nil
+}
+
 func (d *dockerEngine) Pull(ctx context.Context, ref string, fn func(Progress)) error {
 	rc, err := d.c.ImagePull(ctx, ref, image.PullOptions{})
 	if err != nil {

@@ -8,6 +8,8 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -386,4 +388,112 @@ func TestDockerServerContainer(t *testing.T) {
 	}
 	t.Logf("removed %v", removed)
 	testenv.WaitNoContainers(t, 10*time.Second, "label="+services.LabelProject+"="+proj)
+}
+
+// TestDockerRebuildRemovesReplacedImage: a rebuild that changes the image
+// leaves no dangling image behind once the container runs the new one; an
+// image skillgate did not build is never removed.
+func TestDockerRebuildRemovesReplacedImage(t *testing.T) {
+	proj := project(t)
+	ctxDir := kvContext(t)
+	tag := fmt.Sprintf("skillgate-test/kvrebuild:%d", os.Getpid())
+	t.Cleanup(func() {
+		_ = exec.Command("docker", "image", "rm", "-f", tag).Run()
+		// What a failed run left dangling.
+		_ = exec.Command("docker", "image", "prune", "-f", "--filter", "label=test.stamp").Run()
+	})
+	stamp := func(n int) {
+		df, err := os.ReadFile(filepath.Join(ctxDir, "Dockerfile"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		df = append(df, fmt.Sprintf("\nLABEL test.stamp=%d-%d\n", os.Getpid(), n)...)
+		if err := os.WriteFile(filepath.Join(ctxDir, "Dockerfile"), df, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sp := kvDef("kv")
+	sp.Image = tag
+	sp.Build = &services.Build{Context: ctxDir}
+	stamp(1)
+	m := newManager(t, proj, sp)
+	if err := m.Up(t.Context(), nil, true, "kv"); err != nil {
+		t.Fatal(err)
+	}
+	first := testenv.DockerCLI(t, "image", "inspect", "-f", "{{.Id}}", tag)
+	// A second tag on the first image, put there by someone else, keeps it.
+	other := tag + "-kept"
+	testenv.DockerCLI(t, "tag", first, other)
+	t.Cleanup(func() { _ = exec.Command("docker", "image", "rm", "-f", other).Run() })
+
+	stamp(2)
+	if err := m.Up(t.Context(), nil, true, "kv"); err != nil {
+		t.Fatal(err)
+	}
+	second := testenv.DockerCLI(t, "image", "inspect", "-f", "{{.Id}}", tag)
+	if second == first {
+		t.Fatal("the changed Dockerfile built the same image")
+	}
+	if err := exec.Command("docker", "image", "inspect", first).Run(); err != nil {
+		t.Errorf("the replaced image, still tagged %s, was removed", other)
+	}
+
+	stamp(3)
+	if err := m.Up(t.Context(), nil, true, "kv"); err != nil {
+		t.Fatal(err)
+	}
+	if got := testenv.DockerCLI(t, "image", "inspect", "-f", "{{.Id}}", tag); got == second {
+		t.Fatal("the changed Dockerfile built the same image")
+	}
+	if out, err := exec.Command("docker", "image", "inspect", second).CombinedOutput(); err == nil {
+		t.Errorf("the image the rebuild replaced is still there: %s", second)
+	} else if !strings.Contains(string(out), "No such") {
+		t.Errorf("docker image inspect %s: %v %s", second, err, out)
+	}
+	if got := testenv.DockerCLI(t, "inspect", "-f", "{{.Image}}", services.ContainerName(proj, "kv")); got == second {
+		t.Errorf("the container still runs the replaced image")
+	}
+}
+
+// TestDockerPruneReplacedImages: prune --images removes the untagged
+// images skillgate built (a rebuild interrupted before it removed the one it
+// replaced), and leaves an untagged image without its label alone.
+func TestDockerPruneReplacedImages(t *testing.T) {
+	testenv.Docker(t)
+	ctxDir := kvContext(t)
+	tag := fmt.Sprintf("skillgate-test/kvprune:%d", os.Getpid())
+	t.Cleanup(func() {
+		_ = exec.Command("docker", "image", "rm", "-f", tag).Run()
+		_ = exec.Command("docker", "image", "prune", "-f", "--filter", "label=test.prune").Run()
+	})
+	build := func(n int, labels ...string) string {
+		args := []string{"build", "-q", "-t", tag, "--label", fmt.Sprintf("test.prune=%d-%d", os.Getpid(), n)}
+		for _, l := range labels {
+			args = append(args, "--label", l)
+		}
+		return testenv.DockerCLI(t, append(args, ctxDir)...)
+	}
+	ours := build(1, services.LabelManaged+"=true")
+	theirs := build(2)
+	build(3) // untags theirs
+	m := newManager(t, project(t), kvDef("kv"))
+	rep, err := m.Prune(t.Context(), services.PruneOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Images) != 0 {
+		t.Errorf("a prune without Images removed images %v", rep.Images)
+	}
+	if rep, err = m.Prune(t.Context(), services.PruneOptions{Images: true}); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(rep.Images, ours) {
+		t.Errorf("prune removed images %v; want %s among them", rep.Images, ours)
+	}
+	if err := exec.Command("docker", "image", "inspect", ours).Run(); err == nil {
+		t.Errorf("the untagged image skillgate built is still there")
+	}
+	if err := exec.Command("docker", "image", "inspect", theirs).Run(); err != nil {
+		t.Errorf("prune removed an untagged image without skillgate's label")
+	}
 }

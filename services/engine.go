@@ -37,6 +37,14 @@ type Engine interface {
 	Pull(ctx context.Context, ref string, fn func(Progress)) error
 	// Build builds an image, reporting progress to fn (which may be nil).
 	Build(ctx context.Context, b *BuildConfig, fn func(Progress)) error
+	// RemoveReplacedImage removes image id if it is one skillgate built
+	// (LabelManaged) that no longer has a tag, as when a rebuild of its tag
+	// replaced it, and reports whether it did; any other image is left
+	// alone. It fails wrapping ErrConflict while a container uses the image.
+	RemoveReplacedImage(ctx context.Context, id string) (bool, error)
+	// ReplacedImages lists the IDs of the images with all these labels that
+	// no longer have a tag.
+	ReplacedImages(ctx context.Context, labels map[string]string) ([]string, error)
 
 	// Volumes lists volumes with all the labels.
 	Volumes(ctx context.Context, labels map[string]string) ([]Object, error)

@@ -190,6 +190,14 @@ func (f *fakeEngine) Build(_ context.Context, b *BuildConfig, fn func(Progress))
 	return nil
 }
 
+func (f *fakeEngine) RemoveReplacedImage(context.Context, string) (bool, error) {
+	return false, nil // its image IDs follow their tags: a rebuild replaces none
+}
+
+func (f *fakeEngine) ReplacedImages(context.Context, map[string]string) ([]string, error) {
+	return nil, nil
+}
+
 func (f *fakeEngine) Volumes(_ context.Context, labels map[string]string) ([]Object, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()

@@ -539,7 +539,7 @@ func (m *Manager) bringUp(ctx context.Context, s *svc, f *flight, rebuild bool) 
 			return fmt.Errorf("service %s: dependency %s: %w", name, d, err)
 		}
 	}
-	imageID, err := m.ensureImage(ctx, eng, s, f, rebuild)
+	imageID, replaced, err := m.ensureImage(ctx, eng, s, f, rebuild)
 	if err != nil {
 		return err
 	}
@@ -587,19 +587,29 @@ func (m *Manager) bringUp(ctx context.Context, s *svc, f *flight, rebuild bool) 
 	s.mu.Lock()
 	s.touched = true
 	s.mu.Unlock()
+	if replaced != "" {
+		// The container runs the new image now: the one the rebuild
+		// replaced would stay behind as a dangling image.
+		if ok, err := eng.RemoveReplacedImage(ctx, replaced); err != nil {
+			m.log.Info("the image a rebuild replaced was kept", "service", name, "image", replaced, "reason", err)
+		} else if ok {
+			m.log.Info("removed the image a rebuild replaced", "service", name, "image", replaced)
+		}
+	}
 	return m.waitReady(ctx, eng, s, id)
 }
 
-// ensureImage builds or pulls the image of s when needed and returns its ID.
-func (m *Manager) ensureImage(ctx context.Context, eng Engine, s *svc, f *flight, rebuild bool) (string, error) {
+// ensureImage builds or pulls the image of s when needed and returns its
+// ID, and the ID of the image a rebuild replaced under the same tag.
+func (m *Manager) ensureImage(ctx context.Context, eng Engine, s *svc, f *flight, rebuild bool) (id, replaced string, err error) {
 	ctx, cancel := context.WithTimeout(ctx, imageTimeout)
 	defer cancel()
 	name := s.spec.Name
-	id, err := eng.ImageID(ctx, s.image)
+	id, err = eng.ImageID(ctx, s.image)
 	if err != nil {
-		return "", fmt.Errorf("service %s: %w", name, err)
+		return "", "", fmt.Errorf("service %s: %w", name, err)
 	}
-	have := id != ""
+	have, old := id != "", id
 	progress := func(p Progress) {
 		p.Service = name
 		f.progress(p)
@@ -613,23 +623,26 @@ func (m *Manager) ensureImage(ctx context.Context, eng Engine, s *svc, f *flight
 			Args: s.spec.Build.Args, Labels: map[string]string{LabelManaged: "true"},
 		}
 		if err := eng.Build(ctx, b, progress); err != nil {
-			return "", fmt.Errorf("service %s: %w", name, err)
+			return "", "", fmt.Errorf("service %s: %w", name, err)
 		}
 	case !have:
 		m.log.Info("pulling service image", "service", name, "image", s.image)
 		if err := eng.Pull(ctx, s.image, progress); err != nil {
-			return "", fmt.Errorf("service %s: pull %s: %w (no registry reachable? build it locally with build: or docker build -t %s)", name, s.image, err, s.image)
+			return "", "", fmt.Errorf("service %s: pull %s: %w (no registry reachable? build it locally with build: or docker build -t %s)", name, s.image, err, s.image)
 		}
 	default:
-		return id, nil
+		return id, "", nil
 	}
 	if id, err = eng.ImageID(ctx, s.image); err == nil && id == "" {
 		err = fmt.Errorf("image %s is missing after it was made", s.image)
 	}
 	if err != nil {
-		return "", fmt.Errorf("service %s: %w", name, err)
+		return "", "", fmt.Errorf("service %s: %w", name, err)
 	}
-	return id, nil
+	if old != "" && old != id {
+		replaced = old
+	}
+	return id, replaced, nil
 }
 
 // create makes the container of s with free host ports, and starts it.

@@ -202,6 +202,10 @@ func (m *Manager) Remove(ctx context.Context, names ...string) error {
 type PruneOptions struct {
 	// AllProjects prunes every skillgate project's objects, not only this one's.
 	AllProjects bool
+	// Images also removes images a service's build made that lost their
+	// tag to a later build and no container uses, whatever the project
+	// (images, like tags, belong to none).
+	Images bool
 	// Volumes also removes unused volumes of services still declared.
 	Volumes bool
 }
@@ -211,12 +215,16 @@ type PruneReport struct {
 	Containers []string `json:"containers"`
 	Volumes    []string `json:"volumes"`
 	Networks   []string `json:"networks"`
+	Images     []string `json:"images"`
 }
 
 // Prune removes skillgate's leftovers, and only objects carrying its labels:
 // stopped containers, containers of services no longer declared, volumes no
-// container uses (those of declared services only with opts.Volumes), and
-// networks no container uses.
+// container uses (those of declared services only with opts.Volumes),
+// networks no container uses; with opts.Images also images a service's
+// build made that a later build left without a tag and no container uses
+// (a rebuild removes the image it replaced once the container moved on, so
+// these are leftovers: of interrupted runs, or of versions before it did).
 func (m *Manager) Prune(ctx context.Context, opts PruneOptions) (PruneReport, error) {
 	var rep PruneReport
 	eng, err := m.engine()
@@ -285,6 +293,22 @@ func (m *Manager) Prune(ctx context.Context, opts PruneOptions) (PruneReport, er
 			continue
 		}
 		rep.Networks = append(rep.Networks, n.Name)
+	}
+	var images []string
+	if opts.Images {
+		if images, err = eng.ReplacedImages(ctx, map[string]string{LabelManaged: "true"}); err != nil {
+			return rep, err
+		}
+	}
+	for _, id := range images {
+		// An image a container still uses refuses removal.
+		ok, err := eng.RemoveReplacedImage(ctx, id)
+		if err != nil && !errors.Is(err, ErrConflict) {
+			errs = append(errs, err)
+		}
+		if ok {
+			rep.Images = append(rep.Images, id)
+		}
 	}
 	for _, s := range m.svcs {
 		s.snap.Store(&snapshot{state: StateUnknown})

@@ -221,8 +221,9 @@ func servicesPruneCmd() *cobra.Command {
 		Long: `Remove what skillgate left behind, and only objects carrying its labels:
 stopped containers, containers of services no longer declared, volumes of
 services no longer declared that no container uses (--volumes: every unused
-one of this project), and networks no container uses. Containers, volumes and
-networks you made yourself are never touched.`,
+one of this project), and networks no container uses; with --images also
+images skillgate built that a later build left untagged. Containers, volumes,
+networks and images you made yourself are never touched.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, err := loadConfig(cmd)
@@ -244,12 +245,12 @@ networks you made yourself are never touched.`,
 			for _, x := range []struct {
 				kind  string
 				names []string
-			}{{"container", rep.Containers}, {"volume", rep.Volumes}, {"network", rep.Networks}} {
+			}{{"container", rep.Containers}, {"volume", rep.Volumes}, {"network", rep.Networks}, {"image", rep.Images}} {
 				for _, n := range x.names {
 					fmt.Fprintf(w, "removed %s %s\n", x.kind, n)
 				}
 			}
-			if len(rep.Containers)+len(rep.Volumes)+len(rep.Networks) == 0 {
+			if len(rep.Containers)+len(rep.Volumes)+len(rep.Networks)+len(rep.Images) == 0 {
 				fmt.Fprintln(w, "nothing to prune")
 			}
 			return err
@@ -257,6 +258,7 @@ networks you made yourself are never touched.`,
 	}
 	cmd.Flags().BoolVar(&opts.Volumes, "volumes", false, "also remove unused volumes of services still declared (their data)")
 	cmd.Flags().BoolVar(&opts.AllProjects, "all-projects", false, "prune every skillgate project on this engine, not only this config's")
+	cmd.Flags().BoolVar(&opts.Images, "images", false, "also remove images skillgate built that a later build left untagged (any project's)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	return cmd
 }
