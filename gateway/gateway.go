@@ -12,6 +12,7 @@ import (
 	"os"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/skillgate/skillgate/gateway/catalog"
@@ -19,7 +20,6 @@ import (
 	"github.com/skillgate/skillgate/gateway/disclosure"
 	"github.com/skillgate/skillgate/gateway/frontend"
 	"github.com/skillgate/skillgate/plugins/sdk"
-	"github.com/skillgate/skillgate/services"
 )
 
 // Reserved names are the gateway's own (the meta-tools); no source can
@@ -53,8 +53,7 @@ type Gateway struct {
 
 	skills *skillsRoom // skills.go; nil without skills dirs
 
-	svcs   *services.Manager // services.go; nil when svcErr says why
-	svcErr error
+	svc atomic.Pointer[serviceState] // services.go; swapped by Reload
 
 	pubMu sync.Mutex // orders catalog updates to the front end
 

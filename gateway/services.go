@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"maps"
 	"os"
+	"reflect"
 	"slices"
 	"strings"
 	"time"
@@ -65,18 +66,72 @@ func usesDocker(cfg *config.Config) bool {
 // newServices builds the gateway's manager; a problem is kept for the
 // first caller, never fatal to the gateway.
 func (g *Gateway) newServices(cfg *config.Config) {
-	m, err := NewServiceManager(cfg, g.log, nil)
+	g.svc.Store(newServiceState(cfg, g.log))
+}
+
+// serviceState is the service manager of the config being served, or why
+// there is none.
+type serviceState struct {
+	m   *services.Manager // nil when err says why
+	err error
+}
+
+func newServiceState(cfg *config.Config, log *slog.Logger) *serviceState {
+	m, err := NewServiceManager(cfg, log, nil)
 	if err != nil {
-		g.svcErr = fmt.Errorf("services: %w", err)
-		g.log.Error("services unavailable", "err", err)
-		return
+		log.Error("services unavailable", "err", err)
+		return &serviceState{err: fmt.Errorf("services: %w", err)}
 	}
-	g.svcs = m
+	return &serviceState{m: m}
+}
+
+// svcs is the current service manager, nil when there is none.
+func (g *Gateway) svcs() *services.Manager {
+	if st := g.svc.Load(); st != nil {
+		return st.m
+	}
+	return nil
+}
+
+// svcErr says why there is no service manager.
+func (g *Gateway) svcErr() error {
+	if st := g.svc.Load(); st != nil {
+		return st.err
+	}
+	return nil
 }
 
 // Services returns the gateway's service manager, or nil when the config's
 // services could not be set up (see EnsureServices' error).
-func (g *Gateway) Services() *services.Manager { return g.svcs }
+func (g *Gateway) Services() *services.Manager { return g.svcs() }
+
+// reloadServices applies a reloaded config's services: when they (or the
+// docker settings) changed, a new manager takes over the running
+// containers (services.Manager.HandOver): services still declared keep
+// running and are recreated on their next use if their definition changed,
+// removed ones stop. Servers that required a service whose address changed
+// restart on their next call (rewire).
+func (g *Gateway) reloadServices(ctx context.Context, old, cfg *config.Config) {
+	if reflect.DeepEqual(old.Services, cfg.Services) && reflect.DeepEqual(old.Docker, cfg.Docker) {
+		return
+	}
+	next := newServiceState(cfg, g.log)
+	prev := g.svc.Swap(next)
+	if prev == nil || prev.m == nil {
+		return
+	}
+	if next.m == nil {
+		// Keep nothing running that no manager would stop.
+		if err := prev.m.Close(ctx); err != nil {
+			g.log.Warn("stopping services", "err", err)
+		}
+		return
+	}
+	if err := prev.m.HandOver(ctx, next.m); err != nil {
+		g.log.Warn("handing services over to the reloaded config", "err", err)
+	}
+	g.log.Info("services reloaded", "services", len(cfg.Services))
+}
 
 // EnsureServices makes sure the named services run and are healthy,
 // starting them on demand per their policy, and returns the variables that
@@ -87,24 +142,26 @@ func (g *Gateway) EnsureServices(ctx context.Context, names ...string) (map[stri
 	if len(names) == 0 {
 		return map[string]string{}, nil
 	}
-	if g.svcs == nil {
-		if g.svcErr != nil {
-			return nil, g.svcErr
+	st := g.svc.Load()
+	if st == nil || st.m == nil {
+		if st != nil && st.err != nil {
+			return nil, st.err
 		}
 		return nil, fmt.Errorf("%w %q: the config declares no services", services.ErrUnknownService, names[0])
 	}
-	return g.svcs.Ensure(ctx, names...)
+	return st.m.Ensure(ctx, names...)
 }
 
 // startServices removes server containers a killed gateway left behind,
 // so the deterministic names are free again.
 func (g *Gateway) startServices(ctx context.Context, cfg *config.Config) {
-	if g.svcs == nil || !usesDocker(cfg) {
+	m := g.svcs()
+	if m == nil || !usesDocker(cfg) {
 		return
 	}
 	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 	defer cancel()
-	removed, err := g.svcs.RemoveServers(ctx)
+	removed, err := m.RemoveServers(ctx)
 	switch {
 	case errors.Is(err, services.ErrNoEngine):
 		g.log.Warn("Docker engine not reachable; services and image servers will fail until it is", "err", err)
@@ -119,17 +176,21 @@ func (g *Gateway) startServices(ctx context.Context, cfg *config.Config) {
 // server containers and stops the services the gateway started (except
 // keep: true ones).
 func (g *Gateway) closeServices() {
-	if g.svcs == nil {
+	m := g.svcs()
+	if m == nil {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if usesDocker(g.cfg) {
-		if _, err := g.svcs.RemoveServers(ctx); err != nil && !errors.Is(err, services.ErrNoEngine) {
+	g.mu.Lock()
+	cfg := g.cfg
+	g.mu.Unlock()
+	if usesDocker(cfg) {
+		if _, err := m.RemoveServers(ctx); err != nil && !errors.Is(err, services.ErrNoEngine) {
 			g.log.Warn("could not remove server containers", "err", err)
 		}
 	}
-	if err := g.svcs.Close(ctx); err != nil {
+	if err := m.Close(ctx); err != nil {
 		g.log.Warn("stopping services", "err", err)
 	}
 }
@@ -275,8 +336,8 @@ func (g *Gateway) serviceStates(names []string) []ServiceState {
 	out := make([]ServiceState, 0, len(names))
 	for _, n := range names {
 		st := ServiceState{Name: n, State: services.StateUnknown}
-		if g.svcs != nil {
-			if c, ok := g.svcs.Cached(n); ok {
+		if m := g.svcs(); m != nil {
+			if c, ok := m.Cached(n); ok {
 				st.State, st.LastError = c.State, c.LastError
 			}
 		}
@@ -288,12 +349,13 @@ func (g *Gateway) serviceStates(names []string) []ServiceState {
 // ServicesStatus returns what the gateway last saw of every service, without
 // asking the engine: for /readyz and `skillgate servers`.
 func (g *Gateway) ServicesStatus() []services.Status {
-	if g.svcs == nil {
+	m := g.svcs()
+	if m == nil {
 		return nil
 	}
 	out := []services.Status{}
-	for _, n := range g.svcs.Names() {
-		if st, ok := g.svcs.Cached(n); ok {
+	for _, n := range m.Names() {
+		if st, ok := m.Cached(n); ok {
 			out = append(out, st)
 		}
 	}

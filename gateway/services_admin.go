@@ -80,11 +80,11 @@ func (a serviceAdmin) Call(ctx context.Context, req sdk.CallRequest, call sdk.Ca
 	if err := json.Unmarshal(req.Params, &p); err != nil {
 		return toolAdminError(fmt.Sprintf("arguments: %v", err)), nil
 	}
-	m := a.g.svcs
+	m := a.g.svcs()
 	if m == nil {
 		msg := "the config declares no services"
-		if a.g.svcErr != nil {
-			msg = a.g.svcErr.Error()
+		if err := a.g.svcErr(); err != nil {
+			msg = err.Error()
 		}
 		return toolAdminError(msg), nil
 	}

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/skillgate/skillgate/gateway/config"
 	"github.com/skillgate/skillgate/internal/testenv"
 	"github.com/skillgate/skillgate/services"
 )
@@ -157,10 +158,16 @@ func readyKVPort(t *testing.T, r *running) string {
 	var body struct {
 		Services []services.Status `json:"services"`
 	}
-	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil || len(body.Services) != 1 || body.Services[0].Env["KV_PORT"] == "" {
-		t.Fatalf("/readyz services = %+v (%v)", body.Services, err)
+	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
+		t.Fatal(err)
 	}
-	return body.Services[0].Env["KV_PORT"]
+	for _, s := range body.Services {
+		if s.Service == "kv" && s.Env["KV_PORT"] != "" {
+			return s.Env["KV_PORT"]
+		}
+	}
+	t.Fatalf("/readyz services = %+v; no KV_PORT", body.Services)
+	return ""
 }
 
 // TestServicesGatewayManual: a manual service that is not running fails the
@@ -235,5 +242,76 @@ func TestServicesExample(t *testing.T) {
 	}
 	if got, _ := toolText(t, r, "notes__read", `{"title":"groceries"}`); got != "eggs, milk" {
 		t.Fatalf("read = %q", got)
+	}
+}
+
+// TestServicesReload: a reloaded config's services apply without a
+// restart. A service whose definition changed is recreated on its next use
+// (same host port, so its users keep their address), a service no longer
+// declared stops, and the gateway's shutdown still leaves nothing behind.
+func TestServicesReload(t *testing.T) {
+	testenv.Docker(t)
+	kvCtx := testenv.StaticImage(t, "services/testdata/kv", "")
+	echoDir := testenv.StaticImage(t, "services/testdata/mcpecho", "")
+	proj := fmt.Sprintf("gwr%d", os.Getpid())
+	t.Cleanup(func() {
+		testenv.WaitNoContainers(t, 20*time.Second, "label="+services.LabelProject+"="+proj)
+	})
+	conf := func(mode string, extra bool) string {
+		y := fmt.Sprintf(`
+docker: {project: %s}
+services:
+  kv:
+    image: %s
+    build: {context: %s}
+    ports: ["6379"]
+    env: {MODE: %s}
+    healthcheck: {test: [CMD, /kv, health], interval: 200ms}
+`, proj, kvTestImage, kvCtx, mode)
+		if extra {
+			y += fmt.Sprintf(`  spare:
+    image: %s
+    ports: ["6379"]
+    healthcheck: {test: [CMD, /kv, health], interval: 200ms}
+`, kvTestImage)
+		}
+		return y + fmt.Sprintf("servers:\n  local: {command: %s, requires: [kv]}\n", filepath.Join(echoDir, "mcpecho"))
+	}
+	r := startGateway(t, conf("one", true), nil)
+	r.waitReady(t, "local")
+	if got, isErr := toolText(t, r, "local__kv", `{"command":"SET city Lisbon"}`); isErr || got != "OK" {
+		t.Fatalf("SET = %q (error %v)", got, isErr)
+	}
+	if got, isErr := toolText(t, r, "services__up", `{"names":["spare"]}`); isErr {
+		t.Fatalf("services__up spare: %s", got)
+	}
+	kvName := services.ContainerName(proj, "kv")
+	before := testenv.DockerCLI(t, "inspect", "-f", "{{.Id}}", kvName)
+	port := readyKVPort(t, r)
+
+	cfg, err := config.Parse(strings.NewReader(conf("two", false)), "reloaded.yaml", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.gw.Reload(t.Context(), cfg); err != nil {
+		t.Fatal(err)
+	}
+	testenv.WaitNoContainers(t, 10*time.Second, "name=^"+services.ContainerName(proj, "spare")+"$")
+	// The next use recreates kv with MODE=two, on the same host port: the
+	// server is not restarted and its data is gone with the old container.
+	if got, isErr := toolText(t, r, "local__kv", `{"command":"GET city"}`); isErr || got != "NIL" {
+		t.Errorf("GET after the reload = %q (error %v); want kv recreated, empty", got, isErr)
+	}
+	if after := testenv.DockerCLI(t, "inspect", "-f", "{{.Id}}", kvName); after == before {
+		t.Error("kv's container was not recreated for its new definition")
+	}
+	if env := testenv.DockerCLI(t, "inspect", "-f", "{{range .Config.Env}}{{println .}}{{end}}", kvName); !strings.Contains(env, "MODE=two") {
+		t.Errorf("kv's environment after the reload: %s", env)
+	}
+	if now := readyKVPort(t, r); now != port {
+		t.Errorf("kv moved from port %s to %s", port, now)
+	}
+	if got, isErr := toolText(t, r, "services__ls", `{}`); isErr || strings.Contains(got, "spare") {
+		t.Errorf("services__ls after the reload = %q", got)
 	}
 }

@@ -333,6 +333,7 @@ func (g *Gateway) Reload(ctx context.Context, cfg *config.Config) error {
 		s.stop(ctx)
 		g.removeSource(s.id)
 	}
+	g.reloadServices(ctx, old, cfg) // services.go
 	g.startSources(ctx, fresh)
 	g.reloadTools(ctx, cfg)
 	if !sameDisclosure(old, cfg) {

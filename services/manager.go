@@ -851,6 +851,60 @@ func (m *Manager) tail(eng Engine, id string, n int) string {
 	return strings.TrimRight(b.String(), "\n")
 }
 
+// HandOver passes m's containers to next, the manager of a reloaded
+// config, and closes m: starts in progress end; a service next also
+// declares (same project) keeps running, owned by next from then on (next
+// stops it at Close, recreates it on its next use when its definition
+// changed, and gives it back the host ports it had); a service next does not
+// declare is stopped and removed like Close does, Keep excepted.
+func (m *Manager) HandOver(ctx context.Context, next *Manager) error {
+	m.mu.Lock()
+	if m.closed {
+		m.mu.Unlock()
+		return ErrClosed
+	}
+	m.closed = true
+	eng := m.eng
+	m.mu.Unlock()
+	m.cancel()
+	m.wg.Wait()
+	if eng == nil {
+		return nil // it never reached the engine: nothing runs
+	}
+	var errs []error
+	left := 0
+	for _, n := range m.names {
+		s := m.svcs[n]
+		s.mu.Lock()
+		touched, ports := s.touched, maps.Clone(s.lastPorts)
+		s.mu.Unlock()
+		if ns := next.svcs[n]; ns != nil && next.opts.Project == m.opts.Project {
+			ns.mu.Lock()
+			ns.touched = ns.touched || touched
+			if ns.lastPorts == nil {
+				ns.lastPorts = ports
+			}
+			ns.mu.Unlock()
+			left++
+			continue
+		}
+		if !touched || s.spec.Keep {
+			if touched {
+				left++ // kept: it stays on the network
+			}
+			continue
+		}
+		m.log.Info("service no longer declared; stopping it", "service", n)
+		if err := m.down(ctx, eng, s); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if left == 0 {
+		m.removeNetwork(ctx, eng)
+	}
+	return errors.Join(errs...)
+}
+
 // Close ends starts in progress, then stops and removes the containers this
 // manager started or adopted, except those of services with Keep. It is
 // idempotent.
