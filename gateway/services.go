@@ -202,7 +202,10 @@ var dockerEnvKeys = []string{"DOCKER_HOST", "DOCKER_CONTEXT", "DOCKER_CONFIG", "
 // prepareSpec returns the spec s loads with: an image server becomes its
 // docker command line, and the variables of the services it requires are
 // added to its environment (the server's own env wins); wiring is those
-// variables.
+// variables. A command server reaches the services on the host's loopback,
+// through their published ports; an image server joins the project's
+// network and reaches them by name (wiring is nil: it does not change when
+// a service comes back on other host ports).
 func (g *Gateway) prepareSpec(ctx context.Context, s *source) (spec json.RawMessage, wiring map[string]string, err error) {
 	sv := s.server
 	if sv == nil || (sv.Image == "" && len(s.requires) == 0) {
@@ -216,6 +219,17 @@ func (g *Gateway) prepareSpec(ctx context.Context, s *source) (spec json.RawMess
 	if len(s.requires) > 0 {
 		if wiring, err = g.EnsureServices(ctx, s.requires...); err != nil {
 			return nil, nil, fmt.Errorf("server %s requires %s: %w", s.id, strings.Join(s.requires, ", "), err)
+		}
+		if sv.Image != "" {
+			m := g.svcs()
+			if m == nil {
+				return nil, nil, fmt.Errorf("server %s: %w", s.id, g.svcErr())
+			}
+			if wiring, err = m.NetworkWiring(s.requires...); err != nil {
+				return nil, nil, fmt.Errorf("server %s: %w", s.id, err)
+			}
+			maps.Copy(env, wiring)
+			wiring = nil
 		}
 		maps.Copy(env, wiring)
 	}
@@ -269,8 +283,8 @@ func (g *Gateway) checkRequires(ctx context.Context, s *source) (map[string]stri
 // the restart; its tools are published again as they are (unchanged tools
 // send no list_changed).
 func (g *Gateway) rewire(ctx context.Context, s *source, wiring map[string]string) error {
-	if s.server == nil || len(s.requires) == 0 || (s.server.Command == "" && s.server.Image == "") {
-		return nil // a remote server or a tool: nothing started with the variables
+	if s.server == nil || len(s.requires) == 0 || s.server.Command == "" {
+		return nil // a remote server, a tool, or an image server (it uses the services' names)
 	}
 	stale := func() bool {
 		s.mu.Lock()

@@ -62,15 +62,24 @@ services:
 servers:
   local: {command: %s, requires: [kv]}
   boxed: {image: %s, env: {GREETING: "hello box"}}
-`, proj, kvTestImage, kvCtx, filepath.Join(echoDir, "mcpecho"), echoTestImage)
+  boxedkv: {image: %s, requires: [kv]}
+`, proj, kvTestImage, kvCtx, filepath.Join(echoDir, "mcpecho"), echoTestImage, echoTestImage)
 	r := startGateway(t, yaml, nil)
-	st := r.waitReady(t, "local", "boxed")
+	st := r.waitReady(t, "local", "boxed", "boxedkv")
 
 	if got, isErr := toolText(t, r, "local__kv", `{"command":"SET city Lisbon"}`); isErr || got != "OK" {
 		t.Fatalf("SET through the wired server = %q (error %v)", got, isErr)
 	}
 	if got, _ := toolText(t, r, "local__kv", `{"command":"GET city"}`); got != "Lisbon" {
 		t.Fatalf("GET = %q", got)
+	}
+	// An image server that requires kv reaches it by name on the project's
+	// network (it has no other network: not the host, not bridge).
+	if got, isErr := toolText(t, r, "boxedkv__kv", `{"command":"GET city"}`); isErr || got != "Lisbon" {
+		t.Errorf("GET through the image server = %q (error %v)", got, isErr)
+	}
+	if got, _ := toolText(t, r, "boxedkv__whereami", `{}`); !strings.Contains(got, "ifaces=[eth0 lo]") && !strings.Contains(got, "ifaces=[lo eth0]") {
+		t.Errorf("boxedkv__whereami = %q; want the project network's interface and loopback", got)
 	}
 	if s := st["local"].Services; len(s) != 1 || s[0].Name != "kv" || s[0].State != services.StateHealthy {
 		t.Errorf("local's services in /readyz = %+v", s)
@@ -79,8 +88,8 @@ servers:
 	if !strings.Contains(got, "greeting=hello box") || !strings.Contains(got, "ifaces=[lo]") {
 		t.Errorf("boxed__whereami = %q; want its env and loopback only", got)
 	}
-	if n := testenv.Containers(t, "label="+services.LabelProject+"="+proj, "label="+services.LabelRole+"="+services.RoleServer); len(n) != 1 {
-		t.Errorf("server containers %v, want one for boxed", n)
+	if n := testenv.Containers(t, "label="+services.LabelProject+"="+proj, "label="+services.LabelRole+"="+services.RoleServer); len(n) != 2 {
+		t.Errorf("server containers %v, want boxed and boxedkv", n)
 	}
 	resp, err := http.Get(r.url + "/readyz")
 	if err != nil {

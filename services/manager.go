@@ -507,6 +507,38 @@ func (m *Manager) observe(s *svc, c Container) {
 	s.snap.Store(n)
 }
 
+// NetworkWiring returns the variables that reach the named services from a
+// container on the project's network (see ServerContainer.ProjectNetwork):
+// NAME_HOST is the service's name there, the ports are the container's. It
+// starts nothing (Ensure does). A service on another network (network:
+// none or bridge) or without ports cannot be reached that way.
+func (m *Manager) NetworkWiring(names ...string) (map[string]string, error) {
+	svcs, err := m.lookup(names)
+	if err != nil {
+		return nil, err
+	}
+	env := map[string]string{}
+	for _, s := range svcs {
+		n := s.spec.Name
+		switch {
+		case s.spec.Network != "":
+			return nil, fmt.Errorf("%w: service %s is on network %s, not the project's: a container reaches only services on the project's network", ErrInvalidSpec, n, s.spec.Network)
+		case len(s.spec.Ports) == 0:
+			return nil, fmt.Errorf("%w: service %s declares no ports to reach it on", ErrInvalidSpec, n)
+		}
+		p := EnvPrefix(n)
+		env[p+"_HOST"] = n
+		for i, port := range s.spec.Ports {
+			cp := strconv.Itoa(port.Container)
+			if i == 0 {
+				env[p+"_PORT"] = cp
+			}
+			env[p+"_PORT_"+portSuffix(port)] = cp
+		}
+	}
+	return env, nil
+}
+
 // wiringEnv returns the variables that reach s through its published ports.
 func (m *Manager) wiringEnv(s *svc, ports map[string]int) map[string]string {
 	env := map[string]string{}

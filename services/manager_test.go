@@ -3,6 +3,7 @@ package services
 import (
 	"context"
 	"errors"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -386,10 +387,39 @@ func TestServerContainerCommand(t *testing.T) {
 		{Project: "p", Server: "-fs", Image: "x"},
 		{Project: "p", Server: "fs", Image: "x", Network: "host"},
 		{Project: "p", Server: "fs", Image: "x", EnvNames: []string{"A=b"}},
+		{Project: "p", Server: "fs", Image: "x", Network: "bridge", ProjectNetwork: true},
 	} {
 		if err := bad.Check(); err == nil {
 			t.Errorf("Check(%+v) accepted", bad)
 		}
+	}
+	// A server that requires services joins the project's network.
+	c.ProjectNetwork = true
+	if _, args := c.Command(); !strings.Contains(strings.Join(args, " "), "--network skillgate.p ") {
+		t.Errorf("with ProjectNetwork, args %q", args)
+	}
+}
+
+func TestNetworkWiring(t *testing.T) {
+	kv := Spec{Name: "my-kv", Image: "kv:1", Ports: []Port{{Container: 6379}, {Container: 9000, Protocol: "udp"}}}
+	alone := Spec{Name: "alone", Image: "kv:1", Network: "none"}
+	m, err := New([]Spec{kv, alone}, Options{Project: "p", Engine: newFake()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	env, err := m.NetworkWiring("my-kv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"MY_KV_HOST": "my-kv", "MY_KV_PORT": "6379", "MY_KV_PORT_6379": "6379", "MY_KV_PORT_9000_UDP": "9000"}
+	if !maps.Equal(env, want) {
+		t.Errorf("NetworkWiring = %v, want %v", env, want)
+	}
+	if _, err := m.NetworkWiring("alone"); err == nil || !strings.Contains(err.Error(), "not the project's") {
+		t.Errorf("a service on network none: %v", err)
+	}
+	if _, err := m.NetworkWiring("nope"); !errors.Is(err, ErrUnknownService) {
+		t.Errorf("an unknown service: %v", err)
 	}
 }
 

@@ -31,6 +31,10 @@ type ServerContainer struct {
 	EnvNames []string
 	// Network is "none" (the default) or "bridge".
 	Network string
+	// ProjectNetwork puts the container on the project's network instead,
+	// where it reaches the services by name (Manager.NetworkWiring): for a
+	// server that requires services.
+	ProjectNetwork bool
 	// CPUs, Memory (bytes) and PIDs are limits; zero means the defaults.
 	CPUs   float64
 	Memory int64
@@ -50,6 +54,8 @@ func (c *ServerContainer) Check() error {
 		return fmt.Errorf("%w: server %s: %q is not an image reference", ErrInvalidSpec, c.Server, c.Image)
 	case c.Network != "" && c.Network != "none" && c.Network != "bridge":
 		return fmt.Errorf("%w: server %s: network %q is not none or bridge", ErrInvalidSpec, c.Server, c.Network)
+	case c.ProjectNetwork && c.Network != "":
+		return fmt.Errorf("%w: server %s: network %q and the project's network both set", ErrInvalidSpec, c.Server, c.Network)
 	case c.CPUs < 0 || c.Memory < 0 || c.PIDs < 0:
 		return fmt.Errorf("%w: server %s: negative limit", ErrInvalidSpec, c.Server)
 	}
@@ -75,7 +81,10 @@ func (c *ServerContainer) Command() (string, []string) {
 		docker = "docker"
 	}
 	network := c.Network
-	if network == "" {
+	switch {
+	case c.ProjectNetwork:
+		network = NetworkName(c.Project)
+	case network == "":
 		network = "none"
 	}
 	cpus, mem, pids := c.CPUs, c.Memory, c.PIDs

@@ -241,6 +241,7 @@ func (c *Config) ServerContainer(name string) *services.ServerContainer {
 	sc := &services.ServerContainer{
 		Project: c.DockerProject(), Server: name, Image: s.Image, Args: s.Args,
 		Network: s.Network, CPUs: float64(s.CPUs), Memory: int64(s.Memory), PIDs: int64(s.PIDs),
+		ProjectNetwork: len(s.Requires) > 0,
 	}
 	for k := range s.Env {
 		sc.EnvNames = append(sc.EnvNames, k)
@@ -405,7 +406,14 @@ func (v *validator) serverImage(f string, s *Server) {
 		v.errorf(f+".cwd", "cwd is for command servers; an image server runs in its image's working folder")
 	}
 	if len(s.Requires) > 0 {
-		v.errorf(f+".requires", "an image server cannot reach services: they are published on the host's 127.0.0.1; run the server with command: instead")
+		if s.Network != "" {
+			v.errorf(f+".network", "requires puts the server on the project's network, where it reaches its services by name; remove network:")
+		}
+		for _, r := range s.Requires {
+			if sv := v.c.Services[r]; sv != nil && sv.Network != "" {
+				v.errorf(f+".requires", "service %s is on network %s: an image server reaches only services on the project's network; remove its network: or run the server with command:", r, sv.Network)
+			}
+		}
 	}
 	switch s.Network {
 	case "", "none", "bridge":
