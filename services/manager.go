@@ -898,6 +898,7 @@ func (m *Manager) HandOver(ctx context.Context, next *Manager) error {
 	m.closed = true
 	eng := m.eng
 	m.mu.Unlock()
+	m.forget()
 	m.cancel()
 	m.wg.Wait()
 	if eng == nil {
@@ -937,6 +938,15 @@ func (m *Manager) HandOver(ctx context.Context, next *Manager) error {
 	return errors.Join(errs...)
 }
 
+// forget drops what m knows of its services' states, so that Ensure's fast
+// path, which trusts a recent healthy state without asking, no longer
+// answers once m is closed.
+func (m *Manager) forget() {
+	for _, s := range m.svcs {
+		s.snap.Store(&snapshot{state: StateUnknown})
+	}
+}
+
 // Close ends starts in progress, then stops and removes the containers this
 // manager started or adopted, except those of services with Keep. It is
 // idempotent.
@@ -949,6 +959,7 @@ func (m *Manager) Close(ctx context.Context) error {
 	m.closed = true
 	eng := m.eng
 	m.mu.Unlock()
+	m.forget()
 	m.cancel()
 	m.wg.Wait()
 	if eng == nil {

@@ -455,3 +455,75 @@ func BenchmarkEnsureHealthy(b *testing.B) {
 		}
 	}
 }
+
+// TestHandOver: a reloaded config's manager takes over the containers of
+// the services it still declares (and stops them at its Close, on the same
+// ports when it recreates them); the others stop, a kept one excepted.
+func TestHandOver(t *testing.T) {
+	eng := newFake()
+	eng.images["kv:1"] = true
+	keep := kvSpec("keeper")
+	keep.Keep = true
+	old, err := New([]Spec{kvSpec("kv"), kvSpec("gone"), keep}, Options{Project: "unit", Engine: eng})
+	if err != nil {
+		t.Fatal(err)
+	}
+	env, err := old.Ensure(t.Context(), "kv", "gone", "keeper")
+	if err != nil {
+		t.Fatal(err)
+	}
+	kvID := func() string {
+		eng.mu.Lock()
+		defer eng.mu.Unlock()
+		for _, c := range eng.containers {
+			if c.Name == "skillgate.unit.kv" {
+				return c.ID
+			}
+		}
+		return ""
+	}
+	before := kvID()
+	changed := kvSpec("kv")
+	changed.Env = map[string]string{"MODE": "two"}
+	next, err := New([]Spec{changed}, Options{Project: "unit", Engine: eng})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := old.HandOver(t.Context(), next); err != nil {
+		t.Fatal(err)
+	}
+	names := func() []string {
+		eng.mu.Lock()
+		defer eng.mu.Unlock()
+		var out []string
+		for _, c := range eng.containers {
+			out = append(out, c.Name)
+		}
+		slices.Sort(out)
+		return out
+	}
+	if got := names(); !slices.Equal(got, []string{"skillgate.unit.keeper", "skillgate.unit.kv"}) {
+		t.Errorf("after the hand-over: %v; want kv (still declared) and keeper (keep: true)", got)
+	}
+	if _, err := old.Ensure(t.Context(), "kv"); !errors.Is(err, ErrClosed) {
+		t.Errorf("the old manager after HandOver: %v", err)
+	}
+	// kv's definition changed: recreated on its next use, on its port.
+	again, err := next.Ensure(t.Context(), "kv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again["KV_PORT"] != env["KV_PORT"] {
+		t.Errorf("kv moved from port %s to %s", env["KV_PORT"], again["KV_PORT"])
+	}
+	if id := kvID(); id == before {
+		t.Errorf("kv was not recreated for its new definition (container %s)", id)
+	}
+	// next owns kv now: its Close stops it.
+	if err := next.Close(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if got := names(); !slices.Equal(got, []string{"skillgate.unit.keeper"}) {
+		t.Errorf("after the new manager's Close: %v; want only the kept one", got)
+	}
+}
