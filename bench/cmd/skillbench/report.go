@@ -271,7 +271,7 @@ func (r *report) rows() []row {
 		if res.sseCalls > 0 {
 			per := float64(res.sseGrowth) * 1024 / float64(res.sseCalls)
 			rows = append(rows, row{"5", fmt.Sprintf("RSS growth while a legacy session declaring roots, sent a progress notification, makes %s calls, %s", commas(res.sseCalls), label),
-				"", fmt.Sprintf("+%.1f MiB (%.0f bytes per call)", mib(res.sseGrowth), per), "", "no growth", passMiss(per < 512)})
+				"", fmt.Sprintf("%+.1f MiB (%.0f bytes per call)", mib(res.sseGrowth), per), "", "no growth", passMiss(per < 512)})
 		}
 	}
 	return append(append(rows, r.disclosureRows()...), r.skillsRows()...)
