@@ -112,7 +112,7 @@ func (g *Gateway) Services() *services.Manager { return g.svcs() }
 // removed ones stop. Servers that required a service whose address changed
 // restart on their next call (rewire).
 func (g *Gateway) reloadServices(ctx context.Context, old, cfg *config.Config) {
-	if reflect.DeepEqual(old.Services, cfg.Services) && reflect.DeepEqual(old.Docker, cfg.Docker) {
+	if sameServices(old, cfg) {
 		return
 	}
 	next := newServiceState(cfg, g.log)
@@ -131,6 +131,29 @@ func (g *Gateway) reloadServices(ctx context.Context, old, cfg *config.Config) {
 		g.log.Warn("handing services over to the reloaded config", "err", err)
 	}
 	g.log.Info("services reloaded", "services", len(cfg.Services))
+}
+
+// sameServices reports whether a and b declare the same services and
+// docker settings; where in the file they are does not count.
+func sameServices(a, b *config.Config) bool {
+	if !reflect.DeepEqual(a.Docker, b.Docker) || len(a.Services) != len(b.Services) {
+		return false
+	}
+	for n, s := range a.Services {
+		o := b.Services[n]
+		if s == nil || o == nil {
+			if s != o {
+				return false
+			}
+			continue
+		}
+		x, y := *s, *o
+		x.Pos, y.Pos = config.Pos{}, config.Pos{}
+		if !reflect.DeepEqual(x, y) {
+			return false
+		}
+	}
+	return true
 }
 
 // EnsureServices makes sure the named services run and are healthy,
