@@ -130,22 +130,28 @@ func (r *running) waitReady(t *testing.T, names ...string) map[string]gateway.So
 	}
 }
 
-func (r *running) status(t *testing.T) map[string]gateway.SourceStatus {
+// readyz decodes the gateway's /readyz into body and returns its status.
+func (r *running) readyz(t *testing.T, body any) int {
 	t.Helper()
 	resp, err := http.Get(r.url + "/readyz")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
+	if err := json.NewDecoder(resp.Body).Decode(body); err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode
+}
+
+func (r *running) status(t *testing.T) map[string]gateway.SourceStatus {
+	t.Helper()
 	var body struct {
 		Ready   bool                   `json:"ready"`
 		Sources []gateway.SourceStatus `json:"sources"`
 	}
-	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
-		t.Fatal(err)
-	}
-	if body.Ready != (resp.StatusCode == 200) {
-		t.Fatalf("/readyz: ready=%v with status %d", body.Ready, resp.StatusCode)
+	if code := r.readyz(t, &body); body.Ready != (code == 200) {
+		t.Fatalf("/readyz: ready=%v with status %d", body.Ready, code)
 	}
 	out := map[string]gateway.SourceStatus{}
 	for _, s := range body.Sources {

@@ -22,6 +22,24 @@ const (
 	echoTestImage = "skillgate-test/mcpecho:dev"
 )
 
+// kvServiceYAML is the services: entry of the kv test service (built from
+// ctx), under docker.project proj, with extra lines indented under kv.
+func kvServiceYAML(proj, ctx string, extra ...string) string {
+	y := fmt.Sprintf(`
+docker: {project: %s}
+services:
+  kv:
+    image: %s
+    build: {context: %s}
+    ports: ["6379"]
+    healthcheck: {test: [CMD, /kv, health], interval: 200ms}
+`, proj, kvTestImage, ctx)
+	for _, e := range extra {
+		y += "    " + e + "\n"
+	}
+	return y
+}
+
 // toolText calls a tool through the gateway and returns its first text.
 func toolText(t *testing.T, r *running, name, args string) (string, bool) {
 	t.Helper()
@@ -51,19 +69,11 @@ func TestServicesGateway(t *testing.T) {
 	t.Cleanup(func() {
 		testenv.WaitNoContainers(t, 20*time.Second, "label="+services.LabelProject+"="+proj)
 	})
-	yaml := fmt.Sprintf(`
-docker: {project: %s}
-services:
-  kv:
-    image: %s
-    build: {context: %s}
-    ports: ["6379"]
-    healthcheck: {test: [CMD, /kv, health], interval: 200ms}
-servers:
+	yaml := kvServiceYAML(proj, kvCtx) + fmt.Sprintf(`servers:
   local: {command: %s, requires: [kv]}
   boxed: {image: %s, env: {GREETING: "hello box"}}
   boxedkv: {image: %s, requires: [kv]}
-`, proj, kvTestImage, kvCtx, filepath.Join(echoDir, "mcpecho"), echoTestImage, echoTestImage)
+`, filepath.Join(echoDir, "mcpecho"), echoTestImage, echoTestImage)
 	r := startGateway(t, yaml, nil)
 	st := r.waitReady(t, "local", "boxed", "boxedkv")
 
@@ -159,17 +169,10 @@ servers:
 // readyKVPort is kv's KV_PORT as /readyz shows it.
 func readyKVPort(t *testing.T, r *running) string {
 	t.Helper()
-	resp, err := http.Get(r.url + "/readyz")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
 	var body struct {
 		Services []services.Status `json:"services"`
 	}
-	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
-		t.Fatal(err)
-	}
+	r.readyz(t, &body)
 	for _, s := range body.Services {
 		if s.Service == "kv" && s.Env["KV_PORT"] != "" {
 			return s.Env["KV_PORT"]
@@ -267,16 +270,7 @@ func TestServicesReload(t *testing.T) {
 		testenv.WaitNoContainers(t, 20*time.Second, "label="+services.LabelProject+"="+proj)
 	})
 	conf := func(mode string, extra bool) string {
-		y := fmt.Sprintf(`
-docker: {project: %s}
-services:
-  kv:
-    image: %s
-    build: {context: %s}
-    ports: ["6379"]
-    env: {MODE: %s}
-    healthcheck: {test: [CMD, /kv, health], interval: 200ms}
-`, proj, kvTestImage, kvCtx, mode)
+		y := kvServiceYAML(proj, kvCtx, "env: {MODE: "+mode+"}")
 		if extra {
 			y += fmt.Sprintf(`  spare:
     image: %s

@@ -41,16 +41,7 @@ print(json.dumps({"got": f.readline().strip(), "addr": os.environ["KV_HOST"] + "
 		"tool.yaml": "name: envpeek\ndescription: Show KV_HOST.\nruntime: python\nentry: main.py\n",
 		"main.py":   "import os\nprint('KV_HOST=' + os.environ.get('KV_HOST', 'unset'))\n",
 	})
-	yaml := fmt.Sprintf(`
-docker: {project: %s}
-services:
-  kv:
-    image: %s
-    build: {context: %s}
-    ports: ["6379"]
-    healthcheck: {test: [CMD, /kv, health], interval: 200ms}
-tools: {dirs: [%s]}
-`, proj, kvTestImage, kvCtx, dir)
+	yaml := kvServiceYAML(proj, kvCtx) + fmt.Sprintf("tools: {dirs: [%s]}\n", dir)
 	r := startGateway(t, yaml, nil)
 	r.waitReady(t, "tool:kvset", "tool:envpeek")
 	got, isErr := toolText(t, r, "tools__kvset", `{"key":"city","value":"Porto"}`)

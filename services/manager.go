@@ -890,17 +890,10 @@ func (m *Manager) tail(eng Engine, id string, n int) string {
 // changed, and gives it back the host ports it had); a service next does not
 // declare is stopped and removed like Close does, Keep excepted.
 func (m *Manager) HandOver(ctx context.Context, next *Manager) error {
-	m.mu.Lock()
-	if m.closed {
-		m.mu.Unlock()
+	eng, ok := m.shut()
+	if !ok {
 		return ErrClosed
 	}
-	m.closed = true
-	eng := m.eng
-	m.mu.Unlock()
-	m.forget()
-	m.cancel()
-	m.wg.Wait()
 	if eng == nil {
 		return nil // it never reached the engine: nothing runs
 	}
@@ -938,31 +931,33 @@ func (m *Manager) HandOver(ctx context.Context, next *Manager) error {
 	return errors.Join(errs...)
 }
 
-// forget drops what m knows of its services' states, so that Ensure's fast
-// path, which trusts a recent healthy state without asking, no longer
-// answers once m is closed.
-func (m *Manager) forget() {
+// shut marks m closed, ends the starts in progress and drops what m knows
+// of its services' states (Ensure's fast path trusts a recent healthy state
+// without asking: it must not answer once m is closed). It returns m's
+// engine, nil if m never connected, and false if m was already closed.
+func (m *Manager) shut() (Engine, bool) {
+	m.mu.Lock()
+	if m.closed {
+		m.mu.Unlock()
+		return nil, false
+	}
+	m.closed = true
+	eng := m.eng
+	m.mu.Unlock()
 	for _, s := range m.svcs {
 		s.snap.Store(&snapshot{state: StateUnknown})
 	}
+	m.cancel()
+	m.wg.Wait()
+	return eng, true
 }
 
 // Close ends starts in progress, then stops and removes the containers this
 // manager started or adopted, except those of services with Keep. It is
 // idempotent.
 func (m *Manager) Close(ctx context.Context) error {
-	m.mu.Lock()
-	if m.closed {
-		m.mu.Unlock()
-		return nil
-	}
-	m.closed = true
-	eng := m.eng
-	m.mu.Unlock()
-	m.forget()
-	m.cancel()
-	m.wg.Wait()
-	if eng == nil {
+	eng, ok := m.shut()
+	if !ok || eng == nil {
 		return nil
 	}
 	var errs []error
