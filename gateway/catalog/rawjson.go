@@ -4,99 +4,12 @@ import (
 	"bytes"
 	"encoding/json"
 	"unicode/utf8"
+
+	"github.com/skillgate/skillgate/internal/jsonscan"
 )
 
-// The functions here walk JSON that json.Valid has accepted, so they do not
-// check syntax again. They exist so that a definition's bytes can be kept as
-// they are, with only the "name" value spliced.
-
-func skipWS(b []byte, i int) int {
-	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
-		i++
-	}
-	return i
-}
-
-// skipString returns the index after the string that starts at b[i] == '"'.
-func skipString(b []byte, i int) int {
-	for i++; i < len(b); {
-		switch b[i] {
-		case '\\':
-			i += 2
-		case '"':
-			return i + 1
-		default:
-			i++
-		}
-	}
-	return i
-}
-
-// skipValue returns the index after the value that starts at b[i].
-func skipValue(b []byte, i int) int {
-	switch b[i] {
-	case '"':
-		return skipString(b, i)
-	case '{', '[':
-		depth := 0
-		for i < len(b) {
-			switch b[i] {
-			case '"':
-				i = skipString(b, i)
-				continue
-			case '{', '[':
-				depth++
-			case '}', ']':
-				depth--
-				if depth == 0 {
-					return i + 1
-				}
-			}
-			i++
-		}
-		return i
-	default: // number, true, false, null
-		for i < len(b) {
-			switch b[i] {
-			case ',', '}', ']', ' ', '\t', '\n', '\r':
-				return i
-			}
-			i++
-		}
-		return i
-	}
-}
-
-// eachMember calls fn with the key and the value span [start, end) of every
-// top-level member of the object in b, in order. b must be valid JSON; the
-// result is false when it is not an object.
-func eachMember(b []byte, fn func(key []byte, start, end int)) bool {
-	i := skipWS(b, 0)
-	if i >= len(b) || b[i] != '{' {
-		return false
-	}
-	i = skipWS(b, i+1)
-	if b[i] == '}' {
-		return true
-	}
-	for {
-		ke := skipString(b, i)
-		key := b[i+1 : ke-1]
-		if bytes.IndexByte(key, '\\') >= 0 {
-			var s string
-			_ = json.Unmarshal(b[i:ke], &s)
-			key = []byte(s)
-		}
-		i = skipWS(b, skipWS(b, ke)+1) // past ':'
-		ve := skipValue(b, i)
-		fn(key, i, ve)
-		i = skipWS(b, ve)
-		if b[i] != ',' {
-			return true
-		}
-		i = skipWS(b, i+1)
-	}
-}
+// A definition's bytes are kept as they are, with only the "name" value
+// spliced: jsonscan walks them (json.Valid has accepted them first).
 
 // jsonString decodes a JSON string value; ok is false for any other value.
 func jsonString(v []byte) (string, bool) {
@@ -133,8 +46,7 @@ func parseFields(raw []byte) (fields, bool) {
 	if !json.Valid(raw) {
 		return f, false
 	}
-	ok := eachMember(raw, func(key []byte, start, end int) {
-		v := raw[start:end]
+	ok := jsonscan.Members(raw, func(key, v []byte, start, end int) {
 		switch string(key) {
 		case "name":
 			f.nameSpans = append(f.nameSpans, span{start, end})
@@ -148,9 +60,9 @@ func parseFields(raw []byte) (fields, bool) {
 		case "description":
 			f.description, _ = jsonString(v)
 		case "annotations":
-			eachMember(v, func(key []byte, s, e int) {
+			jsonscan.Members(v, func(key, av []byte, _, _ int) {
 				if string(key) == "title" {
-					f.ann, _ = jsonString(v[s:e])
+					f.ann, _ = jsonString(av)
 				}
 			})
 		}
