@@ -165,14 +165,29 @@ func (g *Gateway) EnsureServices(ctx context.Context, names ...string) (map[stri
 	if len(names) == 0 {
 		return map[string]string{}, nil
 	}
-	st := g.svc.Load()
-	if st == nil || st.m == nil {
-		if st != nil && st.err != nil {
-			return nil, st.err
+	for {
+		st := g.svc.Load()
+		if st == nil || st.m == nil {
+			if st != nil && st.err != nil {
+				return nil, st.err
+			}
+			return nil, fmt.Errorf("%w %q: the config declares no services", services.ErrUnknownService, names[0])
 		}
-		return nil, fmt.Errorf("%w %q: the config declares no services", services.ErrUnknownService, names[0])
+		env, err := st.m.Ensure(ctx, names...)
+		if g.handedOver(st, err) {
+			continue
+		}
+		return env, err
 	}
-	return st.m.Ensure(ctx, names...)
+}
+
+// handedOver reports whether err is st's manager saying it was closed
+// while a config reload put another manager in its place (the swap comes
+// before the hand-over, see reloadServices): a start the old manager ended
+// is then asked of the new one, so a call waiting on a service does not
+// fail because the config changed meanwhile.
+func (g *Gateway) handedOver(st *serviceState, err error) bool {
+	return errors.Is(err, services.ErrClosed) && g.svc.Load() != st
 }
 
 // startServices removes server containers a killed gateway left behind,

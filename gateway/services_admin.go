@@ -80,7 +80,11 @@ func (a serviceAdmin) Call(ctx context.Context, req sdk.CallRequest, call sdk.Ca
 	if err := json.Unmarshal(req.Params, &p); err != nil {
 		return toolAdminError(fmt.Sprintf("arguments: %v", err)), nil
 	}
-	m := a.g.svcs()
+	state := a.g.svc.Load()
+	var m *services.Manager
+	if state != nil {
+		m = state.m
+	}
 	if m == nil {
 		msg := "the config declares no services"
 		if err := a.g.svcErr(); err != nil {
@@ -101,6 +105,14 @@ func (a serviceAdmin) Call(ctx context.Context, req sdk.CallRequest, call sdk.Ca
 		return toolAdminResult(FormatServices(st), map[string]any{"services": st}), nil
 	case "up":
 		err := m.Up(ctx, progressToCall(call), args.Rebuild, args.Names...)
+		for a.g.handedOver(state, err) {
+			// A reload replaced the manager while the services started.
+			if state = a.g.svc.Load(); state.m == nil {
+				return toolAdminError(state.err.Error()), nil
+			}
+			m = state.m
+			err = m.Up(ctx, progressToCall(call), args.Rebuild, args.Names...)
+		}
 		st, _ := m.Status(ctx, args.Names...)
 		if err != nil {
 			return toolAdminError(err.Error()), nil

@@ -318,3 +318,73 @@ func TestServicesReload(t *testing.T) {
 		t.Errorf("services__ls after the reload = %q", got)
 	}
 }
+
+// TestServicesReloadDuringStart: a config reload while a service is still
+// starting does not fail the call waiting on it; the reloaded config's
+// manager adopts the container the first start created.
+func TestServicesReloadDuringStart(t *testing.T) {
+	testenv.Docker(t)
+	kvCtx := testenv.StaticImage(t, "services/testdata/kv", "")
+	proj := fmt.Sprintf("gwd%d", os.Getpid())
+	t.Cleanup(func() {
+		testenv.WaitNoContainers(t, 20*time.Second, "label="+services.LabelProject+"="+proj)
+	})
+	// The first health check runs 2 s after the start: time to reload.
+	conf := func(spare bool) string {
+		y := fmt.Sprintf(`
+docker: {project: %s}
+services:
+  kv:
+    image: %s
+    build: {context: %s}
+    ports: ["6379"]
+    healthcheck: {test: [CMD, /kv, health], interval: 2s}
+`, proj, kvTestImage, kvCtx)
+		if spare {
+			y += fmt.Sprintf("  spare: {image: %s, ports: [\"6379\"]}\n", kvTestImage)
+		}
+		return y
+	}
+	r := startGateway(t, conf(false), nil)
+	type result struct {
+		env map[string]string
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		env, err := r.gw.EnsureServices(t.Context(), "kv")
+		done <- result{env, err}
+	}()
+	kvName := services.ContainerName(proj, "kv")
+	var first string
+	for deadline := time.Now().Add(time.Minute); first == ""; {
+		if len(testenv.Containers(t, "name=^"+kvName+"$")) > 0 {
+			first = testenv.DockerCLI(t, "inspect", "-f", "{{.Id}}", kvName)
+		} else if time.Now().After(deadline) {
+			t.Fatal("kv's container never appeared")
+		} else {
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	cfg, err := config.Parse(strings.NewReader(conf(true)), "reloaded.yaml", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.gw.Reload(t.Context(), cfg); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case res := <-done:
+		if res.err != nil {
+			t.Fatalf("the call waiting on kv failed across the reload: %v", res.err)
+		}
+		if res.env["KV_PORT"] == "" {
+			t.Errorf("no KV_PORT in %v", res.env)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("the call waiting on kv never returned")
+	}
+	if now := testenv.DockerCLI(t, "inspect", "-f", "{{.Id}}", kvName); now != first {
+		t.Errorf("kv's container after the reload is %.12s; want the first one, %.12s, adopted", now, first)
+	}
+}

@@ -19,7 +19,8 @@ var (
 	// ErrNotOwned is returned when an object the manager would use carries a
 	// name it wants but not its labels: the manager never touches it.
 	ErrNotOwned = errors.New("object exists but skillgate did not create it")
-	// ErrClosed is returned after Close.
+	// ErrClosed is returned by a manager after Close or HandOver, also to
+	// callers that were waiting on a start it ended.
 	ErrClosed = errors.New("service manager closed")
 
 	// ErrNotFound is wrapped by an Engine's error for a missing object.

@@ -400,6 +400,12 @@ func (m *Manager) ensure(ctx context.Context, s *svc, onDemand bool, progress fu
 			return nil, fmt.Errorf("service %s: %w", s.spec.Name, ctx.Err())
 		}
 		if f.err != nil {
+			if m.runCtx.Err() != nil {
+				// The start ended because m was closed or handed over,
+				// not because the service failed: say so, so that a
+				// caller can ask the manager that took over.
+				return nil, fmt.Errorf("service %s: %w", s.spec.Name, ErrClosed)
+			}
 			return nil, f.err
 		}
 		if rebuild && !f.rebuild && attempt == 0 {
@@ -884,7 +890,8 @@ func (m *Manager) tail(eng Engine, id string, n int) string {
 }
 
 // HandOver passes m's containers to next, the manager of a reloaded
-// config, and closes m: starts in progress end; a service next also
+// config, and closes m: starts in progress end (their callers get
+// ErrClosed: ask next); a service next also
 // declares (same project) keeps running, owned by next from then on (next
 // stops it at Close, recreates it on its next use when its definition
 // changed, and gives it back the host ports it had); a service next does not

@@ -527,3 +527,57 @@ func TestHandOver(t *testing.T) {
 		t.Errorf("after the new manager's Close: %v; want only the kept one", got)
 	}
 }
+
+// TestHandOverEndsStartsInFlight: a caller waiting on a start that a
+// hand-over ends learns that the manager was closed (ErrClosed), not that
+// the service failed, and the manager that took over adopts the container
+// that start created instead of creating another.
+func TestHandOverEndsStartsInFlight(t *testing.T) {
+	eng := newFake()
+	eng.images["kv:1"] = true
+	eng.health["kv:1"] = "starting" // never healthy until the test says so
+	old, err := New([]Spec{kvSpec("kv")}, Options{Project: "unit", Engine: eng})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waited := make(chan error, 1)
+	go func() {
+		_, err := old.Ensure(t.Context(), "kv")
+		waited <- err
+	}()
+	deadline := time.Now().Add(5 * time.Second)
+	for eng.starts.Load() == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the start never reached the engine")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	next, err := New([]Spec{kvSpec("kv")}, Options{Project: "unit", Engine: eng})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { next.Close(context.Background()) })
+	if err := old.HandOver(t.Context(), next); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-waited:
+		if !errors.Is(err, ErrClosed) || errors.Is(err, ErrUnhealthy) {
+			t.Fatalf("the waiting caller got %v; want ErrClosed", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the waiting caller still waits after the hand-over")
+	}
+	eng.mu.Lock()
+	eng.health["kv:1"] = "healthy"
+	for _, c := range eng.containers {
+		c.Health = "healthy"
+	}
+	eng.mu.Unlock()
+	if _, err := next.Ensure(t.Context(), "kv"); err != nil {
+		t.Fatal(err)
+	}
+	if n := eng.creates.Load(); n != 1 {
+		t.Errorf("%d containers created; want the one the first start made, adopted", n)
+	}
+}
