@@ -1,0 +1,153 @@
+package gateway_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/skillgate/skillgate/gateway/config"
+	"github.com/skillgate/skillgate/internal/testenv"
+)
+
+// TestReferenceServers is the first thing a team does: paste the
+// mcpServers block of their desktop client (here the npm reference
+// servers everything, filesystem and memory), import it, serve it, and
+// use every server's tools through one endpoint, from a client we did not
+// write (the official go-sdk), in both protocol eras. Then one server
+// dies: the others answer at once, and it comes back with its data.
+func TestReferenceServers(t *testing.T) {
+	everything := testenv.NodeServer(t, "server-everything")
+	filesystem := testenv.NodeServer(t, "server-filesystem")
+	memory := testenv.NodeServer(t, "server-memory")
+	files := t.TempDir()
+	memFile := filepath.Join(t.TempDir(), "memory.jsonl")
+	desktop, err := json.Marshal(map[string]any{"mcpServers": map[string]any{
+		"everything": map[string]any{"command": everything[0], "args": everything[1:]},
+		"filesystem": map[string]any{"command": filesystem[0], "args": append(filesystem[1:], files)},
+		"memory":     map[string]any{"command": memory[0], "args": memory[1:], "env": map[string]string{"MEMORY_FILE_PATH": memFile}},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	im, err := config.Import(bytes.NewReader(desktop), "claude_desktop_config.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(im.Warnings) > 0 {
+		t.Errorf("import warnings: %v", im.Warnings)
+	}
+	yaml, err := config.MarshalServers(im.Servers, im.Order)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := startGateway(t, string(yaml), nil)
+	r.waitReady(t, "everything", "filesystem", "memory")
+
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	for _, era := range []string{"2025-11-25", "2026-07-28"} {
+		t.Run(era, func(t *testing.T) {
+			cs := goSDKSession(t, ctx, r.url+"/mcp", era)
+			names := map[string]bool{}
+			for tool, err := range cs.Tools(ctx, nil) {
+				if err != nil {
+					t.Fatalf("tools/list: %v", err)
+				}
+				names[tool.Name] = true
+			}
+			for _, want := range []string{"everything__echo", "filesystem__write_file", "filesystem__read_text_file",
+				"filesystem__list_allowed_directories", "memory__create_entities", "memory__search_nodes"} {
+				if !names[want] {
+					t.Errorf("tools/list lacks %s (%d tools)", want, len(names))
+				}
+			}
+			note := filepath.Join(files, "note-"+era+".txt")
+			entity := "Lisbon-" + strings.ReplaceAll(era, "-", "")
+			for _, c := range []struct {
+				tool    string
+				args    map[string]any
+				want    string
+				isError bool
+			}{
+				{"everything__echo", map[string]any{"message": "hi " + era}, "Echo: hi " + era, false},
+				{"filesystem__list_allowed_directories", map[string]any{}, files, false},
+				{"filesystem__write_file", map[string]any{"path": note, "content": "written through skillgate"}, "Successfully wrote", false},
+				{"filesystem__read_text_file", map[string]any{"path": note}, "written through skillgate", false},
+				// The server's own jail still holds behind the gateway.
+				{"filesystem__read_text_file", map[string]any{"path": "/etc/hostname"}, "Access denied", true},
+				{"memory__create_entities", map[string]any{"entities": []map[string]any{
+					{"name": entity, "entityType": "city", "observations": []string{"on the Tagus"}}}}, entity, false},
+				{"memory__search_nodes", map[string]any{"query": entity}, "on the Tagus", false},
+			} {
+				text, isErr := goSDKCall(t, ctx, cs, c.tool, c.args)
+				if isErr != c.isError || !strings.Contains(text, c.want) {
+					t.Errorf("%s: %q (isError %v); want %q (isError %v)", c.tool, text, isErr, c.want, c.isError)
+				}
+			}
+			if b, err := os.ReadFile(note); err != nil || string(b) != "written through skillgate" {
+				t.Errorf("the file the call wrote: %q, %v", b, err)
+			}
+		})
+	}
+
+	// memory dies (SIGKILL, as an OOM kill would); the others do not notice.
+	pid := r.status(t)["memory"].PID
+	if pid == 0 {
+		t.Fatal("memory has no pid in /readyz")
+	}
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	cs := goSDKSession(t, ctx, r.url+"/mcp", "2025-11-25")
+	if text, isErr := goSDKCall(t, ctx, cs, "filesystem__read_text_file", map[string]any{"path": filepath.Join(files, "note-2025-11-25.txt")}); isErr || text != "written through skillgate" {
+		t.Errorf("filesystem while memory restarts: %q (isError %v)", text, isErr)
+	}
+	if text, isErr := goSDKCall(t, ctx, cs, "everything__echo", map[string]any{"message": "still here"}); isErr || !strings.Contains(text, "still here") {
+		t.Errorf("everything while memory restarts: %q (isError %v)", text, isErr)
+	}
+	st := r.waitReady(t, "memory")
+	if st["memory"].PID == pid || st["memory"].Restarts == 0 {
+		t.Errorf("memory after the kill: %+v; want a new process and a counted restart", st["memory"])
+	}
+	if text, isErr := goSDKCall(t, ctx, cs, "memory__search_nodes", map[string]any{"query": "Lisbon"}); isErr || !strings.Contains(text, "on the Tagus") {
+		t.Errorf("memory after its restart: %q (isError %v); want the entities it stored before", text, isErr)
+	}
+}
+
+// goSDKSession connects the official Go SDK's client to url, asking for
+// the protocol revision era, and closes it when the test ends.
+func goSDKSession(t *testing.T, ctx context.Context, url, era string) *mcp.ClientSession {
+	t.Helper()
+	c := mcp.NewClient(&mcp.Implementation{Name: "skillgate-test", Version: "1"}, nil)
+	cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, MaxRetries: -1}, &mcp.ClientSessionOptions{ProtocolVersion: era})
+	if err != nil {
+		t.Fatalf("go-sdk connect (%s): %v", era, err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs
+}
+
+// goSDKCall calls a tool and returns its text content and isError; a
+// protocol error fails the test.
+func goSDKCall(t *testing.T, ctx context.Context, cs *mcp.ClientSession, name string, args map[string]any) (string, bool) {
+	t.Helper()
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	var text []string
+	for _, c := range res.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			text = append(text, tc.Text)
+		}
+	}
+	return strings.Join(text, "\n"), res.IsError
+}
