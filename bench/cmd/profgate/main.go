@@ -22,7 +22,6 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"runtime"
 	"syscall"
 
 	"github.com/skillgate/skillgate/gateway"
@@ -32,9 +31,6 @@ import (
 )
 
 func main() {
-	// Sample every 4 KiB allocated rather than every 512 KiB, so heap
-	// profiles of a process holding a few MiB say where each MiB went.
-	runtime.MemProfileRate = 4096
 	if err := run(os.Args[1:]); err != nil {
 		fmt.Fprintln(os.Stderr, "profgate:", err)
 		os.Exit(1)
