@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -145,25 +146,36 @@ func rpcEnvelope(id json.RawMessage, member string, value []byte) []byte {
 
 // splitMeta takes the client's progress token out of a request's _meta and
 // drops the members that are not the client's to forward (see hopMeta).
+// The others go on as they are, in their order; a key given twice counts
+// once, with its last value, as a decoder would read it. ok is false when
+// _meta is not an object.
 func splitMeta(raw json.RawMessage) (token json.RawMessage, meta []byte, ok bool) {
 	if len(raw) == 0 || string(raw) == "null" {
 		return nil, nil, true
 	}
-	var m map[string]json.RawMessage
-	if json.Unmarshal(raw, &m) != nil {
+	var kept []member
+	ok = jsonscan.Members(raw, func(key, value []byte, _, _ int) {
+		switch {
+		case string(key) == "progressToken":
+			token = value
+		case hopMetaKey(key):
+		default:
+			for i := range kept {
+				if kept[i].key == string(key) {
+					kept = slices.Delete(kept, i, i+1)
+					break
+				}
+			}
+			kept = append(kept, member{string(key), value})
+		}
+	})
+	if !ok {
 		return nil, nil, false
 	}
-	token = m["progressToken"]
-	delete(m, "progressToken")
-	for k := range m {
-		if hopMeta(k) {
-			delete(m, k)
-		}
-	}
-	if len(m) == 0 {
+	if len(kept) == 0 {
 		return token, nil, true
 	}
-	return token, insertMembers([]byte("{}"), sortedMembers(m)), true
+	return token, insertMembers([]byte("{}"), kept), true
 }
 
 // fastCall is the sdk.Call of a fast-path call: it writes notifications
@@ -369,4 +381,10 @@ func declaredCaps(body []byte) clientCaps {
 // set (a client must not inject, say, a script's service variables).
 func hopMeta(key string) bool {
 	return strings.HasPrefix(key, "io.modelcontextprotocol/") || strings.HasPrefix(key, "skillgate.dev/")
+}
+
+// hopMetaKey is hopMeta for a key still in the request's bytes; it does
+// not allocate (a string conversion of a key this long would).
+func hopMetaKey(key []byte) bool {
+	return bytes.HasPrefix(key, []byte("io.modelcontextprotocol/")) || bytes.HasPrefix(key, []byte("skillgate.dev/"))
 }
