@@ -890,12 +890,12 @@ func (m *Manager) tail(eng Engine, id string, n int) string {
 }
 
 // HandOver passes m's containers to next, the manager of a reloaded
-// config, and closes m: starts in progress end (their callers get
-// ErrClosed: ask next); a service next also
-// declares (same project) keeps running, owned by next from then on (next
-// stops it at Close, recreates it on its next use when its definition
-// changed, and gives it back the host ports it had); a service next does not
-// declare is stopped and removed like Close does, Keep excepted.
+// config, and closes m. Starts in progress end, and their callers get
+// ErrClosed (next adopts what they created when asked). A service next
+// also declares (same project) keeps running, owned by next from then on:
+// next stops it at Close, recreates it on its next use when its definition
+// changed, and gives it back the host ports it had. A service next does
+// not declare is stopped and removed like Close does, Keep excepted.
 func (m *Manager) HandOver(ctx context.Context, next *Manager) error {
 	eng, ok := m.shut()
 	if !ok {
