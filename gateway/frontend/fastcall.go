@@ -107,7 +107,7 @@ func (s *Server) serveFastCall(w http.ResponseWriter, r *http.Request, sess *ses
 	}
 	fwdMeta := metaArg
 	members := []member{{"name", jsonscan.AppendString(nil, it.Original)}}
-	if len(req.Params.Arguments) > 0 {
+	if hasValue(req.Params.Arguments) {
 		members = append(members, member{"arguments", req.Params.Arguments})
 	}
 	if len(fwdMeta) > 0 {

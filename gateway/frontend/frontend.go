@@ -505,7 +505,7 @@ func buildParams(base map[string]any, key string, raw json.RawMessage, meta *mcp
 		members = append(members, member{k, encode(v)})
 	}
 	slices.SortFunc(members, func(a, b member) int { return strings.Compare(a.key, b.key) })
-	if key != "" && len(raw) > 0 {
+	if key != "" && hasValue(raw) {
 		members = append(members, member{key, raw})
 	}
 	var token mcp.ProgressToken
@@ -522,6 +522,15 @@ func buildParams(base map[string]any, key string, raw json.RawMessage, meta *mcp
 		}
 	}
 	return insertMembers([]byte("{}"), members), token
+}
+
+// hasValue reports whether a client's optional member (a call's
+// arguments) holds something to forward. Some clients write an absent
+// value as null (the Go SDK does for a nil map); servers whose schema says
+// "an object, or absent" refuse null, so the gateway leaves it out, which
+// every server reads as no arguments.
+func hasValue(raw json.RawMessage) bool {
+	return len(raw) > 0 && string(raw) != "null"
 }
 
 // encode is json.Marshal without HTML escaping: what a client wrote as

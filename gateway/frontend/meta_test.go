@@ -70,3 +70,19 @@ func TestSplitMetaAllocs(t *testing.T) {
 		t.Errorf("%v allocations per split; want 0", n)
 	}
 }
+
+// TestBuildParamsNullArguments: arguments written as null (the Go SDK's
+// nil map) are left out, as the fast path leaves them out; an object goes on.
+func TestBuildParamsNullArguments(t *testing.T) {
+	for _, tc := range []struct{ args, want string }{
+		{``, `{"name":"t"}`},
+		{`null`, `{"name":"t"}`},
+		{`{}`, `{"name":"t","arguments":{}}`},
+		{`{"a":1}`, `{"name":"t","arguments":{"a":1}}`},
+	} {
+		got, _ := buildParams(map[string]any{"name": "t"}, "arguments", json.RawMessage(tc.args), nil)
+		if string(got) != tc.want {
+			t.Errorf("arguments %q: params %s; want %s", tc.args, got, tc.want)
+		}
+	}
+}
