@@ -15,6 +15,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/skillgate/skillgate/gateway/catalog"
 	"github.com/skillgate/skillgate/gateway/disclosure"
 	"github.com/skillgate/skillgate/internal/jsonscan"
 	"github.com/skillgate/skillgate/plugins/sdk"
@@ -86,6 +87,28 @@ func (s *Server) serveFastCall(w http.ResponseWriter, r *http.Request, sess *ses
 	if !ok {
 		return false
 	}
+	if sess == nil && hasValue(req.Params.RequestState) {
+		s.resumeRoundTrip(w, r, req, token)
+		return true
+	}
+	plan := fastPlan{snap: snap, dreq: dreq, it: it, meta: meta, name: req.Params.Name, args: req.Params.Arguments}
+	if !meta {
+		members := []member{{"name", jsonscan.AppendString(nil, it.Original)}}
+		if hasValue(req.Params.Arguments) {
+			members = append(members, member{"arguments", req.Params.Arguments})
+		}
+		if len(metaArg) > 0 {
+			members = append(members, member{"_meta", metaArg})
+		}
+		plan.params = insertMembers([]byte("{}"), members)
+	}
+	if sess == nil {
+		if caps := modernCaps(req.Params.Meta); caps != 0 {
+			// It may ask its client for input: see roundtrip.go.
+			s.startRoundTrip(w, r, req, token, caps, &plan)
+			return true
+		}
+	}
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
 	if sessID != "" {
@@ -94,32 +117,35 @@ func (s *Server) serveFastCall(w http.ResponseWriter, r *http.Request, sess *ses
 		defer s.inflight.Delete(key)
 	}
 	fc := &fastCall{s: s, w: w, token: token, ctx: ctx, sess: sess}
-	finish := func(raw json.RawMessage, err error) {
-		if err == nil && sessID == "" {
-			raw = s.modernResult(raw)
-		}
-		fc.finish(answer(req.ID, raw, err))
+	raw, err := s.runPlan(ctx, &plan, fc)
+	if err == nil && sessID == "" {
+		raw = s.modernResult(raw)
 	}
-	if meta {
-		raw, err := s.Disclosure().CallMeta(ctx, snap, dreq, req.Params.Name, req.Params.Arguments, s.invoke, fc)
-		finish(raw, err)
-		return true
-	}
-	fwdMeta := metaArg
-	members := []member{{"name", jsonscan.AppendString(nil, it.Original)}}
-	if hasValue(req.Params.Arguments) {
-		members = append(members, member{"arguments", req.Params.Arguments})
-	}
-	if len(fwdMeta) > 0 {
-		members = append(members, member{"_meta", fwdMeta})
-	}
-	params := insertMembers([]byte("{}"), members)
-	raw, err := s.router.Call(ctx, it, string(mcp.MethodToolsCall), params, fc)
-	if err == nil && !json.Valid(raw) {
-		err = fmt.Errorf("tool %s returned a result that is not JSON", it.Name)
-	}
-	finish(raw, err)
+	fc.finish(answer(req.ID, raw, err))
 	return true
+}
+
+// fastPlan is a fast-path tools/call, ready to run.
+type fastPlan struct {
+	snap   *catalog.Snapshot
+	dreq   disclosure.Request
+	it     *catalog.Item
+	meta   bool            // a meta-tool: it runs in the disclosure layer
+	name   string          // the name the client called
+	args   json.RawMessage // its arguments, for a meta-tool
+	params json.RawMessage // the source's tools/call params, for any other
+}
+
+// runPlan runs p with call as the call's link to its client.
+func (s *Server) runPlan(ctx context.Context, p *fastPlan, call sdk.Call) (json.RawMessage, error) {
+	if p.meta {
+		return s.Disclosure().CallMeta(ctx, p.snap, p.dreq, p.name, p.args, s.invoke, call)
+	}
+	raw, err := s.router.Call(ctx, p.it, string(mcp.MethodToolsCall), p.params, call)
+	if err == nil && !json.Valid(raw) {
+		err = fmt.Errorf("tool %s returned a result that is not JSON", p.it.Name)
+	}
+	return raw, err
 }
 
 // answer is the JSON-RPC response to request id: raw as its result, or err.

@@ -73,6 +73,10 @@ type Server struct {
 	// session id + "\x00" + the request's JSON id -> chan of the answer.
 	pending    sync.Map
 	requestSeq atomic.Uint64
+	// roundTrips holds the 2026-07-28 calls parked until their clients
+	// come back with the input they asked for: requestState -> *roundTrip.
+	roundTrips sync.Map
+	parked     atomic.Int64  // their requests waiting for answers
 	notified   atomic.Uint64 // notifications sent to all sessions so far
 	raw        *stash
 	disc       atomic.Pointer[disclosure.Disclosure]

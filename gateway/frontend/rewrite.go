@@ -48,6 +48,9 @@ type request struct {
 		Arguments json.RawMessage `json:"arguments"`
 		Meta      json.RawMessage `json:"_meta"`
 		Task      json.RawMessage `json:"task"`
+		// A 2026-07-28 retry of a call that asked for input (SEP-2322).
+		InputResponses json.RawMessage `json:"inputResponses"`
+		RequestState   json.RawMessage `json:"requestState"`
 	} `json:"params"`
 }
 
@@ -107,6 +110,10 @@ func parseRequest(body []byte) (request, bool) {
 					req.Params.Meta = value
 				case "task":
 					req.Params.Task = value
+				case "inputResponses":
+					req.Params.InputResponses = value
+				case "requestState":
+					req.Params.RequestState = value
 				}
 			})
 			ok = ok && isObject

@@ -1,0 +1,339 @@
+package frontend
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/skillgate/skillgate/internal/jsonscan"
+	"github.com/skillgate/skillgate/plugins/sdk"
+)
+
+// Multi round-trip requests (SEP-2322). A 2026-07-28 client has no stream
+// a server could send requests on: a server that needs input mid-call
+// (sampling, elicitation, roots) answers with resultType "input_required",
+// the requests, and an opaque requestState; the client sends the same
+// request again with its answers (inputResponses) and that state.
+//
+// Sources never speak it to the front end: what they need from the client
+// arrives as sdk.Call.Request while the call runs (the mcp executor turns
+// an upstream's input_required into such requests). So for a 2026-07-28
+// client that declared a capability, a tools/call runs on a goroutine of
+// its own; when it asks for input, the exchange answers input_required and
+// the call waits, parked under a fresh requestState, until the client's
+// retry brings the answers and takes the call's next turn: more input, or
+// its result.
+
+var (
+	// parkTimeout bounds the wait for a client's retry: a call whose
+	// client never comes back is cancelled (a person may be answering an
+	// elicitation; the call's own request timeout applies too).
+	parkTimeout = 10 * time.Minute
+	// keepFinished is how long a result that came while the call was
+	// parked waits for the retry that collects it.
+	keepFinished = time.Minute
+)
+
+// maxRoundTrips bounds the requests of calls waiting for their clients.
+const maxRoundTrips = 1024
+
+// roundTrip is a 2026-07-28 tools/call that may ask its client for input.
+// It is the sdk.Call of that call.
+type roundTrip struct {
+	s      *Server
+	state  string // the requestState its client echoes back
+	name   string // the tool a retry must name
+	caps   clientCaps
+	cancel context.CancelFunc
+
+	mu     sync.Mutex
+	fc     *fastCall            // the exchange attached, nil while parked
+	unsent []*inputAsk          // asks the client has not seen yet
+	sent   map[string]*inputAsk // asks sent, by id, waiting for answers
+	seq    int
+	wake   chan struct{} // 1-buffered: a new ask or the end, for the attached exchange
+	done   bool
+	raw    json.RawMessage // the call's result (or err), once done
+	err    error
+	expiry *time.Timer // while parked: cancels the call, or forgets a finished one
+	listed bool        // registered in Server.roundTrips
+}
+
+// inputAsk is one request of the call for its client.
+type inputAsk struct {
+	id     string
+	method string
+	params json.RawMessage
+	answer chan json.RawMessage // 1-buffered
+}
+
+var _ sdk.Call = (*roundTrip)(nil)
+
+// modernCaps returns the capabilities for server-to-client requests that a
+// 2026-07-28 request's _meta declares.
+func modernCaps(meta json.RawMessage) clientCaps {
+	var caps clientCaps
+	jsonscan.Members(meta, func(key, value []byte, _, _ int) {
+		if string(key) != "io.modelcontextprotocol/clientCapabilities" {
+			return
+		}
+		jsonscan.Members(value, func(key, value []byte, _, _ int) {
+			if c, ok := capabilityOf[capMethod[string(key)]]; ok && string(value) != "null" {
+				caps |= c.cap
+			}
+		})
+	})
+	return caps
+}
+
+// capMethod names, for each capability, a request that needs it.
+var capMethod = map[string]string{"sampling": "sampling/createMessage", "elicitation": "elicitation/create", "roots": "roots/list"}
+
+// startRoundTrip runs the call on a goroutine of its own and serves its
+// first exchange.
+func (s *Server) startRoundTrip(w http.ResponseWriter, r *http.Request, req *request, token json.RawMessage, caps clientCaps, p *fastPlan) {
+	plan := *p
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	ctx, cancel := context.WithCancel(context.Background())
+	rt := &roundTrip{s: s, state: "sg1." + hex.EncodeToString(b[:]), name: req.Params.Name, caps: caps, cancel: cancel,
+		sent: map[string]*inputAsk{}, wake: make(chan struct{}, 1)}
+	go func() {
+		defer cancel()
+		raw, err := s.runPlan(ctx, &plan, rt)
+		rt.finish(raw, err)
+	}()
+	rt.serve(w, r, req.ID, token)
+}
+
+// resumeRoundTrip serves a client's retry: its answers go to the asks
+// they answer, and the exchange waits for the call's next turn.
+func (s *Server) resumeRoundTrip(w http.ResponseWriter, r *http.Request, req *request, token json.RawMessage) {
+	fail := func(msg string) {
+		fc := &fastCall{s: s, w: w}
+		fc.finish(answer(req.ID, nil, &sdk.RPCError{Code: sdk.CodeInvalidParams, Message: msg}))
+	}
+	var state string
+	if json.Unmarshal(req.Params.RequestState, &state) != nil {
+		fail("requestState must be the string an input_required result gave")
+		return
+	}
+	v, ok := s.roundTrips.Load(state)
+	if !ok {
+		fail("requestState " + strconv.Quote(state) + " names no call waiting for input here (it ended, it waited too long, or another gateway replica holds it): call the tool again without requestState")
+		return
+	}
+	rt := v.(*roundTrip)
+	if req.Params.Name != rt.name {
+		fail("requestState " + strconv.Quote(state) + " belongs to a call of " + rt.name + ", not " + req.Params.Name)
+		return
+	}
+	var answers map[string]json.RawMessage
+	if len(req.Params.InputResponses) > 0 && string(req.Params.InputResponses) != "null" {
+		if json.Unmarshal(req.Params.InputResponses, &answers) != nil {
+			fail("inputResponses must be an object of answers by input request id")
+			return
+		}
+	}
+	rt.mu.Lock()
+	if rt.fc != nil {
+		rt.mu.Unlock()
+		fail("requestState " + strconv.Quote(state) + " is being answered by another request")
+		return
+	}
+	for id, a := range answers {
+		if ask := rt.sent[id]; ask != nil {
+			delete(rt.sent, id)
+			ask.answer <- a
+		}
+	}
+	rt.mu.Unlock()
+	rt.serve(w, r, req.ID, token)
+}
+
+// serve attaches the exchange of request id to the call and answers it
+// with the call's next turn: its result, or the input it asks for (the
+// call is then parked). Progress and notifications in between go out as
+// SSE events of this exchange. If the client goes away first, the call is
+// cancelled, as a 2026-07-28 call is when its request closes.
+func (rt *roundTrip) serve(w http.ResponseWriter, r *http.Request, id json.RawMessage, token json.RawMessage) {
+	fc := &fastCall{s: rt.s, w: w, token: token, ctx: r.Context()}
+	rt.mu.Lock()
+	rt.fc = fc
+	if rt.expiry != nil {
+		rt.expiry.Stop()
+		rt.expiry = nil
+	}
+	rt.mu.Unlock()
+	rt.poke()
+	for {
+		select {
+		case <-rt.wake:
+		case <-r.Context().Done():
+			rt.mu.Lock()
+			rt.fc = nil
+			rt.mu.Unlock()
+			rt.cancel()
+			rt.forget()
+			return
+		}
+		rt.mu.Lock()
+		if rt.done {
+			raw, err := rt.raw, rt.err
+			rt.fc = nil
+			rt.mu.Unlock()
+			rt.forget()
+			if err == nil {
+				raw = rt.s.modernResult(raw)
+			}
+			fc.finish(answer(id, raw, err))
+			return
+		}
+		if len(rt.unsent) == 0 && len(rt.sent) == 0 {
+			rt.mu.Unlock()
+			continue
+		}
+		// The call needs input: answer with every request not yet
+		// answered, and park until the retry.
+		requests := make([]member, 0, len(rt.unsent)+len(rt.sent))
+		for _, ask := range rt.unsent {
+			rt.sent[ask.id] = ask
+		}
+		rt.unsent = nil
+		for _, ask := range rt.sent {
+			m := []member{{"method", encode(ask.method)}}
+			if len(ask.params) > 0 {
+				m = append(m, member{"params", ask.params})
+			}
+			requests = append(requests, member{ask.id, insertMembers([]byte("{}"), m)})
+		}
+		slices.SortFunc(requests, func(a, b member) int { return strings.Compare(a.key, b.key) })
+		rt.fc = nil
+		if !rt.listed {
+			rt.listed = true
+			rt.s.roundTrips.Store(rt.state, rt)
+		}
+		rt.expiry = time.AfterFunc(parkTimeout, rt.cancel)
+		rt.mu.Unlock()
+		result := insertMembers([]byte("{}"), []member{
+			{"resultType", []byte(`"input_required"`)},
+			{"inputRequests", insertMembers([]byte("{}"), requests)},
+			{"requestState", encode(rt.state)},
+			{"_meta", rt.s.modernMeta},
+		})
+		fc.finish(answer(id, result, nil))
+		return
+	}
+}
+
+// poke wakes the attached exchange, if it is not awake already.
+func (rt *roundTrip) poke() {
+	select {
+	case rt.wake <- struct{}{}:
+	default:
+	}
+}
+
+// finish records the call's end. Parked, the result waits keepFinished
+// for the retry that collects it.
+func (rt *roundTrip) finish(raw json.RawMessage, err error) {
+	rt.mu.Lock()
+	rt.done, rt.raw, rt.err = true, raw, err
+	if rt.fc == nil && rt.listed {
+		if rt.expiry != nil {
+			rt.expiry.Stop()
+		}
+		rt.expiry = time.AfterFunc(keepFinished, rt.forget)
+	}
+	rt.mu.Unlock()
+	rt.poke()
+}
+
+// forget drops the call from the calls waiting for their clients.
+func (rt *roundTrip) forget() {
+	rt.s.roundTrips.CompareAndDelete(rt.state, rt)
+}
+
+// Progress implements sdk.Call: it reaches the exchange attached, if any.
+func (rt *roundTrip) Progress(p sdk.Progress) error {
+	if fc := rt.attached(); fc != nil {
+		return fc.Progress(p)
+	}
+	return nil
+}
+
+// Notify implements sdk.Call.
+func (rt *roundTrip) Notify(n sdk.Notification) error {
+	if fc := rt.attached(); fc != nil {
+		return fc.Notify(n)
+	}
+	return nil
+}
+
+func (rt *roundTrip) attached() *fastCall {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	return rt.fc
+}
+
+// Request implements sdk.Call: the request becomes an input request of
+// the call's next answer, and the client's retry brings the result.
+func (rt *roundTrip) Request(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+	c, ok := capabilityOf[method]
+	if !ok {
+		return nil, &sdk.RPCError{Code: sdk.CodeMethodNotFound, Message: "the gateway does not forward " + method + " to clients"}
+	}
+	if rt.caps&c.cap == 0 {
+		if method == "roots/list" {
+			return json.RawMessage(`{"roots":[]}`), nil
+		}
+		return nil, &sdk.RPCError{Code: sdk.CodeMethodNotFound,
+			Message: "the client did not declare the " + c.name + " capability that " + method + " needs"}
+	}
+	if n := rt.s.parked.Add(1); n > maxRoundTrips {
+		rt.s.parked.Add(-1)
+		return nil, &sdk.RPCError{Code: sdk.CodeInternalError, Message: "the gateway has too many calls waiting for their clients' input; try again later"}
+	}
+	defer rt.s.parked.Add(-1)
+	rt.mu.Lock()
+	rt.seq++
+	ask := &inputAsk{id: "i" + strconv.Itoa(rt.seq), method: method, params: params, answer: make(chan json.RawMessage, 1)}
+	rt.unsent = append(rt.unsent, ask)
+	rt.mu.Unlock()
+	rt.poke()
+	select {
+	case a := <-ask.answer:
+		if len(a) == 0 || string(a) == "null" {
+			return nil, &sdk.RPCError{Code: sdk.CodeInternalError, Message: method + ": the client's inputResponses held no answer for it"}
+		}
+		return a, nil
+	case <-ctx.Done():
+		rt.drop(ask)
+		return nil, ctx.Err()
+	}
+}
+
+// drop takes back an ask whose caller gave up.
+func (rt *roundTrip) drop(ask *inputAsk) {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	delete(rt.sent, ask.id)
+	for i, a := range rt.unsent {
+		if a == ask {
+			rt.unsent = append(rt.unsent[:i], rt.unsent[i+1:]...)
+			break
+		}
+	}
+}
+
+// CallTool implements sdk.Call.
+func (rt *roundTrip) CallTool(ctx context.Context, name string, args json.RawMessage) (json.RawMessage, error) {
+	return rt.s.newCall(ctx, nil).CallTool(ctx, name, args)
+}
