@@ -223,6 +223,20 @@ servers:
 			if err != nil || res.IsError {
 				t.Fatalf("long operation: %+v, %v", res, err)
 			}
+			// A call the client gives up on is cancelled; the Go SDK then
+			// sends notifications/cancelled (and roots/list_changed when
+			// its roots change) without the _meta protocolVersion in the
+			// 2026-07-28 era: the session must go on working.
+			cctx, ccancel := context.WithTimeout(ctx, 300*time.Millisecond)
+			_, err = cs.CallTool(cctx, &mcp.CallToolParams{Name: "everything__trigger-long-running-operation", Arguments: map[string]any{"duration": 5, "steps": 5}})
+			ccancel()
+			if err == nil {
+				t.Error("a call cancelled after 300 ms of 5 s returned no error")
+			}
+			c.AddRoots(&mcp.Root{URI: "file:///tmp", Name: "tmp"})
+			if text, isErr := goSDKCall(t, ctx, cs, "everything__echo", map[string]any{"message": "after the cancel"}); isErr || !strings.Contains(text, "after the cancel") {
+				t.Errorf("the call after a cancelled one: %q (isError %v)", text, isErr)
+			}
 			// The Go SDK hands notifications to their handler on its own
 			// goroutine: the last one may be handled after the result.
 			for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {

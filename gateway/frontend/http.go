@@ -127,6 +127,12 @@ func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				return
 			}
 			switch {
+			case len(req.ID) == 0 && strings.HasPrefix(req.Method, "notifications/") &&
+				mcp.IsModernProtocol(r.Header.Get("MCP-Protocol-Version")) && req.protocolVersion() == "":
+				// The version is in the header only (see withMetaVersion).
+				body = withMetaVersion(body, r.Header.Get("MCP-Protocol-Version"))
+				r.Body = io.NopCloser(bytes.NewReader(body))
+				r.ContentLength = int64(len(body))
 			case modern && (req.Method == string(mcp.MethodToolsList) && req.Params.Cursor == nil || req.Method == string(mcp.MethodToolsCall)) && modernPlain(r, &req):
 				if req.Method == string(mcp.MethodToolsList) {
 					g.s.serveList(w, req, dreq, true)

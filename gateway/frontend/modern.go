@@ -107,3 +107,60 @@ func (s *Server) modernResult(raw []byte) []byte {
 }
 
 const serverInfoKey = "io.modelcontextprotocol/serverInfo"
+
+// withMetaVersion returns the JSON-RPC message body with version as its
+// params' _meta protocolVersion, creating params and _meta as needed. Some
+// 2026-07-28 clients (the Go SDK, for notifications/cancelled and
+// notifications/roots/list_changed) leave it out of notifications and say
+// it in the MCP-Protocol-Version header only; mcp-go refuses such a
+// notification with 400, and the Go SDK then fails its next call. A body
+// whose params or _meta is not an object is returned as it is.
+func withMetaVersion(body []byte, version string) []byte {
+	v := []member{{"io.modelcontextprotocol/protocolVersion", encode(version)}}
+	metaOnly := insertMembers([]byte("{}"), []member{{"_meta", insertMembers([]byte("{}"), v)}})
+	pStart, pEnd := valueOf(body, "params")
+	if pStart < 0 {
+		return insertMembers(body, []member{{"params", metaOnly}})
+	}
+	params := body[pStart:pEnd]
+	if string(params) == "null" {
+		return splice(body, pStart, pEnd, metaOnly)
+	}
+	mStart, mEnd := valueOf(params, "_meta")
+	var np []byte
+	switch {
+	case mStart == -2:
+		return body // params is not an object
+	case mStart < 0:
+		np = insertMembers(params, []member{{"_meta", insertMembers([]byte("{}"), v)}})
+	case string(params[mStart:mEnd]) == "null":
+		np = splice(params, mStart, mEnd, insertMembers([]byte("{}"), v))
+	default:
+		meta := params[mStart:mEnd]
+		if s, _ := valueOf(meta, "io.modelcontextprotocol/protocolVersion"); s == -2 || s >= 0 {
+			return body // not an object, or the version is there
+		}
+		np = splice(params, mStart, mEnd, insertMembers(meta, v))
+	}
+	return splice(body, pStart, pEnd, np)
+}
+
+// valueOf returns the offsets of member key's value in the JSON object
+// obj; -1 when there is no such member, -2 when obj is not an object.
+func valueOf(obj []byte, key string) (start, end int) {
+	start, end = -1, -1
+	if !jsonscan.Members(obj, func(k, _ []byte, s, e int) {
+		if string(k) == key {
+			start, end = s, e
+		}
+	}) {
+		return -2, -2
+	}
+	return start, end
+}
+
+// splice returns b with b[start:end] replaced by val.
+func splice(b []byte, start, end int, val []byte) []byte {
+	out := make([]byte, 0, len(b)-(end-start)+len(val))
+	return append(append(append(out, b[:start]...), val...), b[end:]...)
+}

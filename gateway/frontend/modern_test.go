@@ -32,3 +32,28 @@ func TestModernResult(t *testing.T) {
 		}
 	}
 }
+
+// TestWithMetaVersion: the header's version goes into the notification's
+// _meta wherever that is missing it, and nothing else changes.
+func TestWithMetaVersion(t *testing.T) {
+	const v = `"io.modelcontextprotocol/protocolVersion":"2026-07-28"`
+	for _, tc := range []struct{ in, want string }{
+		{`{"jsonrpc":"2.0","method":"notifications/cancelled"}`, `{"params":{"_meta":{` + v + `}},"jsonrpc":"2.0","method":"notifications/cancelled"}`},
+		{`{"jsonrpc":"2.0","method":"n","params":null}`, `{"jsonrpc":"2.0","method":"n","params":{"_meta":{` + v + `}}}`},
+		{`{"method":"n","params":{"requestId":3}}`, `{"method":"n","params":{"_meta":{` + v + `},"requestId":3}}`},
+		{`{"method":"n","params":{"requestId":3,"_meta":null}}`, `{"method":"n","params":{"requestId":3,"_meta":{` + v + `}}}`},
+		{`{"method":"n","params":{"_meta":{"x":1},"requestId":3}}`, `{"method":"n","params":{"_meta":{` + v + `,"x":1},"requestId":3}}`},
+		// Left alone: already there, or not objects.
+		{`{"method":"n","params":{"_meta":{` + v + `}}}`, `{"method":"n","params":{"_meta":{` + v + `}}}`},
+		{`{"method":"n","params":[1]}`, `{"method":"n","params":[1]}`},
+		{`{"method":"n","params":{"_meta":"x"}}`, `{"method":"n","params":{"_meta":"x"}}`},
+	} {
+		got := withMetaVersion([]byte(tc.in), "2026-07-28")
+		if string(got) != tc.want {
+			t.Errorf("withMetaVersion(%s)\n got %s\nwant %s", tc.in, got, tc.want)
+		}
+		if !json.Valid(got) {
+			t.Errorf("withMetaVersion(%s) is not JSON: %s", tc.in, got)
+		}
+	}
+}
