@@ -75,6 +75,7 @@ type Server struct {
 	requestSeq atomic.Uint64
 	// roundTrips holds the 2026-07-28 calls parked until their clients
 	// come back with the input they asked for: requestState -> *roundTrip.
+	subs       subscriptions // resources/subscribe of legacy sessions
 	roundTrips sync.Map
 	parked     atomic.Int64  // their requests waiting for answers
 	notified   atomic.Uint64 // notifications sent to all sessions so far
@@ -98,7 +99,13 @@ func New(router Router, opts Options) *Server {
 	s := &Server{router: router, opts: opts, log: opts.Logger, raw: newStash()}
 	s.disc.Store(opts.Disclosure)
 	s.modernMeta = s.serverInfoMeta()
+	hooks := &server.Hooks{}
+	hooks.AddOnRequestInitialization(s.onRequest)
+	hooks.AddOnUnregisterSession(func(_ context.Context, cs server.ClientSession) {
+		go s.endSubscriptions(cs.SessionID())
+	})
 	srvOpts := []server.ServerOption{
+		server.WithHooks(hooks),
 		server.WithToolCapabilities(true),
 		server.WithResourceCapabilities(true, true),
 		server.WithPromptCapabilities(true),
@@ -269,8 +276,9 @@ func (s *Server) Update(snap *catalog.Snapshot) {
 	}
 }
 
-// Notify sends a source-level notification (e.g. resources/updated) to
-// every connected client.
+// Notify sends a source-level notification to the clients it concerns:
+// notifications/resources/updated to the sessions subscribed to its URI
+// (see subscriptions.go), anything else to every connected client.
 func (s *Server) Notify(method string, params json.RawMessage) {
 	var m map[string]any
 	if len(params) > 0 {
@@ -279,7 +287,16 @@ func (s *Server) Notify(method string, params json.RawMessage) {
 			return
 		}
 	}
-	s.mcp.SendNotificationToAllClients(method, m)
+	if method == string(mcp.MethodNotificationResourceUpdated) {
+		uri, _ := m["uri"].(string)
+		for _, id := range s.subscribers(uri) {
+			if err := s.mcp.SendNotificationToSpecificClient(id, method, m); err != nil {
+				s.log.Debug("resource update not delivered", "session", id, "uri", uri, "err", err)
+			}
+		}
+	} else {
+		s.mcp.SendNotificationToAllClients(method, m)
+	}
 	s.notified.Add(1)
 }
 

@@ -1,0 +1,196 @@
+package frontend
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/skillgate/skillgate/gateway/disclosure"
+	"github.com/skillgate/skillgate/internal/keylock"
+)
+
+// Resource subscriptions (2025-11-25 and older; the 2026-07-28 revision
+// replaced resources/subscribe with subscriptions/listen, which mcp-go
+// answers without the gateway). mcp-go acknowledges resources/subscribe
+// itself; the front end also subscribes the source that lists the
+// resource (or a template it matches): once per URI however many sessions
+// subscribe, undone when the last of them unsubscribes or ends. A URI no
+// source lists is acknowledged and goes nowhere. The source's
+// notifications/resources/updated then goes to those sessions only.
+
+// subscriptions records which sessions subscribed to which URIs.
+type subscriptions struct {
+	locks keylock.Locks // per URI: forwarding and recording take turns
+
+	mu     sync.Mutex
+	byURI  map[string]map[string]bool // URI -> session ids
+	bySess map[string]map[string]bool // session id -> URIs
+}
+
+// errUnrouted means no source the client sees lists the resource.
+var errUnrouted = errors.New("no source lists the resource")
+
+// unsubscribeTimeout bounds an unsubscribe the front end sends on its own
+// (a session ended).
+const unsubscribeTimeout = 10 * time.Second
+
+// onRequest is mcp-go's request-initialization hook: it forwards a legacy
+// session's resources/subscribe and resources/unsubscribe to the source
+// before mcp-go acknowledges them. A subscribe the source refuses fails
+// the request with the source's reason.
+func (s *Server) onRequest(ctx context.Context, _ any, message any) error {
+	raw, ok := message.(json.RawMessage)
+	if !ok || !bytes.Contains(raw, []byte(`"resources/`)) || server.IsModernRequest(ctx) {
+		return nil
+	}
+	var req struct {
+		Method string `json:"method"`
+		Params struct {
+			URI string `json:"uri"`
+		} `json:"params"`
+	}
+	if json.Unmarshal(raw, &req) != nil || req.Params.URI == "" {
+		return nil // mcp-go says what is wrong with it
+	}
+	cs := server.ClientSessionFromContext(ctx)
+	if cs == nil {
+		return nil
+	}
+	switch req.Method {
+	case string(mcp.MethodResourcesSubscribe):
+		return s.subscribe(ctx, cs.SessionID(), req.Params.URI)
+	case string(mcp.MethodResourcesUnsubscribe):
+		s.unsubscribe(ctx, cs.SessionID(), req.Params.URI)
+	}
+	return nil
+}
+
+// subscribe records that session subscribed to uri, subscribing the source
+// first if no session had.
+func (s *Server) subscribe(ctx context.Context, session, uri string) error {
+	unlock := s.subs.locks.Lock(uri)
+	defer unlock()
+	s.subs.mu.Lock()
+	known, first := s.subs.bySess[session][uri], len(s.subs.byURI[uri]) == 0
+	s.subs.mu.Unlock()
+	if known {
+		return nil
+	}
+	if first {
+		dreq := s.discRequest(ctx)
+		if err := s.forwardSubscription(ctx, &dreq, uri, true); errors.Is(err, errUnrouted) {
+			// No source lists it: acknowledged, as mcp-go does, with no
+			// source to tell (a server may accept URIs it does not list,
+			// but which server is anyone's guess).
+			s.log.Debug("subscription to a resource no source lists", "uri", uri)
+			return nil
+		} else if err != nil {
+			return err
+		}
+	}
+	s.subs.mu.Lock()
+	defer s.subs.mu.Unlock()
+	if s.subs.byURI == nil {
+		s.subs.byURI, s.subs.bySess = map[string]map[string]bool{}, map[string]map[string]bool{}
+	}
+	addTo(s.subs.byURI, uri, session)
+	addTo(s.subs.bySess, session, uri)
+	return nil
+}
+
+// unsubscribe forgets that session subscribed to uri, unsubscribing the
+// source when it was the last session that had.
+func (s *Server) unsubscribe(ctx context.Context, session, uri string) {
+	unlock := s.subs.locks.Lock(uri)
+	defer unlock()
+	s.subs.mu.Lock()
+	if !s.subs.bySess[session][uri] {
+		s.subs.mu.Unlock()
+		return
+	}
+	removeFrom(s.subs.byURI, uri, session)
+	removeFrom(s.subs.bySess, session, uri)
+	last := len(s.subs.byURI[uri]) == 0
+	s.subs.mu.Unlock()
+	if last {
+		if err := s.forwardSubscription(ctx, nil, uri, false); err != nil {
+			s.log.Warn("unsubscribing the source of a resource", "uri", uri, "err", err)
+		}
+	}
+}
+
+// endSubscriptions unsubscribes whatever session still had subscribed.
+func (s *Server) endSubscriptions(session string) {
+	s.subs.mu.Lock()
+	var uris []string
+	for uri := range s.subs.bySess[session] {
+		uris = append(uris, uri)
+	}
+	s.subs.mu.Unlock()
+	if len(uris) == 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), unsubscribeTimeout)
+	defer cancel()
+	for _, uri := range uris {
+		s.unsubscribe(ctx, session, uri)
+	}
+}
+
+// subscribers returns the sessions subscribed to uri.
+func (s *Server) subscribers(uri string) []string {
+	s.subs.mu.Lock()
+	defer s.subs.mu.Unlock()
+	out := make([]string, 0, len(s.subs.byURI[uri]))
+	for id := range s.subs.byURI[uri] {
+		out = append(out, id)
+	}
+	return out
+}
+
+// forwardSubscription sends resources/subscribe (on) or
+// resources/unsubscribe to the source that serves uri; a subscribe only
+// when the endpoint of dreq serves the resource.
+func (s *Server) forwardSubscription(ctx context.Context, dreq *disclosure.Request, uri string, on bool) error {
+	snap := s.snap.Load()
+	it, ok := snap.Resource(uri)
+	if !ok {
+		it, ok = snap.MatchTemplate(uri)
+	}
+	if !ok || on && !s.Disclosure().Serves(*dreq, it) {
+		if !on {
+			return nil // gone meanwhile: nothing left to undo there
+		}
+		return errUnrouted
+	}
+	method := mcp.MethodResourcesSubscribe
+	if !on {
+		method = mcp.MethodResourcesUnsubscribe
+	}
+	params, _ := json.Marshal(map[string]string{"uri": uri})
+	if _, err := s.router.Call(ctx, it, string(method), params, s.newCall(ctx, nil)); err != nil {
+		return fmt.Errorf("%s %s: %w", method, uri, err)
+	}
+	return nil
+}
+
+func addTo(m map[string]map[string]bool, key, member string) {
+	if m[key] == nil {
+		m[key] = map[string]bool{}
+	}
+	m[key][member] = true
+}
+
+func removeFrom(m map[string]map[string]bool, key, member string) {
+	delete(m[key], member)
+	if len(m[key]) == 0 {
+		delete(m, key)
+	}
+}
