@@ -9,8 +9,6 @@ import (
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
-
-	"github.com/skillgate/skillgate/internal/testenv"
 )
 
 // TestMCPGoClient drives the gateway with mcp-go's own client (not the
@@ -19,14 +17,7 @@ import (
 // client is covered by the conformance suite, whose client answers it; this
 // client did not answer sampling even against the bare conformance server.)
 func TestMCPGoClient(t *testing.T) {
-	everything := testenv.NodeServer(t, "server-everything")
-	r := startGateway(t, `
-servers:
-  everything:
-    command: ${CMD}
-    args: `+jsonArgv(everything[1:])+`
-`, map[string]string{"CMD": everything[0]})
-	r.waitReady(t, "everything")
+	r := startEverything(t)
 
 	for _, tc := range []struct {
 		era  string

@@ -161,14 +161,7 @@ func goSDKCall(t *testing.T, ctx context.Context, cs *mcp.ClientSession, name st
 // SDK's handlers through the gateway and the answer gets back, and a
 // long operation's progress arrives at the caller, in both eras.
 func TestGoSDKServerRequests(t *testing.T) {
-	everything := testenv.NodeServer(t, "server-everything")
-	r := startGateway(t, `
-servers:
-  everything:
-    command: ${CMD}
-    args: `+jsonArgv(everything[1:])+`
-`, map[string]string{"CMD": everything[0]})
-	r.waitReady(t, "everything")
+	r := startEverything(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	for _, era := range []string{"2025-11-25", "2026-07-28"} {
@@ -270,14 +263,7 @@ servers:
 // session and not one that did not subscribe, and once the subscriber
 // unsubscribes no more arrive.
 func TestGoSDKResourceSubscriptions(t *testing.T) {
-	everything := testenv.NodeServer(t, "server-everything")
-	r := startGateway(t, `
-servers:
-  everything:
-    command: ${CMD}
-    args: `+jsonArgv(everything[1:])+`
-`, map[string]string{"CMD": everything[0]})
-	r.waitReady(t, "everything")
+	r := startEverything(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	connect := func(updates *atomic.Int32) *mcp.ClientSession {
@@ -324,4 +310,19 @@ servers:
 	if n := subscribed.Load(); n != after {
 		t.Errorf("%d updates arrived after the unsubscribe", n-after)
 	}
+}
+
+// startEverything serves server-everything (stdio, from npm) through a
+// gateway, as the namespace everything, and waits until it is ready.
+func startEverything(t *testing.T) *running {
+	t.Helper()
+	everything := testenv.NodeServer(t, "server-everything")
+	r := startGateway(t, `
+servers:
+  everything:
+    command: ${CMD}
+    args: `+jsonArgv(everything[1:])+`
+`, map[string]string{"CMD": everything[0]})
+	r.waitReady(t, "everything")
+	return r
 }

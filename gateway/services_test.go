@@ -25,6 +25,12 @@ const (
 // kvServiceYAML is the services: entry of the kv test service (built from
 // ctx), under docker.project proj, with extra lines indented under kv.
 func kvServiceYAML(proj, ctx string, extra ...string) string {
+	return kvServiceYAMLEvery(proj, ctx, "200ms", extra...)
+}
+
+// kvServiceYAMLEvery is kvServiceYAML with the health check's interval
+// (the first check runs one interval after the start).
+func kvServiceYAMLEvery(proj, ctx, interval string, extra ...string) string {
 	y := fmt.Sprintf(`
 docker: {project: %s}
 services:
@@ -32,8 +38,8 @@ services:
     image: %s
     build: {context: %s}
     ports: ["6379"]
-    healthcheck: {test: [CMD, /kv, health], interval: 200ms}
-`, proj, kvTestImage, ctx)
+    healthcheck: {test: [CMD, /kv, health], interval: %s}
+`, proj, kvTestImage, ctx, interval)
 	for _, e := range extra {
 		y += "    " + e + "\n"
 	}
@@ -331,15 +337,7 @@ func TestServicesReloadDuringStart(t *testing.T) {
 	})
 	// The first health check runs 2 s after the start: time to reload.
 	conf := func(spare bool) string {
-		y := fmt.Sprintf(`
-docker: {project: %s}
-services:
-  kv:
-    image: %s
-    build: {context: %s}
-    ports: ["6379"]
-    healthcheck: {test: [CMD, /kv, health], interval: 2s}
-`, proj, kvTestImage, kvCtx)
+		y := kvServiceYAMLEvery(proj, kvCtx, "2s")
 		if spare {
 			y += fmt.Sprintf("  spare: {image: %s, ports: [\"6379\"]}\n", kvTestImage)
 		}
