@@ -257,58 +257,65 @@ func TestGoSDKServerRequests(t *testing.T) {
 	}
 }
 
-// TestGoSDKResourceSubscriptions: a session's resources/subscribe reaches
-// server-everything (which then sends notifications/resources/updated every
-// 5 s for what its own session subscribed to), the updates reach that
-// session and not one that did not subscribe, and once the subscriber
-// unsubscribes no more arrive.
+// TestGoSDKResourceSubscriptions: a session's resources/subscribe (a
+// 2026-07-28 client: its subscriptions/listen stream) reaches
+// server-everything, which then sends notifications/resources/updated every
+// 5 s for what its own session subscribed to; the updates reach that client
+// and not one that did not subscribe, and once the subscriber unsubscribes
+// no more arrive.
 func TestGoSDKResourceSubscriptions(t *testing.T) {
 	r := startEverything(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	connect := func(updates *atomic.Int32) *mcp.ClientSession {
-		c := mcp.NewClient(&mcp.Implementation{Name: "skillgate-test", Version: "1"}, &mcp.ClientOptions{
-			ResourceUpdatedHandler: func(_ context.Context, req *mcp.ResourceUpdatedNotificationRequest) {
-				if req.Params.URI == "demo://resource/dynamic/text/1" {
-					updates.Add(1)
+	for _, era := range []string{"2025-11-25", "2026-07-28"} {
+		t.Run(era, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			defer cancel()
+			connect := func(updates *atomic.Int32) *mcp.ClientSession {
+				c := mcp.NewClient(&mcp.Implementation{Name: "skillgate-test", Version: "1"}, &mcp.ClientOptions{
+					ResourceUpdatedHandler: func(_ context.Context, req *mcp.ResourceUpdatedNotificationRequest) {
+						if req.Params.URI == "demo://resource/dynamic/text/1" {
+							updates.Add(1)
+						}
+					},
+				})
+				cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: r.url + "/mcp", MaxRetries: -1}, &mcp.ClientSessionOptions{ProtocolVersion: era})
+				if err != nil {
+					t.Fatal(err)
 				}
-			},
+				t.Cleanup(func() { cs.Close() })
+				return cs
+			}
+			var subscribed, bystander atomic.Int32
+			sub := connect(&subscribed)
+			connect(&bystander)
+			if err := sub.Subscribe(ctx, &mcp.SubscribeParams{URI: "demo://resource/dynamic/text/1"}); err != nil {
+				t.Fatal(err)
+			}
+			// Each call flips server-everything's updates on or off.
+			if _, isErr := goSDKCall(t, ctx, sub, "everything__toggle-subscriber-updates", map[string]any{}); isErr {
+				t.Fatal("toggle-subscriber-updates failed")
+			}
+			defer goSDKCall(t, ctx, sub, "everything__toggle-subscriber-updates", map[string]any{})
+			for deadline := time.Now().Add(15 * time.Second); subscribed.Load() == 0 && time.Now().Before(deadline); {
+				time.Sleep(50 * time.Millisecond)
+			}
+			if subscribed.Load() == 0 {
+				t.Fatal("no notifications/resources/updated reached the subscribed client in 15 s")
+			}
+			if n := bystander.Load(); n != 0 {
+				t.Errorf("a client that did not subscribe got %d updates", n)
+			}
+			if err := sub.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: "demo://resource/dynamic/text/1"}); err != nil {
+				t.Fatal(err)
+			}
+			// The gateway unsubscribed everything: its next rounds send
+			// nothing (an update already on its way may still land).
+			time.Sleep(500 * time.Millisecond)
+			after := subscribed.Load()
+			time.Sleep(11 * time.Second)
+			if n := subscribed.Load(); n != after {
+				t.Errorf("%d updates arrived after the unsubscribe", n-after)
+			}
 		})
-		cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: r.url + "/mcp", MaxRetries: -1}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { cs.Close() })
-		return cs
-	}
-	var subscribed, bystander atomic.Int32
-	sub := connect(&subscribed)
-	connect(&bystander)
-	if err := sub.Subscribe(ctx, &mcp.SubscribeParams{URI: "demo://resource/dynamic/text/1"}); err != nil {
-		t.Fatal(err)
-	}
-	if _, isErr := goSDKCall(t, ctx, sub, "everything__toggle-subscriber-updates", map[string]any{}); isErr {
-		t.Fatal("toggle-subscriber-updates failed")
-	}
-	for deadline := time.Now().Add(15 * time.Second); subscribed.Load() == 0 && time.Now().Before(deadline); {
-		time.Sleep(50 * time.Millisecond)
-	}
-	if subscribed.Load() == 0 {
-		t.Fatal("no notifications/resources/updated reached the subscribed session in 15 s")
-	}
-	if n := bystander.Load(); n != 0 {
-		t.Errorf("a session that did not subscribe got %d updates", n)
-	}
-	if err := sub.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: "demo://resource/dynamic/text/1"}); err != nil {
-		t.Fatal(err)
-	}
-	// The gateway unsubscribed everything: its next rounds send nothing
-	// (an update already on its way may still land).
-	time.Sleep(500 * time.Millisecond)
-	after := subscribed.Load()
-	time.Sleep(11 * time.Second)
-	if n := subscribed.Load(); n != after {
-		t.Errorf("%d updates arrived after the unsubscribe", n-after)
 	}
 }
 

@@ -11,9 +11,11 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/skillgate/skillgate/internal/testenv"
 )
 
@@ -69,6 +71,57 @@ func TestStdioFrontEnd(t *testing.T) {
 		}
 		if !strings.Contains(string(out), "Echo: over stdio") {
 			t.Errorf("tools/call everything__echo: output lacks the echo:\n%s", out)
+		}
+	})
+	waitNoNewChildren(t, before, 15*time.Second)
+
+	// The official Go SDK launching the gateway, as Claude Code launches a
+	// server: what server-everything asks mid-call (sampling, elicitation)
+	// reaches the SDK's handlers over stdio, and a subscription's updates
+	// arrive.
+	t.Run("go-sdk", func(t *testing.T) {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		var updates atomic.Int32
+		c := mcp.NewClient(&mcp.Implementation{Name: "skillgate-test", Version: "1"}, &mcp.ClientOptions{
+			//lint:ignore SA1019 the gateway must relay sampling while servers use it
+			CreateMessageHandler: func(context.Context, *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+				//lint:ignore SA1019 see above
+				return &mcp.CreateMessageResult{Model: "m", Role: "assistant", Content: &mcp.TextContent{Text: "sampled over stdio"}}, nil
+			},
+			ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+				return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "Grace Hopper"}}, nil
+			},
+			ResourceUpdatedHandler: func(context.Context, *mcp.ResourceUpdatedNotificationRequest) { updates.Add(1) },
+		})
+		cs, err := c.Connect(ctx, &mcp.CommandTransport{Command: exec.Command(bin, "run", "--stdio", "-c", cfg)}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer cs.Close()
+		for tool, want := range map[string]string{
+			"everything__trigger-sampling-request":    "sampled over stdio",
+			"everything__trigger-elicitation-request": "Grace Hopper",
+		} {
+			args := map[string]any{}
+			if strings.Contains(tool, "sampling") {
+				args["prompt"] = "hi"
+			}
+			if text, isErr := goSDKCall(t, ctx, cs, tool, args); isErr || !strings.Contains(text, want) {
+				t.Errorf("%s: %q (isError %v); want %q in it", tool, text, isErr, want)
+			}
+		}
+		if err := cs.Subscribe(ctx, &mcp.SubscribeParams{URI: "demo://resource/dynamic/text/2"}); err != nil {
+			t.Fatal(err)
+		}
+		if _, isErr := goSDKCall(t, ctx, cs, "everything__toggle-subscriber-updates", map[string]any{}); isErr {
+			t.Fatal("toggle-subscriber-updates failed")
+		}
+		for deadline := time.Now().Add(15 * time.Second); updates.Load() == 0 && time.Now().Before(deadline); {
+			time.Sleep(50 * time.Millisecond)
+		}
+		if updates.Load() == 0 {
+			t.Error("no resource update reached the stdio client in 15 s")
 		}
 	})
 	waitNoNewChildren(t, before, 15*time.Second)

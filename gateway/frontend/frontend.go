@@ -289,11 +289,7 @@ func (s *Server) Notify(method string, params json.RawMessage) {
 	}
 	if method == string(mcp.MethodNotificationResourceUpdated) {
 		uri, _ := m["uri"].(string)
-		for _, id := range s.subscribers(uri) {
-			if err := s.mcp.SendNotificationToSpecificClient(id, method, m); err != nil {
-				s.log.Debug("resource update not delivered", "session", id, "uri", uri, "err", err)
-			}
-		}
+		s.deliverUpdate(uri, m)
 	} else {
 		s.mcp.SendNotificationToAllClients(method, m)
 	}
@@ -397,7 +393,12 @@ func (s *Server) toolHandler(name string) server.ToolHandlerFunc {
 			}
 		}
 		params, token := buildParams(map[string]any{"name": it.Original}, "arguments", args, req.Params.Meta)
-		raw, err := s.router.Call(ctx, it, string(mcp.MethodToolsCall), params, s.newCall(ctx, token))
+		raw, done, err := s.modernTurn(ctx, name, &req.Params, token, func(ctx context.Context, call sdk.Call) (json.RawMessage, error) {
+			return s.router.Call(ctx, it, string(mcp.MethodToolsCall), params, call)
+		})
+		if !done {
+			raw, err = s.router.Call(ctx, it, string(mcp.MethodToolsCall), params, s.newCall(ctx, token))
+		}
 		deliveryFrom(ctx).wait(ctx, notificationWait)
 		if err != nil {
 			return nil, err

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"slices"
 	"strconv"
@@ -12,6 +13,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
 	"github.com/skillgate/skillgate/internal/jsonscan"
 	"github.com/skillgate/skillgate/plugins/sdk"
 )
@@ -54,7 +57,7 @@ type roundTrip struct {
 	cancel context.CancelFunc
 
 	mu     sync.Mutex
-	fc     *fastCall            // the exchange attached, nil while parked
+	ex     sdk.Call             // the exchange attached, nil while parked
 	unsent []*inputAsk          // asks the client has not seen yet
 	sent   map[string]*inputAsk // asks sent, by id, waiting for answers
 	seq    int
@@ -96,57 +99,49 @@ func modernCaps(meta json.RawMessage) clientCaps {
 // capMethod names, for each capability, a request that needs it.
 var capMethod = map[string]string{"sampling": "sampling/createMessage", "elicitation": "elicitation/create", "roots": "roots/list"}
 
-// startRoundTrip runs the call on a goroutine of its own and serves its
-// first exchange.
-func (s *Server) startRoundTrip(w http.ResponseWriter, r *http.Request, req *request, token json.RawMessage, caps clientCaps, p *fastPlan) {
-	plan := *p
+// errNoTurn means the exchange's client went away before the call's next
+// turn: the call is cancelled and there is nothing to answer.
+var errNoTurn = errors.New("the client went away")
+
+// newRoundTrip runs a call (run, with the round trip as its sdk.Call) on a
+// goroutine of its own.
+func (s *Server) newRoundTrip(name string, caps clientCaps, run func(context.Context, sdk.Call) (json.RawMessage, error)) *roundTrip {
 	var b [16]byte
 	_, _ = rand.Read(b[:])
 	ctx, cancel := context.WithCancel(context.Background())
-	rt := &roundTrip{s: s, state: "sg1." + hex.EncodeToString(b[:]), name: req.Params.Name, caps: caps, cancel: cancel,
+	rt := &roundTrip{s: s, state: "sg1." + hex.EncodeToString(b[:]), name: name, caps: caps, cancel: cancel,
 		sent: map[string]*inputAsk{}, wake: make(chan struct{}, 1)}
 	go func() {
 		defer cancel()
-		raw, err := s.runPlan(ctx, &plan, rt)
+		raw, err := run(ctx, rt)
 		rt.finish(raw, err)
 	}()
-	rt.serve(w, r, req.ID, token)
+	return rt
 }
 
-// resumeRoundTrip serves a client's retry: its answers go to the asks
-// they answer, and the exchange waits for the call's next turn.
-func (s *Server) resumeRoundTrip(w http.ResponseWriter, r *http.Request, req *request, token json.RawMessage) {
-	fail := func(msg string) {
-		fc := &fastCall{s: s, w: w}
-		fc.finish(answer(req.ID, nil, &sdk.RPCError{Code: sdk.CodeInvalidParams, Message: msg}))
-	}
-	var state string
-	if json.Unmarshal(req.Params.RequestState, &state) != nil {
-		fail("requestState must be the string an input_required result gave")
-		return
+// resume finds the call a retry names by its requestState and hands it
+// the answers (inputResponses: an object of answers by input request id).
+// Its error is the retry's invalid-params answer.
+func (s *Server) resume(state, name string, inputResponses json.RawMessage) (*roundTrip, error) {
+	fail := func(msg string) (*roundTrip, error) {
+		return nil, &sdk.RPCError{Code: sdk.CodeInvalidParams, Message: msg}
 	}
 	v, ok := s.roundTrips.Load(state)
 	if !ok {
-		fail("requestState " + strconv.Quote(state) + " names no call waiting for input here (it ended, it waited too long, or another gateway replica holds it): call the tool again without requestState")
-		return
+		return fail("requestState " + strconv.Quote(state) + " names no call waiting for input here (it ended, it waited too long, or another gateway replica holds it): call the tool again without requestState")
 	}
 	rt := v.(*roundTrip)
-	if req.Params.Name != rt.name {
-		fail("requestState " + strconv.Quote(state) + " belongs to a call of " + rt.name + ", not " + req.Params.Name)
-		return
+	if name != rt.name {
+		return fail("requestState " + strconv.Quote(state) + " belongs to a call of " + rt.name + ", not " + name)
 	}
 	var answers map[string]json.RawMessage
-	if len(req.Params.InputResponses) > 0 && string(req.Params.InputResponses) != "null" {
-		if json.Unmarshal(req.Params.InputResponses, &answers) != nil {
-			fail("inputResponses must be an object of answers by input request id")
-			return
-		}
+	if hasValue(inputResponses) && json.Unmarshal(inputResponses, &answers) != nil {
+		return fail("inputResponses must be an object of answers by input request id")
 	}
 	rt.mu.Lock()
-	if rt.fc != nil {
-		rt.mu.Unlock()
-		fail("requestState " + strconv.Quote(state) + " is being answered by another request")
-		return
+	defer rt.mu.Unlock()
+	if rt.ex != nil {
+		return fail("requestState " + strconv.Quote(state) + " is being answered by another request")
 	}
 	for id, a := range answers {
 		if ask := rt.sent[id]; ask != nil {
@@ -154,19 +149,52 @@ func (s *Server) resumeRoundTrip(w http.ResponseWriter, r *http.Request, req *re
 			ask.answer <- a
 		}
 	}
-	rt.mu.Unlock()
+	return rt, nil
+}
+
+// startRoundTrip serves the first exchange of a fast-path call that may
+// ask its client for input.
+func (s *Server) startRoundTrip(w http.ResponseWriter, r *http.Request, req *request, token json.RawMessage, caps clientCaps, p *fastPlan) {
+	plan := *p
+	rt := s.newRoundTrip(req.Params.Name, caps, func(ctx context.Context, call sdk.Call) (json.RawMessage, error) {
+		return s.runPlan(ctx, &plan, call)
+	})
 	rt.serve(w, r, req.ID, token)
 }
 
-// serve attaches the exchange of request id to the call and answers it
-// with the call's next turn: its result, or the input it asks for (the
-// call is then parked). Progress and notifications in between go out as
-// SSE events of this exchange. If the client goes away first, the call is
-// cancelled, as a 2026-07-28 call is when its request closes.
+// resumeRoundTrip serves a client's retry on the fast path.
+func (s *Server) resumeRoundTrip(w http.ResponseWriter, r *http.Request, req *request, token json.RawMessage) {
+	var state string
+	rt, err := (*roundTrip)(nil), error(&sdk.RPCError{Code: sdk.CodeInvalidParams, Message: "requestState must be the string an input_required result gave"})
+	if json.Unmarshal(req.Params.RequestState, &state) == nil {
+		rt, err = s.resume(state, req.Params.Name, req.Params.InputResponses)
+	}
+	if err != nil {
+		(&fastCall{s: s, w: w}).finish(answer(req.ID, nil, err))
+		return
+	}
+	rt.serve(w, r, req.ID, token)
+}
+
+// serve answers the HTTP exchange of request id with the call's next turn.
 func (rt *roundTrip) serve(w http.ResponseWriter, r *http.Request, id json.RawMessage, token json.RawMessage) {
 	fc := &fastCall{s: rt.s, w: w, token: token, ctx: r.Context()}
+	raw, err := rt.next(r.Context(), fc)
+	if errors.Is(err, errNoTurn) {
+		return
+	}
+	fc.finish(answer(id, raw, err))
+}
+
+// next attaches an exchange (ex receives the progress and notifications
+// the call sends meanwhile) and waits for the call's next turn: its result
+// (with the members a 2026-07-28 result carries), or an input_required
+// result asking for every request not yet answered; the call is then
+// parked until a retry names it. If ctx ends first (the client went away),
+// the call is cancelled and next returns errNoTurn.
+func (rt *roundTrip) next(ctx context.Context, ex sdk.Call) (json.RawMessage, error) {
 	rt.mu.Lock()
-	rt.fc = fc
+	rt.ex = ex
 	if rt.expiry != nil {
 		rt.expiry.Stop()
 		rt.expiry = nil
@@ -176,32 +204,29 @@ func (rt *roundTrip) serve(w http.ResponseWriter, r *http.Request, id json.RawMe
 	for {
 		select {
 		case <-rt.wake:
-		case <-r.Context().Done():
+		case <-ctx.Done():
 			rt.mu.Lock()
-			rt.fc = nil
+			rt.ex = nil
 			rt.mu.Unlock()
 			rt.cancel()
 			rt.forget()
-			return
+			return nil, errNoTurn
 		}
 		rt.mu.Lock()
 		if rt.done {
 			raw, err := rt.raw, rt.err
-			rt.fc = nil
+			rt.ex = nil
 			rt.mu.Unlock()
 			rt.forget()
 			if err == nil {
 				raw = rt.s.modernResult(raw)
 			}
-			fc.finish(answer(id, raw, err))
-			return
+			return raw, err
 		}
 		if len(rt.unsent) == 0 && len(rt.sent) == 0 {
 			rt.mu.Unlock()
 			continue
 		}
-		// The call needs input: answer with every request not yet
-		// answered, and park until the retry.
 		requests := make([]member, 0, len(rt.unsent)+len(rt.sent))
 		for _, ask := range rt.unsent {
 			rt.sent[ask.id] = ask
@@ -215,21 +240,19 @@ func (rt *roundTrip) serve(w http.ResponseWriter, r *http.Request, id json.RawMe
 			requests = append(requests, member{ask.id, insertMembers([]byte("{}"), m)})
 		}
 		slices.SortFunc(requests, func(a, b member) int { return strings.Compare(a.key, b.key) })
-		rt.fc = nil
+		rt.ex = nil
 		if !rt.listed {
 			rt.listed = true
 			rt.s.roundTrips.Store(rt.state, rt)
 		}
 		rt.expiry = time.AfterFunc(parkTimeout, rt.cancel)
 		rt.mu.Unlock()
-		result := insertMembers([]byte("{}"), []member{
+		return insertMembers([]byte("{}"), []member{
 			{"resultType", []byte(`"input_required"`)},
 			{"inputRequests", insertMembers([]byte("{}"), requests)},
 			{"requestState", encode(rt.state)},
 			{"_meta", rt.s.modernMeta},
-		})
-		fc.finish(answer(id, result, nil))
-		return
+		}), nil
 	}
 }
 
@@ -246,7 +269,7 @@ func (rt *roundTrip) poke() {
 func (rt *roundTrip) finish(raw json.RawMessage, err error) {
 	rt.mu.Lock()
 	rt.done, rt.raw, rt.err = true, raw, err
-	if rt.fc == nil && rt.listed {
+	if rt.ex == nil && rt.listed {
 		if rt.expiry != nil {
 			rt.expiry.Stop()
 		}
@@ -263,24 +286,24 @@ func (rt *roundTrip) forget() {
 
 // Progress implements sdk.Call: it reaches the exchange attached, if any.
 func (rt *roundTrip) Progress(p sdk.Progress) error {
-	if fc := rt.attached(); fc != nil {
-		return fc.Progress(p)
+	if ex := rt.attached(); ex != nil {
+		return ex.Progress(p)
 	}
 	return nil
 }
 
 // Notify implements sdk.Call.
 func (rt *roundTrip) Notify(n sdk.Notification) error {
-	if fc := rt.attached(); fc != nil {
-		return fc.Notify(n)
+	if ex := rt.attached(); ex != nil {
+		return ex.Notify(n)
 	}
 	return nil
 }
 
-func (rt *roundTrip) attached() *fastCall {
+func (rt *roundTrip) attached() sdk.Call {
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
-	return rt.fc
+	return rt.ex
 }
 
 // Request implements sdk.Call: the request becomes an input request of
@@ -336,4 +359,36 @@ func (rt *roundTrip) drop(ask *inputAsk) {
 // CallTool implements sdk.Call.
 func (rt *roundTrip) CallTool(ctx context.Context, name string, args json.RawMessage) (json.RawMessage, error) {
 	return rt.s.newCall(ctx, nil).CallTool(ctx, name, args)
+}
+
+// modernTurn is the round trip of a 2026-07-28 tools/call that mcp-go
+// dispatched to the front end's handler (a stdio client, or a request the
+// HTTP fast path leaves to mcp-go): a retry naming a requestState gets
+// its call's next turn, and so does a new call of a client that declared
+// sampling, elicitation or roots (run starts it). done is false for
+// anything else, which runs as before. Progress reaches the client
+// through mcp-go (token).
+func (s *Server) modernTurn(ctx context.Context, name string, p *mcp.CallToolParams, token mcp.ProgressToken, run func(context.Context, sdk.Call) (json.RawMessage, error)) (raw json.RawMessage, done bool, err error) {
+	if !server.IsModernRequest(ctx) {
+		return nil, false, nil
+	}
+	var rt *roundTrip
+	if p.RequestState != "" {
+		answers, _ := json.Marshal(p.InputResponses)
+		if rt, err = s.resume(p.RequestState, name, answers); err != nil {
+			return nil, true, err
+		}
+	} else {
+		var caps json.RawMessage
+		if p.Meta != nil {
+			caps, _ = json.Marshal(map[string]any{"io.modelcontextprotocol/clientCapabilities": p.Meta.AdditionalFields["io.modelcontextprotocol/clientCapabilities"]})
+		}
+		c := modernCaps(caps)
+		if c == 0 {
+			return nil, false, nil
+		}
+		rt = s.newRoundTrip(name, c, run)
+	}
+	raw, err = rt.next(ctx, s.newCall(ctx, token))
+	return raw, true, err
 }

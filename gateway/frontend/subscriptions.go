@@ -6,7 +6,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -16,22 +18,25 @@ import (
 	"github.com/skillgate/skillgate/internal/keylock"
 )
 
-// Resource subscriptions (2025-11-25 and older; the 2026-07-28 revision
-// replaced resources/subscribe with subscriptions/listen, which mcp-go
-// answers without the gateway). mcp-go acknowledges resources/subscribe
-// itself; the front end also subscribes the source that lists the
+// Resource subscriptions: resources/subscribe of 2025-11-25 and older
+// sessions, and the resourceSubscriptions of a 2026-07-28
+// subscriptions/listen stream. mcp-go answers both itself; the front end
+// also subscribes the source that lists the
 // resource (or a template it matches): once per URI however many sessions
-// subscribe, undone when the last of them unsubscribes or ends. A URI no
-// source lists is acknowledged and goes nowhere. The source's
+// subscribe, undone when the last of them unsubscribes or ends (a stream
+// ends with its request). A URI no source lists is acknowledged and goes
+// nowhere. The source's
 // notifications/resources/updated then goes to those sessions only.
 
 // subscriptions records which sessions subscribed to which URIs.
 type subscriptions struct {
 	locks keylock.Locks // per URI: forwarding and recording take turns
+	seq   atomic.Uint64 // names subscriptions/listen streams
 
-	mu     sync.Mutex
-	byURI  map[string]map[string]bool // URI -> session ids
-	bySess map[string]map[string]bool // session id -> URIs
+	mu      sync.Mutex
+	byURI   map[string]map[string]bool // URI -> subscriber (session id, or stream key)
+	bySess  map[string]map[string]bool // subscriber -> URIs
+	streams map[string]server.ClientSession
 }
 
 // errUnrouted means no source the client sees lists the resource.
@@ -41,35 +46,93 @@ var errUnrouted = errors.New("no source lists the resource")
 // (a session ended).
 const unsubscribeTimeout = 10 * time.Second
 
-// onRequest is mcp-go's request-initialization hook: it forwards a legacy
+// onRequest is mcp-go's request-initialization hook. It forwards a legacy
 // session's resources/subscribe and resources/unsubscribe to the source
-// before mcp-go acknowledges them. A subscribe the source refuses fails
-// the request with the source's reason.
+// before mcp-go acknowledges them (a subscribe the source refuses fails
+// the request with the source's reason), and the resources a 2026-07-28
+// subscriptions/listen stream asks for, for as long as the stream lasts.
 func (s *Server) onRequest(ctx context.Context, _ any, message any) error {
 	raw, ok := message.(json.RawMessage)
-	if !ok || !bytes.Contains(raw, []byte(`"resources/`)) || server.IsModernRequest(ctx) {
+	if !ok || !bytes.Contains(raw, []byte(`"resources/`)) && !bytes.Contains(raw, []byte(`"subscriptions/listen"`)) {
 		return nil
 	}
 	var req struct {
 		Method string `json:"method"`
 		Params struct {
-			URI string `json:"uri"`
+			URI           string `json:"uri"`
+			Notifications struct {
+				ResourceSubscriptions []string `json:"resourceSubscriptions"`
+			} `json:"notifications"`
+			Meta struct {
+				Version string `json:"io.modelcontextprotocol/protocolVersion"`
+			} `json:"_meta"`
 		} `json:"params"`
 	}
-	if json.Unmarshal(raw, &req) != nil || req.Params.URI == "" {
+	cs := server.ClientSessionFromContext(ctx)
+	if json.Unmarshal(raw, &req) != nil || cs == nil {
 		return nil // mcp-go says what is wrong with it
 	}
-	cs := server.ClientSessionFromContext(ctx)
-	if cs == nil {
-		return nil
-	}
-	switch req.Method {
-	case string(mcp.MethodResourcesSubscribe):
+	// mcp-go tells the eras apart after this hook: the request says.
+	modern := mcp.IsModernProtocol(req.Params.Meta.Version)
+	switch {
+	case req.Method == string(mcp.MethodResourcesSubscribe) && !modern && req.Params.URI != "":
 		return s.subscribe(ctx, cs.SessionID(), req.Params.URI)
-	case string(mcp.MethodResourcesUnsubscribe):
+	case req.Method == string(mcp.MethodResourcesUnsubscribe) && !modern && req.Params.URI != "":
 		s.unsubscribe(ctx, cs.SessionID(), req.Params.URI)
+	case req.Method == "subscriptions/listen" && modern && len(req.Params.Notifications.ResourceSubscriptions) > 0:
+		return s.listen(ctx, cs, req.Params.Notifications.ResourceSubscriptions)
 	}
 	return nil
+}
+
+// listen subscribes a subscriptions/listen stream to uris until its
+// request ends. The stream's session gets the updates (mcp-go tags them
+// with the stream's subscription id).
+func (s *Server) listen(ctx context.Context, cs server.ClientSession, uris []string) error {
+	key := "listen:" + strconv.FormatUint(s.subs.seq.Add(1), 10)
+	s.subs.mu.Lock()
+	if s.subs.streams == nil {
+		s.subs.streams = map[string]server.ClientSession{}
+	}
+	s.subs.streams[key] = cs
+	s.subs.mu.Unlock()
+	end := func() {
+		s.endSubscriptions(key)
+		s.subs.mu.Lock()
+		delete(s.subs.streams, key)
+		s.subs.mu.Unlock()
+	}
+	for _, uri := range uris {
+		if err := s.subscribe(ctx, key, uri); err != nil {
+			end()
+			return fmt.Errorf("subscribing to %q: %w", uri, err)
+		}
+	}
+	context.AfterFunc(ctx, end)
+	return nil
+}
+
+// deliverUpdate sends a notifications/resources/updated to the sessions
+// and streams subscribed to its URI.
+func (s *Server) deliverUpdate(uri string, params map[string]any) {
+	for _, id := range s.subscribers(uri) {
+		s.subs.mu.Lock()
+		stream := s.subs.streams[id]
+		s.subs.mu.Unlock()
+		if stream == nil {
+			if err := s.mcp.SendNotificationToSpecificClient(id, string(mcp.MethodNotificationResourceUpdated), params); err != nil {
+				s.log.Debug("resource update not delivered", "session", id, "uri", uri, "err", err)
+			}
+			continue
+		}
+		n := mcp.JSONRPCNotification{JSONRPC: mcp.JSONRPC_VERSION, Notification: mcp.Notification{
+			Method: string(mcp.MethodNotificationResourceUpdated), Params: mcp.NotificationParams{AdditionalFields: params}}}
+		select {
+		case stream.NotificationChannel() <- n:
+		default:
+			s.log.Warn("resource update dropped: the subscription stream is full", "uri", uri)
+		}
+	}
 }
 
 // subscribe records that session subscribed to uri, subscribing the source
