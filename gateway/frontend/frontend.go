@@ -393,7 +393,7 @@ func (s *Server) toolHandler(name string) server.ToolHandlerFunc {
 			}
 		}
 		params, token := buildParams(map[string]any{"name": it.Original}, "arguments", args, req.Params.Meta)
-		raw, done, err := s.modernTurn(ctx, name, &req.Params, token, func(ctx context.Context, call sdk.Call) (json.RawMessage, error) {
+		raw, done, err := s.modernTurn(ctx, name, req.Params.Meta, req.Params.MultiRoundTripParams, token, func(ctx context.Context, call sdk.Call) (json.RawMessage, error) {
 			return s.router.Call(ctx, it, string(mcp.MethodToolsCall), params, call)
 		})
 		if !done {
@@ -477,7 +477,12 @@ func (s *Server) promptHandler(name string) server.PromptHandlerFunc {
 			args, _ = json.Marshal(req.Params.Arguments)
 		}
 		params, token := buildParams(map[string]any{"name": it.Original}, "arguments", args, req.Params.Meta)
-		raw, err := s.router.Call(ctx, it, string(mcp.MethodPromptsGet), params, s.newCall(ctx, token))
+		raw, done, err := s.modernTurn(ctx, name, req.Params.Meta, req.Params.MultiRoundTripParams, token, func(ctx context.Context, call sdk.Call) (json.RawMessage, error) {
+			return s.router.Call(ctx, it, string(mcp.MethodPromptsGet), params, call)
+		})
+		if !done {
+			raw, err = s.router.Call(ctx, it, string(mcp.MethodPromptsGet), params, s.newCall(ctx, token))
+		}
 		deliveryFrom(ctx).wait(ctx, notificationWait)
 		if err != nil {
 			return nil, err
@@ -502,7 +507,12 @@ func (s *Server) resourceHandler() server.ResourceHandlerFunc {
 			return nil, fmt.Errorf("unknown resource %q", req.Params.URI)
 		}
 		params, token := buildParams(map[string]any{"uri": req.Params.URI}, "", nil, req.Params.Meta)
-		raw, err := s.router.Call(ctx, it, string(mcp.MethodResourcesRead), params, s.newCall(ctx, token))
+		raw, done, err := s.modernTurn(ctx, req.Params.URI, req.Params.Meta, req.Params.MultiRoundTripParams, token, func(ctx context.Context, call sdk.Call) (json.RawMessage, error) {
+			return s.router.Call(ctx, it, string(mcp.MethodResourcesRead), params, call)
+		})
+		if !done {
+			raw, err = s.router.Call(ctx, it, string(mcp.MethodResourcesRead), params, s.newCall(ctx, token))
+		}
 		deliveryFrom(ctx).wait(ctx, notificationWait)
 		if err != nil {
 			return nil, err

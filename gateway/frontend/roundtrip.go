@@ -361,27 +361,28 @@ func (rt *roundTrip) CallTool(ctx context.Context, name string, args json.RawMes
 	return rt.s.newCall(ctx, nil).CallTool(ctx, name, args)
 }
 
-// modernTurn is the round trip of a 2026-07-28 tools/call that mcp-go
-// dispatched to the front end's handler (a stdio client, or a request the
-// HTTP fast path leaves to mcp-go): a retry naming a requestState gets
-// its call's next turn, and so does a new call of a client that declared
-// sampling, elicitation or roots (run starts it). done is false for
-// anything else, which runs as before. Progress reaches the client
-// through mcp-go (token).
-func (s *Server) modernTurn(ctx context.Context, name string, p *mcp.CallToolParams, token mcp.ProgressToken, run func(context.Context, sdk.Call) (json.RawMessage, error)) (raw json.RawMessage, done bool, err error) {
+// modernTurn is the round trip of a 2026-07-28 request that mcp-go
+// dispatched to one of the front end's handlers (tools/call, prompts/get
+// or resources/read of a stdio client, or a request the HTTP fast path
+// leaves to mcp-go): a retry naming a requestState gets its call's next
+// turn, and so does a new call of a client that declared sampling,
+// elicitation or roots (run starts it). done is false for anything else,
+// which runs as before. name is what a retry must name again (the tool,
+// prompt or resource URI); progress reaches the client through mcp-go.
+func (s *Server) modernTurn(ctx context.Context, name string, meta *mcp.Meta, mrt mcp.MultiRoundTripParams, token mcp.ProgressToken, run func(context.Context, sdk.Call) (json.RawMessage, error)) (raw json.RawMessage, done bool, err error) {
 	if !server.IsModernRequest(ctx) {
 		return nil, false, nil
 	}
 	var rt *roundTrip
-	if p.RequestState != "" {
-		answers, _ := json.Marshal(p.InputResponses)
-		if rt, err = s.resume(p.RequestState, name, answers); err != nil {
+	if mrt.RequestState != "" {
+		answers, _ := json.Marshal(mrt.InputResponses)
+		if rt, err = s.resume(mrt.RequestState, name, answers); err != nil {
 			return nil, true, err
 		}
 	} else {
 		var caps json.RawMessage
-		if p.Meta != nil {
-			caps, _ = json.Marshal(map[string]any{"io.modelcontextprotocol/clientCapabilities": p.Meta.AdditionalFields["io.modelcontextprotocol/clientCapabilities"]})
+		if meta != nil {
+			caps, _ = json.Marshal(map[string]any{"io.modelcontextprotocol/clientCapabilities": meta.AdditionalFields["io.modelcontextprotocol/clientCapabilities"]})
 		}
 		c := modernCaps(caps)
 		if c == 0 {

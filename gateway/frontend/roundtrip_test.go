@@ -222,3 +222,90 @@ func TestRoundTripAbandoned(t *testing.T) {
 		t.Error("the abandoned call is still held")
 	}
 }
+
+// promptRouter's prompt asks its client for a name, and its resource asks
+// for roots, mid-request.
+type promptRouter struct{}
+
+func (promptRouter) Call(ctx context.Context, it *catalog.Item, method string, _ json.RawMessage, call sdk.Call) (json.RawMessage, error) {
+	if method == "resources/read" {
+		roots, err := call.Request(ctx, "roots/list", nil)
+		if err != nil {
+			return nil, err
+		}
+		text, _ := json.Marshal(string(roots))
+		return json.RawMessage(`{"contents":[{"uri":"demo://r","text":` + string(text) + `}]}`), nil
+	}
+	a, err := call.Request(ctx, "elicitation/create", json.RawMessage(`{"message":"whom?"}`))
+	if err != nil {
+		return nil, err
+	}
+	text, _ := json.Marshal("greet " + string(a))
+	return json.RawMessage(`{"messages":[{"role":"user","content":{"type":"text","text":` + string(text) + `}}]}`), nil
+}
+
+// modernPost posts a 2026-07-28 request of method with params (JSON
+// members, _meta added) and returns the JSON-RPC answer.
+func modernPost(t *testing.T, url, method, name, members, caps string) map[string]json.RawMessage {
+	t.Helper()
+	body := `{"jsonrpc":"2.0","id":4,"method":"` + method + `","params":{` + members +
+		`,"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"t","version":"1"},"io.modelcontextprotocol/clientCapabilities":` + caps + `}}}`
+	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("MCP-Protocol-Version", "2026-07-28")
+	req.Header.Set("Mcp-Method", method)
+	req.Header.Set("Mcp-Name", name)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var buf bytes.Buffer
+	_, _ = buf.ReadFrom(resp.Body)
+	last := buf.Bytes()
+	for _, line := range strings.Split(buf.String(), "\n") {
+		if data, ok := strings.CutPrefix(line, "data: "); ok {
+			last = []byte(data)
+		}
+	}
+	var msg map[string]json.RawMessage
+	if err := json.Unmarshal(last, &msg); err != nil {
+		t.Fatalf("%s answer %q: %v", method, buf.String(), err)
+	}
+	return msg
+}
+
+// TestRoundTripPromptAndResource: prompts/get and resources/read, which
+// mcp-go dispatches, take part in multi round-trip requests too.
+func TestRoundTripPromptAndResource(t *testing.T) {
+	fe := New(promptRouter{}, Options{})
+	fe.Update(catalog.Build([]catalog.Source{{ID: "s", Namespace: "s", Executor: "x", Defs: sdk.Definitions{
+		Prompts:   []json.RawMessage{json.RawMessage(`{"name":"greet"}`)},
+		Resources: []json.RawMessage{json.RawMessage(`{"uri":"demo://r","name":"r"}`)},
+	}}}, catalog.Options{}))
+	ts := httptest.NewServer(fe.Handler())
+	defer ts.Close()
+	url := ts.URL + "/mcp"
+	caps := `{"elicitation":{},"roots":{}}`
+
+	msg := modernPost(t, url, "prompts/get", "s__greet", `"name":"s__greet"`, caps)
+	requests, state := inputRequired(t, msg)
+	if requests["i1"].Method != "elicitation/create" {
+		t.Fatalf("prompts/get asks %+v", requests)
+	}
+	msg = modernPost(t, url, "prompts/get", "s__greet", `"name":"s__greet","requestState":"`+state+`","inputResponses":{"i1":{"action":"accept","content":{"who":"Ada"}}}`, caps)
+	if !strings.Contains(string(msg["result"]), `greet {\"action\":\"accept\",\"content\":{\"who\":\"Ada\"}}`) || !strings.Contains(string(msg["result"]), `"resultType":"complete"`) {
+		t.Errorf("prompts/get after the answer: %s %s", msg["result"], msg["error"])
+	}
+
+	msg = modernPost(t, url, "resources/read", "demo://r", `"uri":"demo://r"`, caps)
+	requests, state = inputRequired(t, msg)
+	if requests["i1"].Method != "roots/list" {
+		t.Fatalf("resources/read asks %+v", requests)
+	}
+	msg = modernPost(t, url, "resources/read", "demo://r", `"uri":"demo://r","requestState":"`+state+`","inputResponses":{"i1":{"roots":[{"uri":"file:///w"}]}}`, caps)
+	if !strings.Contains(string(msg["result"]), `file:///w`) {
+		t.Errorf("resources/read after the answer: %s %s", msg["result"], msg["error"])
+	}
+}
