@@ -77,7 +77,8 @@ type Server struct {
 	// come back with the input they asked for: requestState -> *roundTrip.
 	subs       subscriptions // resources/subscribe of legacy sessions
 	roundTrips sync.Map
-	parked     atomic.Int64  // their requests waiting for answers
+	parked     atomic.Int64 // their requests waiting for answers
+	rtLimits   roundTripLimits
 	notified   atomic.Uint64 // notifications sent to all sessions so far
 	raw        *stash
 	disc       atomic.Pointer[disclosure.Disclosure]
@@ -96,7 +97,7 @@ func New(router Router, opts Options) *Server {
 	if opts.Disclosure == nil {
 		opts.Disclosure = disclosure.New(disclosure.Options{})
 	}
-	s := &Server{router: router, opts: opts, log: opts.Logger, raw: newStash()}
+	s := &Server{router: router, opts: opts, log: opts.Logger, raw: newStash(), rtLimits: roundTripLimits{parkTimeout, keepFinished}}
 	s.disc.Store(opts.Disclosure)
 	s.modernMeta = s.serverInfoMeta()
 	hooks := &server.Hooks{}

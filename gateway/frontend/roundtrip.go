@@ -34,30 +34,36 @@ import (
 // retry brings the answers and takes the call's next turn: more input, or
 // its result.
 
-var (
+const (
 	// parkTimeout bounds the wait for a client's retry: a call whose
 	// client never comes back is cancelled (a person may be answering an
-	// elicitation; the call's own request timeout applies too).
+	// elicitation; the call's own request timeout applies too). Tests
+	// shorten it per Server (roundTripLimits).
 	parkTimeout = 10 * time.Minute
 	// keepFinished is how long a result that came while the call was
 	// parked waits for the retry that collects it.
 	keepFinished = time.Minute
 )
 
+// roundTripLimits are a Server's parkTimeout and keepFinished.
+type roundTripLimits struct{ park, keep time.Duration }
+
 // maxRoundTrips bounds the requests of calls waiting for their clients.
 const maxRoundTrips = 1024
 
-// roundTrip is a 2026-07-28 tools/call that may ask its client for input.
-// It is the sdk.Call of that call.
+// roundTrip is a 2026-07-28 request (tools/call, prompts/get,
+// resources/read) that may ask its client for input. It is the sdk.Call of
+// that request's call to its source.
 type roundTrip struct {
 	s      *Server
 	state  string // the requestState its client echoes back
-	name   string // the tool a retry must name
+	name   string // the tool, prompt or resource URI a retry must name
 	caps   clientCaps
 	cancel context.CancelFunc
 
 	mu     sync.Mutex
 	ex     sdk.Call             // the exchange attached, nil while parked
+	busy   bool                 // an exchange has claimed the next turn
 	unsent []*inputAsk          // asks the client has not seen yet
 	sent   map[string]*inputAsk // asks sent, by id, waiting for answers
 	seq    int
@@ -105,12 +111,12 @@ var errNoTurn = errors.New("the client went away")
 
 // newRoundTrip runs a call (run, with the round trip as its sdk.Call) on a
 // goroutine of its own.
-func (s *Server) newRoundTrip(name string, caps clientCaps, run func(context.Context, sdk.Call) (json.RawMessage, error)) *roundTrip {
+func (s *Server) newRoundTrip(name string, caps clientCaps, ex sdk.Call, run func(context.Context, sdk.Call) (json.RawMessage, error)) *roundTrip {
 	var b [16]byte
 	_, _ = rand.Read(b[:])
 	ctx, cancel := context.WithCancel(context.Background())
 	rt := &roundTrip{s: s, state: "sg1." + hex.EncodeToString(b[:]), name: name, caps: caps, cancel: cancel,
-		sent: map[string]*inputAsk{}, wake: make(chan struct{}, 1)}
+		sent: map[string]*inputAsk{}, wake: make(chan struct{}, 1), ex: ex, busy: true}
 	go func() {
 		defer cancel()
 		raw, err := run(ctx, rt)
@@ -119,10 +125,11 @@ func (s *Server) newRoundTrip(name string, caps clientCaps, run func(context.Con
 	return rt
 }
 
-// resume finds the call a retry names by its requestState and hands it
-// the answers (inputResponses: an object of answers by input request id).
-// Its error is the retry's invalid-params answer.
-func (s *Server) resume(state, name string, inputResponses json.RawMessage) (*roundTrip, error) {
+// resume finds the call a retry names by its requestState, attaches the
+// retry's exchange (ex) and hands the call the answers (inputResponses: an
+// object of answers by input request id). Its error is the retry's
+// invalid-params answer.
+func (s *Server) resume(state, name string, inputResponses json.RawMessage, ex sdk.Call) (*roundTrip, error) {
 	fail := func(msg string) (*roundTrip, error) {
 		return nil, &sdk.RPCError{Code: sdk.CodeInvalidParams, Message: msg}
 	}
@@ -140,9 +147,10 @@ func (s *Server) resume(state, name string, inputResponses json.RawMessage) (*ro
 	}
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
-	if rt.ex != nil {
+	if rt.busy {
 		return fail("requestState " + strconv.Quote(state) + " is being answered by another request")
 	}
+	rt.busy, rt.ex = true, ex // before the answers: the call may go on at once
 	for id, a := range answers {
 		if ask := rt.sent[id]; ask != nil {
 			delete(rt.sent, id)
@@ -156,45 +164,47 @@ func (s *Server) resume(state, name string, inputResponses json.RawMessage) (*ro
 // ask its client for input.
 func (s *Server) startRoundTrip(w http.ResponseWriter, r *http.Request, req *request, token json.RawMessage, caps clientCaps, p *fastPlan) {
 	plan := *p
-	rt := s.newRoundTrip(req.Params.Name, caps, func(ctx context.Context, call sdk.Call) (json.RawMessage, error) {
+	fc := &fastCall{s: s, w: w, token: token, ctx: r.Context()}
+	rt := s.newRoundTrip(req.Params.Name, caps, fc, func(ctx context.Context, call sdk.Call) (json.RawMessage, error) {
 		return s.runPlan(ctx, &plan, call)
 	})
-	rt.serve(w, r, req.ID, token)
+	rt.serve(r.Context(), req.ID, fc)
 }
 
 // resumeRoundTrip serves a client's retry on the fast path.
 func (s *Server) resumeRoundTrip(w http.ResponseWriter, r *http.Request, req *request, token json.RawMessage) {
+	fc := &fastCall{s: s, w: w, token: token, ctx: r.Context()}
 	var state string
 	rt, err := (*roundTrip)(nil), error(&sdk.RPCError{Code: sdk.CodeInvalidParams, Message: "requestState must be the string an input_required result gave"})
 	if json.Unmarshal(req.Params.RequestState, &state) == nil {
-		rt, err = s.resume(state, req.Params.Name, req.Params.InputResponses)
+		rt, err = s.resume(state, req.Params.Name, req.Params.InputResponses, fc)
 	}
 	if err != nil {
-		(&fastCall{s: s, w: w}).finish(answer(req.ID, nil, err))
+		fc.finish(answer(req.ID, nil, err))
 		return
 	}
-	rt.serve(w, r, req.ID, token)
+	rt.serve(r.Context(), req.ID, fc)
 }
 
-// serve answers the HTTP exchange of request id with the call's next turn.
-func (rt *roundTrip) serve(w http.ResponseWriter, r *http.Request, id json.RawMessage, token json.RawMessage) {
-	fc := &fastCall{s: rt.s, w: w, token: token, ctx: r.Context()}
-	raw, err := rt.next(r.Context(), fc)
+// serve answers the HTTP exchange of request id, attached as fc, with the
+// call's next turn.
+func (rt *roundTrip) serve(ctx context.Context, id json.RawMessage, fc *fastCall) {
+	raw, err := rt.next(ctx)
 	if errors.Is(err, errNoTurn) {
 		return
 	}
 	fc.finish(answer(id, raw, err))
 }
 
-// next attaches an exchange (ex receives the progress and notifications
-// the call sends meanwhile) and waits for the call's next turn: its result
+// next waits, for the exchange attached (a new call's first, or a retry's
+// through resume; it receives the progress and notifications the call
+// sends meanwhile), for the call's next turn: its result
 // (with the members a 2026-07-28 result carries), or an input_required
 // result asking for every request not yet answered; the call is then
 // parked until a retry names it. If ctx ends first (the client went away),
 // the call is cancelled and next returns errNoTurn.
-func (rt *roundTrip) next(ctx context.Context, ex sdk.Call) (json.RawMessage, error) {
+func (rt *roundTrip) next(ctx context.Context) (json.RawMessage, error) {
 	rt.mu.Lock()
-	rt.ex = ex
 	if rt.expiry != nil {
 		rt.expiry.Stop()
 		rt.expiry = nil
@@ -206,7 +216,7 @@ func (rt *roundTrip) next(ctx context.Context, ex sdk.Call) (json.RawMessage, er
 		case <-rt.wake:
 		case <-ctx.Done():
 			rt.mu.Lock()
-			rt.ex = nil
+			rt.ex, rt.busy = nil, false
 			rt.mu.Unlock()
 			rt.cancel()
 			rt.forget()
@@ -215,7 +225,7 @@ func (rt *roundTrip) next(ctx context.Context, ex sdk.Call) (json.RawMessage, er
 		rt.mu.Lock()
 		if rt.done {
 			raw, err := rt.raw, rt.err
-			rt.ex = nil
+			rt.ex, rt.busy = nil, false
 			rt.mu.Unlock()
 			rt.forget()
 			if err == nil {
@@ -240,12 +250,12 @@ func (rt *roundTrip) next(ctx context.Context, ex sdk.Call) (json.RawMessage, er
 			requests = append(requests, member{ask.id, insertMembers([]byte("{}"), m)})
 		}
 		slices.SortFunc(requests, func(a, b member) int { return strings.Compare(a.key, b.key) })
-		rt.ex = nil
+		rt.ex, rt.busy = nil, false
 		if !rt.listed {
 			rt.listed = true
 			rt.s.roundTrips.Store(rt.state, rt)
 		}
-		rt.expiry = time.AfterFunc(parkTimeout, rt.cancel)
+		rt.expiry = time.AfterFunc(rt.s.rtLimits.park, rt.cancel)
 		rt.mu.Unlock()
 		return insertMembers([]byte("{}"), []member{
 			{"resultType", []byte(`"input_required"`)},
@@ -273,7 +283,7 @@ func (rt *roundTrip) finish(raw json.RawMessage, err error) {
 		if rt.expiry != nil {
 			rt.expiry.Stop()
 		}
-		rt.expiry = time.AfterFunc(keepFinished, rt.forget)
+		rt.expiry = time.AfterFunc(rt.s.rtLimits.keep, rt.forget)
 	}
 	rt.mu.Unlock()
 	rt.poke()
@@ -374,9 +384,10 @@ func (s *Server) modernTurn(ctx context.Context, name string, meta *mcp.Meta, mr
 		return nil, false, nil
 	}
 	var rt *roundTrip
+	ex := s.newCall(ctx, token)
 	if mrt.RequestState != "" {
 		answers, _ := json.Marshal(mrt.InputResponses)
-		if rt, err = s.resume(mrt.RequestState, name, answers); err != nil {
+		if rt, err = s.resume(mrt.RequestState, name, answers, ex); err != nil {
 			return nil, true, err
 		}
 	} else {
@@ -388,8 +399,8 @@ func (s *Server) modernTurn(ctx context.Context, name string, meta *mcp.Meta, mr
 		if c == 0 {
 			return nil, false, nil
 		}
-		rt = s.newRoundTrip(name, c, run)
+		rt = s.newRoundTrip(name, c, ex, run)
 	}
-	raw, err = rt.next(ctx, s.newCall(ctx, token))
+	raw, err = rt.next(ctx)
 	return raw, true, err
 }

@@ -34,6 +34,13 @@ func (ir interviewRouter) Call(ctx context.Context, it *catalog.Item, _ string, 
 		}
 		text, _ := json.Marshal(string(first) + " | " + string(second))
 		return json.RawMessage(`{"content":[{"type":"text","text":` + string(text) + `}]}`), nil
+	case "slow": // asks, then works until cancelled
+		if _, err := call.Request(ctx, "sampling/createMessage", json.RawMessage(`{"messages":[],"maxTokens":1}`)); err != nil {
+			return nil, err
+		}
+		<-ctx.Done()
+		ir.ended <- ctx.Err()
+		return nil, ctx.Err()
 	default: // hang
 		_, err := call.Request(ctx, "elicitation/create", json.RawMessage(`{"message":"still there?"}`))
 		ir.ended <- err
@@ -165,10 +172,12 @@ func TestRoundTrip(t *testing.T) {
 // another tool, is an invalid-params error; a client that declared no
 // capability is not asked (the tool sees why).
 func TestRoundTripRefusals(t *testing.T) {
-	fe := New(interviewRouter{ended: make(chan error, 1)}, Options{})
+	ended := make(chan error, 1)
+	fe := New(interviewRouter{ended: ended}, Options{})
 	fe.Update(catalog.Build([]catalog.Source{{ID: "s", Namespace: "s", Executor: "x", Defs: sdk.Definitions{Tools: []json.RawMessage{
 		json.RawMessage(`{"name":"interview","inputSchema":{"type":"object"}}`),
 		json.RawMessage(`{"name":"other","inputSchema":{"type":"object"}}`),
+		json.RawMessage(`{"name":"slow","inputSchema":{"type":"object"}}`),
 	}}}}, catalog.Options{}))
 	ts := httptest.NewServer(fe.Handler())
 	defer ts.Close()
@@ -187,15 +196,52 @@ func TestRoundTripRefusals(t *testing.T) {
 	if !strings.Contains(string(msg["error"]), "did not declare the sampling capability") {
 		t.Errorf("no capability declared: %s %s", msg["result"], msg["error"])
 	}
+
+	// Two retries of one state at once: the second is refused, and the
+	// first keeps the call (it is cancelled when its client goes away).
+	msg, _ = modernCall(t, ts.URL+"/mcp", "s__slow", `{"sampling":{}}`, "")
+	_, state = inputRequired(t, msg)
+	first, cancelFirst := context.WithCancel(context.Background())
+	firstDone := make(chan struct{})
+	go func() {
+		defer close(firstDone)
+		body := `{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"s__slow","requestState":"` + state + `","inputResponses":{"i1":{"role":"assistant","content":{"type":"text","text":"x"},"model":"m"}},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"t","version":"1"},"io.modelcontextprotocol/clientCapabilities":{"sampling":{}}}}}`
+		req, _ := http.NewRequestWithContext(first, http.MethodPost, ts.URL+"/mcp", strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("MCP-Protocol-Version", "2026-07-28")
+		req.Header.Set("Mcp-Method", "tools/call")
+		req.Header.Set("Mcp-Name", "s__slow")
+		if resp, err := http.DefaultClient.Do(req); err == nil {
+			resp.Body.Close()
+		}
+	}()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		msg, _ = modernCall(t, ts.URL+"/mcp", "s__slow", `{"sampling":{}}`, `,"requestState":"`+state+`"`)
+		if strings.Contains(string(msg["error"]), "is being answered by another request") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("a second retry of a state being answered: %s %s", msg["result"], msg["error"])
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	cancelFirst()
+	<-firstDone
+	select {
+	case <-ended:
+	case <-time.After(5 * time.Second):
+		t.Error("the call was not cancelled when the retry's client went away")
+	}
 }
 
 // TestRoundTripAbandoned: a parked call whose client never comes back is
 // cancelled after the park timeout, and then forgotten.
 func TestRoundTripAbandoned(t *testing.T) {
-	defer func(p, k time.Duration) { parkTimeout, keepFinished = p, k }(parkTimeout, keepFinished)
-	parkTimeout, keepFinished = 100*time.Millisecond, 50*time.Millisecond
 	ended := make(chan error, 1)
 	fe := New(interviewRouter{ended: ended}, Options{})
+	fe.rtLimits = roundTripLimits{park: 100 * time.Millisecond, keep: 50 * time.Millisecond}
 	fe.Update(catalog.Build([]catalog.Source{{ID: "s", Namespace: "s", Executor: "x", Defs: sdk.Definitions{Tools: []json.RawMessage{
 		json.RawMessage(`{"name":"hang","inputSchema":{"type":"object"}}`),
 	}}}}, catalog.Options{}))
