@@ -135,7 +135,7 @@ func (s *Server) resume(state, name string, inputResponses json.RawMessage, ex s
 	}
 	v, ok := s.roundTrips.Load(state)
 	if !ok {
-		return fail("requestState " + strconv.Quote(state) + " names no call waiting for input here (it ended, it waited too long, or another gateway replica holds it): call the tool again without requestState")
+		return fail("requestState " + strconv.Quote(state) + " names no call waiting for input here (it ended, it waited too long, or another gateway replica holds it): send the request again without requestState")
 	}
 	rt := v.(*roundTrip)
 	if name != rt.name {
