@@ -55,13 +55,7 @@ func modernCall(t *testing.T, url, tool, caps, extra string) (map[string]json.Ra
 	t.Helper()
 	body := `{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"` + tool + `"` + extra +
 		`,"_meta":{"progressToken":"p","io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"t","version":"1"},"io.modelcontextprotocol/clientCapabilities":` + caps + `}}}`
-	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("MCP-Protocol-Version", "2026-07-28")
-	req.Header.Set("Mcp-Method", "tools/call")
-	req.Header.Set("Mcp-Name", tool)
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := postModern(context.Background(), url, "tools/call", tool, body)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -206,13 +200,7 @@ func TestRoundTripRefusals(t *testing.T) {
 	go func() {
 		defer close(firstDone)
 		body := `{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"s__slow","requestState":"` + state + `","inputResponses":{"i1":{"role":"assistant","content":{"type":"text","text":"x"},"model":"m"}},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"t","version":"1"},"io.modelcontextprotocol/clientCapabilities":{"sampling":{}}}}}`
-		req, _ := http.NewRequestWithContext(first, http.MethodPost, ts.URL+"/mcp", strings.NewReader(body))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		req.Header.Set("MCP-Protocol-Version", "2026-07-28")
-		req.Header.Set("Mcp-Method", "tools/call")
-		req.Header.Set("Mcp-Name", "s__slow")
-		if resp, err := http.DefaultClient.Do(req); err == nil {
+		if resp, err := postModern(first, ts.URL+"/mcp", "tools/call", "s__slow", body); err == nil {
 			resp.Body.Close()
 		}
 	}()
@@ -296,13 +284,7 @@ func modernPost(t *testing.T, url, method, name, members, caps string) map[strin
 	t.Helper()
 	body := `{"jsonrpc":"2.0","id":4,"method":"` + method + `","params":{` + members +
 		`,"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"t","version":"1"},"io.modelcontextprotocol/clientCapabilities":` + caps + `}}}`
-	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("MCP-Protocol-Version", "2026-07-28")
-	req.Header.Set("Mcp-Method", method)
-	req.Header.Set("Mcp-Name", name)
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := postModern(context.Background(), url, method, name, body)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -354,4 +336,19 @@ func TestRoundTripPromptAndResource(t *testing.T) {
 	if !strings.Contains(string(msg["result"]), `file:///w`) {
 		t.Errorf("resources/read after the answer: %s %s", msg["result"], msg["error"])
 	}
+}
+
+// postModern POSTs a 2026-07-28 request body of method, naming name in
+// the headers that era requires.
+func postModern(ctx context.Context, url, method, name, body string) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("MCP-Protocol-Version", "2026-07-28")
+	req.Header.Set("Mcp-Method", method)
+	req.Header.Set("Mcp-Name", name)
+	return http.DefaultClient.Do(req)
 }
