@@ -73,9 +73,9 @@ type Server struct {
 	// session id + "\x00" + the request's JSON id -> chan of the answer.
 	pending    sync.Map
 	requestSeq atomic.Uint64
+	subs       subscriptions // resource subscriptions of clients, see subscriptions.go
 	// roundTrips holds the 2026-07-28 calls parked until their clients
 	// come back with the input they asked for: requestState -> *roundTrip.
-	subs       subscriptions // resources/subscribe of legacy sessions
 	roundTrips sync.Map
 	parked     atomic.Int64 // their requests waiting for answers
 	rtLimits   roundTripLimits
@@ -394,12 +394,7 @@ func (s *Server) toolHandler(name string) server.ToolHandlerFunc {
 			}
 		}
 		params, token := buildParams(map[string]any{"name": it.Original}, "arguments", args, req.Params.Meta)
-		raw, done, err := s.modernTurn(ctx, name, req.Params.Meta, req.Params.MultiRoundTripParams, token, func(ctx context.Context, call sdk.Call) (json.RawMessage, error) {
-			return s.router.Call(ctx, it, string(mcp.MethodToolsCall), params, call)
-		})
-		if !done {
-			raw, err = s.router.Call(ctx, it, string(mcp.MethodToolsCall), params, s.newCall(ctx, token))
-		}
+		raw, err := s.callSource(ctx, it, string(mcp.MethodToolsCall), name, params, req.Params.Meta, req.Params.MultiRoundTripParams, token)
 		deliveryFrom(ctx).wait(ctx, notificationWait)
 		if err != nil {
 			return nil, err
@@ -478,12 +473,7 @@ func (s *Server) promptHandler(name string) server.PromptHandlerFunc {
 			args, _ = json.Marshal(req.Params.Arguments)
 		}
 		params, token := buildParams(map[string]any{"name": it.Original}, "arguments", args, req.Params.Meta)
-		raw, done, err := s.modernTurn(ctx, name, req.Params.Meta, req.Params.MultiRoundTripParams, token, func(ctx context.Context, call sdk.Call) (json.RawMessage, error) {
-			return s.router.Call(ctx, it, string(mcp.MethodPromptsGet), params, call)
-		})
-		if !done {
-			raw, err = s.router.Call(ctx, it, string(mcp.MethodPromptsGet), params, s.newCall(ctx, token))
-		}
+		raw, err := s.callSource(ctx, it, string(mcp.MethodPromptsGet), name, params, req.Params.Meta, req.Params.MultiRoundTripParams, token)
 		deliveryFrom(ctx).wait(ctx, notificationWait)
 		if err != nil {
 			return nil, err
@@ -508,12 +498,7 @@ func (s *Server) resourceHandler() server.ResourceHandlerFunc {
 			return nil, fmt.Errorf("unknown resource %q", req.Params.URI)
 		}
 		params, token := buildParams(map[string]any{"uri": req.Params.URI}, "", nil, req.Params.Meta)
-		raw, done, err := s.modernTurn(ctx, req.Params.URI, req.Params.Meta, req.Params.MultiRoundTripParams, token, func(ctx context.Context, call sdk.Call) (json.RawMessage, error) {
-			return s.router.Call(ctx, it, string(mcp.MethodResourcesRead), params, call)
-		})
-		if !done {
-			raw, err = s.router.Call(ctx, it, string(mcp.MethodResourcesRead), params, s.newCall(ctx, token))
-		}
+		raw, err := s.callSource(ctx, it, string(mcp.MethodResourcesRead), req.Params.URI, params, req.Params.Meta, req.Params.MultiRoundTripParams, token)
 		deliveryFrom(ctx).wait(ctx, notificationWait)
 		if err != nil {
 			return nil, err

@@ -15,6 +15,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+	"github.com/skillgate/skillgate/gateway/catalog"
 	"github.com/skillgate/skillgate/internal/jsonscan"
 	"github.com/skillgate/skillgate/plugins/sdk"
 )
@@ -369,6 +370,20 @@ func (rt *roundTrip) drop(ask *inputAsk) {
 // CallTool implements sdk.Call.
 func (rt *roundTrip) CallTool(ctx context.Context, name string, args json.RawMessage) (json.RawMessage, error) {
 	return rt.s.newCall(ctx, nil).CallTool(ctx, name, args)
+}
+
+// callSource sends a request that mcp-go dispatched to one of the front
+// end's handlers to the item's source: as a round trip for a 2026-07-28
+// client that may be asked for input (see modernTurn), else directly.
+// name is what the client named (the tool, prompt or resource URI).
+func (s *Server) callSource(ctx context.Context, it *catalog.Item, method, name string, params json.RawMessage, meta *mcp.Meta, mrt mcp.MultiRoundTripParams, token mcp.ProgressToken) (json.RawMessage, error) {
+	run := func(ctx context.Context, call sdk.Call) (json.RawMessage, error) {
+		return s.router.Call(ctx, it, method, params, call)
+	}
+	if raw, done, err := s.modernTurn(ctx, name, meta, mrt, token, run); done {
+		return raw, err
+	}
+	return run(ctx, s.newCall(ctx, token))
 }
 
 // modernTurn is the round trip of a 2026-07-28 request that mcp-go

@@ -21,12 +21,12 @@ import (
 // Resource subscriptions: resources/subscribe of 2025-11-25 and older
 // sessions, and the resourceSubscriptions of a 2026-07-28
 // subscriptions/listen stream. mcp-go answers both itself; the front end
-// also subscribes the source that lists the
-// resource (or a template it matches): once per URI however many sessions
-// subscribe, undone when the last of them unsubscribes or ends (a stream
-// ends with its request). A URI no source lists is acknowledged and goes
-// nowhere. The source's
-// notifications/resources/updated then goes to those sessions only.
+// also subscribes the source that lists the resource (or a template it
+// matches), once per URI however many clients subscribe, and unsubscribes
+// it when the last of them unsubscribes or ends (a stream ends with its
+// request). The source's notifications/resources/updated then goes to
+// those clients only. A URI no source lists is acknowledged and goes
+// nowhere.
 
 // subscriptions records which sessions subscribed to which URIs.
 type subscriptions struct {
