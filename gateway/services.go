@@ -39,7 +39,21 @@ func NewServiceManager(cfg *config.Config, log *slog.Logger, progress func(servi
 		StartTimeout: time.Duration(cfg.Docker.StartTimeout),
 		UpHint:       upHint(cfg),
 		Progress:     progress,
+		KeepNetwork:  imageServersRequire(cfg),
 	})
+}
+
+// imageServersRequire reports whether an image server of cfg requires
+// services: it joins the project's network, and its restarts (the mcp
+// executor runs its docker command again) need the network to be there
+// even after `services down`.
+func imageServersRequire(cfg *config.Config) bool {
+	for _, s := range cfg.Servers {
+		if s != nil && s.Image != "" && !s.Disabled && len(s.Requires) > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // upHint is the command line that starts a service of cfg by hand.

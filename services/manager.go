@@ -56,6 +56,12 @@ type Options struct {
 	// Progress, when set, receives the progress of pulls and builds started
 	// on demand by Ensure.
 	Progress func(Progress)
+	// KeepNetwork keeps the project's network when every service is
+	// downed (Down with no names): containers that are not services, such
+	// as image servers that require them, join it too and must find it
+	// when they restart. Close and HandOver still remove it when nothing
+	// of the project is left on it.
+	KeepNetwork bool
 }
 
 // Manager runs a project's services: it starts them on demand, once, waits

@@ -581,3 +581,37 @@ func TestHandOverEndsStartsInFlight(t *testing.T) {
 		t.Errorf("%d containers created; want the one the first start made, adopted", n)
 	}
 }
+
+// TestDownKeepsNetwork: with KeepNetwork, downing every service leaves the
+// project's network (image servers restart onto it); Close removes it.
+func TestDownKeepsNetwork(t *testing.T) {
+	for _, keep := range []bool{false, true} {
+		eng := newFake()
+		eng.images["kv:1"] = true
+		m, err := New([]Spec{kvSpec("kv")}, Options{Project: "unit", Engine: eng, KeepNetwork: keep})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := m.Ensure(t.Context(), "kv"); err != nil {
+			t.Fatal(err)
+		}
+		if err := m.Down(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		eng.mu.Lock()
+		_, left := eng.networks[NetworkName("unit")]
+		eng.mu.Unlock()
+		if left != keep {
+			t.Errorf("KeepNetwork %v: network left after Down: %v", keep, left)
+		}
+		if err := m.Close(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		eng.mu.Lock()
+		_, left = eng.networks[NetworkName("unit")]
+		eng.mu.Unlock()
+		if left {
+			t.Errorf("KeepNetwork %v: network left after Close", keep)
+		}
+	}
+}

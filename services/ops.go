@@ -109,7 +109,8 @@ func (m *Manager) Logs(ctx context.Context, name string, opts LogOptions, w io.W
 
 // Down stops and removes the containers of the named services (all when
 // names is empty), whoever started them, keeping their volumes. With all
-// services down, the project's network goes too.
+// services down, the project's network goes too (Options.KeepNetwork
+// excepted).
 func (m *Manager) Down(ctx context.Context, names ...string) error {
 	svcs, err := m.lookup(names)
 	if err != nil {
@@ -125,7 +126,7 @@ func (m *Manager) Down(ctx context.Context, names ...string) error {
 			errs = append(errs, err)
 		}
 	}
-	if len(names) == 0 {
+	if len(names) == 0 && !m.opts.KeepNetwork {
 		m.removeNetwork(ctx, eng)
 	}
 	return errors.Join(errs...)
