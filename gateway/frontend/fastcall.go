@@ -393,9 +393,9 @@ func declaredCaps(body []byte) clientCaps {
 		return capSampling | capElicitation | capRoots
 	}
 	var caps clientCaps
-	for _, c := range capabilityOf {
-		if v, ok := req.Params.Capabilities[c.name]; ok && string(v) != "null" {
-			caps |= c.cap
+	for name, v := range req.Params.Capabilities {
+		if string(v) != "null" {
+			caps |= capNamed(name)
 		}
 	}
 	return caps

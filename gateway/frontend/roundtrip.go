@@ -95,16 +95,23 @@ func modernCaps(meta json.RawMessage) clientCaps {
 			return
 		}
 		jsonscan.Members(value, func(key, value []byte, _, _ int) {
-			if c, ok := capabilityOf[capMethod[string(key)]]; ok && string(value) != "null" {
-				caps |= c.cap
+			if string(value) != "null" {
+				caps |= capNamed(string(key))
 			}
 		})
 	})
 	return caps
 }
 
-// capMethod names, for each capability, a request that needs it.
-var capMethod = map[string]string{"sampling": "sampling/createMessage", "elicitation": "elicitation/create", "roots": "roots/list"}
+// capNamed returns the capability of that name, or none.
+func capNamed(name string) clientCaps {
+	for _, c := range capabilityOf {
+		if c.name == name {
+			return c.cap
+		}
+	}
+	return 0
+}
 
 // errNoTurn means the exchange's client went away before the call's next
 // turn: the call is cancelled and there is nothing to answer.
@@ -406,11 +413,15 @@ func (s *Server) modernTurn(ctx context.Context, name string, meta *mcp.Meta, mr
 			return nil, true, err
 		}
 	} else {
-		var caps json.RawMessage
+		var c clientCaps
 		if meta != nil {
-			caps, _ = json.Marshal(map[string]any{"io.modelcontextprotocol/clientCapabilities": meta.AdditionalFields["io.modelcontextprotocol/clientCapabilities"]})
+			declared, _ := meta.AdditionalFields["io.modelcontextprotocol/clientCapabilities"].(map[string]any)
+			for name, v := range declared {
+				if v != nil {
+					c |= capNamed(name)
+				}
+			}
 		}
-		c := modernCaps(caps)
 		if c == 0 {
 			return nil, false, nil
 		}
