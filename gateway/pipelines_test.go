@@ -423,15 +423,9 @@ func TestPipelineManagement(t *testing.T) {
 // TestExamplePipelinesInspector validates the bundled examples as the
 // gateway loads them and runs each with MCP Inspector through the gateway.
 func TestExamplePipelinesInspector(t *testing.T) {
-	everything := testenv.NodeServer(t, "server-everything")
-	r := startGateway(t, `
-servers:
-  everything:
-    command: ${CMD}
-    args: `+jsonArgv(everything[1:])+`
-pipelines:
+	r := startEverythingWith(t, `pipelines:
   dirs: ["${DIR}"]
-`, map[string]string{"CMD": everything[0], "DIR": filepath.Join(testenv.RepoRoot(t), "examples", "pipelines")})
+`, map[string]string{"DIR": filepath.Join(testenv.RepoRoot(t), "examples", "pipelines")})
 	st := r.waitReady(t, "everything", "pipelines")
 	if st["pipelines"].Tools != 3 {
 		t.Fatalf("examples: %+v", st["pipelines"])

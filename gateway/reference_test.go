@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -333,13 +334,22 @@ func TestGoSDKResourceSubscriptions(t *testing.T) {
 // gateway, as the namespace everything, and waits until it is ready.
 func startEverything(t *testing.T) *running {
 	t.Helper()
+	r := startEverythingWith(t, "", nil)
+	r.waitReady(t, "everything")
+	return r
+}
+
+// startEverythingWith is startEverything with more YAML after the servers
+// (and its variables), not waiting for readiness.
+func startEverythingWith(t *testing.T, more string, vars map[string]string) *running {
+	t.Helper()
 	everything := testenv.NodeServer(t, "server-everything")
-	r := startGateway(t, `
+	all := map[string]string{"CMD": everything[0]}
+	maps.Copy(all, vars)
+	return startGateway(t, `
 servers:
   everything:
     command: ${CMD}
     args: `+jsonArgv(everything[1:])+`
-`, map[string]string{"CMD": everything[0]})
-	r.waitReady(t, "everything")
-	return r
+`+more, all)
 }
