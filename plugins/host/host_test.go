@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -375,7 +376,7 @@ func TestStartErrors(t *testing.T) {
 		{name: "prints garbage", spec: helperSpec(t, "garbage"), is: host.ErrHandshake, mention: []string{`"echo"`, "hello, I am not a plugin", "sdk.Serve"}},
 		{name: "shell script", spec: scr, is: host.ErrHandshake, mention: []string{"not a plugin either"}},
 		{name: "exits", spec: helperSpec(t, "exit"), is: host.ErrHandshake, mention: []string{"exited before the go-plugin handshake", "exit status 1", "boom: config missing"}},
-		{name: "protocol mismatch", spec: helperSpec(t, "future"), is: host.ErrHandshake, mention: []string{"another executor protocol", "versions 1 to 2"}},
+		{name: "protocol mismatch", spec: helperSpec(t, "future"), is: host.ErrHandshake, mention: []string{"another executor protocol", fmt.Sprintf("versions 1 to %d", sdk.ProtocolVersion)}},
 		{name: "timeout", spec: helperSpec(t, "hang"), opts: host.Options{StartTimeout: 500 * time.Millisecond}, is: host.ErrStartTimeout, mention: []string{"500ms"}},
 		{name: "context", spec: helperSpec(t, "hang"), ctx: 300 * time.Millisecond, is: context.DeadlineExceeded},
 		{name: "bad name", spec: badName, is: host.ErrInvalidName},
@@ -611,15 +612,16 @@ func TestDiscover(t *testing.T) {
 }
 
 // TestProtocolVersions runs the same calls against an executor built with
-// this SDK (protocol 2: every call on one Calls stream) and one built
+// this SDK (protocol 3: every call on the executor's side channel) and one built
 // against an SDK that spoke only protocol 1 (a stream per call, no Calls
 // method at all): the handshake settles on each one's version and both
 // serve results, progress, errors and cancellation the same way.
 func TestProtocolVersions(t *testing.T) {
 	for _, tc := range []struct {
-		mode string
-		want int
-	}{{"serve", sdk.ProtocolVersion}, {"v1", 1}} {
+		mode  string
+		want  int
+		calls string
+	}{{"serve", sdk.ProtocolVersion, "socket"}, {"v1", 1, "stream"}} {
 		t.Run(tc.mode, func(t *testing.T) {
 			checkLeaks(t)
 			p := startPlugin(t, helperSpec(t, tc.mode), host.Options{Logger: slog.New(newLogSink())})
@@ -627,6 +629,14 @@ func TestProtocolVersions(t *testing.T) {
 			if got := p.Status().Protocol; got != tc.want {
 				t.Fatalf("negotiated protocol %d, want %d", got, tc.want)
 			}
+			if tc.calls == "socket" && runtime.GOOS != "linux" {
+				tc.calls = "stream"
+			}
+			defer func() {
+				if got := p.Status().Calls; got != tc.calls {
+					t.Errorf("calls ride on %q, want %q", got, tc.calls)
+				}
+			}()
 			if _, err := p.Load(ctx, sdk.LoadRequest{Source: "a", Kind: "echo", Spec: json.RawMessage(`{}`)}); err != nil {
 				t.Fatal(err)
 			}

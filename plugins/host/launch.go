@@ -117,6 +117,10 @@ func (p *Plugin) launch(ctx, life context.Context) (*instance, sdk.Info, error) 
 		return nil, sdk.Info{}, p.startError(ctx, startCtx, pr, stderr, err)
 	}
 
+	if _, err := exec.CallsChannel(); err != nil {
+		// Calls still work, on the slower gRPC stream.
+		p.log.Warn("executor offered a calls channel that could not be opened; calls use the gRPC stream", "err", err)
+	}
 	ictx, icancel := context.WithCancel(life)
 	inst := &instance{
 		gp:      gp,

@@ -97,6 +97,9 @@ type Status struct {
 	// Protocol is the executor protocol version negotiated with the running
 	// process (sdk.MinProtocolVersion to sdk.ProtocolVersion), else 0.
 	Protocol int
+	// Calls is what calls ride on while the process runs: "socket" (the
+	// executor's side channel, protocol 3) or "stream" (gRPC); else "".
+	Calls string
 	// Restarts counts launch attempts after the first start, failed ones
 	// included.
 	Restarts int
@@ -229,7 +232,9 @@ func Start(ctx context.Context, spec Spec, opts Options) (*Plugin, error) {
 	p.info = info
 	p.publishLocked(inst)
 	p.mu.Unlock()
-	p.log.Info("executor started", "pid", inst.pid, "version", info.Version, "path", spec.Path)
+	calls, _ := inst.exec.CallsChannel()
+	p.log.Info("executor started", "pid", inst.pid, "version", info.Version, "path", spec.Path,
+		"protocol", inst.exec.Version(), "calls", calls)
 	p.wg.Add(1)
 	go p.supervise(life, inst)
 	return p, nil
@@ -241,8 +246,12 @@ func (p *Plugin) Name() string { return p.spec.Name }
 // Status returns the plugin's current health.
 func (p *Plugin) Status() Status {
 	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.status
+	st := p.status
+	p.mu.Unlock()
+	if inst := p.cur.Load(); inst != nil && st.PID == inst.pid {
+		st.Calls, _ = inst.exec.CallsChannel()
+	}
+	return st
 }
 
 // Info implements sdk.Executor. It returns what the running process

@@ -25,15 +25,17 @@ type Client struct {
 	host   Host
 	hostID uint32
 
-	mu     sync.Mutex
-	server *grpc.Server
-	closed bool
+	mu      sync.Mutex
+	server  *grpc.Server
+	closed  bool
+	sideErr error // why the offered side channel could not be opened
 
 	calls  sync.Map // call id -> Call
 	nextID atomic.Uint64
 
 	// version is the protocol version negotiated in the handshake; from 2
-	// on, calls share one Calls stream (mux).
+	// on, calls share one Calls stream (mux), from 3 on the executor's
+	// side channel when it offers one.
 	version int
 	mux     mux
 }
@@ -69,7 +71,28 @@ func (c *Client) Info(ctx context.Context) (Info, error) {
 	if err != nil {
 		return Info{}, fromStatus(ctx, err)
 	}
+	if c.version >= 3 && resp.CallsAddress != "" {
+		// Calls fall back to the Calls stream when the side channel
+		// cannot be opened; CallsChannel says which one they use.
+		fc, err := dialSide(ctx, resp.CallsAddress, resp.CallsToken)
+		if err == nil {
+			c.mux.setSide(fc)
+		}
+		c.mu.Lock()
+		c.sideErr = err
+		c.mu.Unlock()
+	}
 	return Info{Name: resp.Name, Version: resp.Version, Kinds: resp.Kinds}, nil
+}
+
+// CallsChannel says what the next call rides on: "socket" (the executor's
+// side channel, protocol 3) or "stream" (a gRPC stream); err is why a side
+// channel the executor offered could not be opened.
+func (c *Client) CallsChannel() (channel string, err error) {
+	c.mu.Lock()
+	err = c.sideErr
+	c.mu.Unlock()
+	return c.mux.channel(), err
 }
 
 // Load implements Executor.

@@ -21,20 +21,32 @@ const maxQueuedEvents = 1024
 // server-side stream dispatch per call. The stream is opened on the first
 // call and again after it broke (the plugin went away and a new one may
 // answer on the same connection).
+//
+// With protocol 3 the first stream is the executor's side channel when
+// Info set one up; once that ends, later streams are Calls streams.
 type mux struct {
 	client pb.ExecutorClient
+	side   *frameConn // the side channel, until a stream takes it
 
 	mu     sync.Mutex
 	cur    *muxStream
 	closed bool
 }
 
+// callStream is the host's end of the calls: a Calls stream or the side
+// channel.
+type callStream interface {
+	Send(*pb.CallFrame) error
+	Recv() (*pb.CallEvent, error)
+}
+
 // muxStream is one Calls stream and the calls running on it.
 type muxStream struct {
-	stream pb.Executor_CallsClient
+	stream callStream
 	cancel context.CancelFunc
+	side   bool // the stream is the side channel
 
-	sendMu sync.Mutex // gRPC allows one sender at a time
+	sendMu sync.Mutex // one sender at a time
 
 	mu      sync.Mutex
 	pending map[string]*pendingCall
@@ -87,6 +99,14 @@ func (m *mux) stream() (*muxStream, error) {
 			return s, nil
 		}
 	}
+	if fc := m.side; fc != nil {
+		m.side = nil
+		s := &muxStream{stream: sideClientStream{fc}, cancel: func() { _ = fc.Close() }, side: true,
+			pending: make(map[string]*pendingCall), done: make(chan struct{})}
+		m.cur = s
+		go s.read()
+		return s, nil
+	}
 	// The stream lives as long as the connection, not as long as the call
 	// that happened to open it.
 	ctx, cancel := context.WithCancel(context.Background())
@@ -109,6 +129,41 @@ func (m *mux) close() {
 	if m.cur != nil {
 		m.cur.cancel()
 	}
+	if m.side != nil {
+		_ = m.side.Close()
+		m.side = nil
+	}
+}
+
+// setSide hands the mux a side channel for its next stream.
+func (m *mux) setSide(fc *frameConn) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed {
+		_ = fc.Close()
+		return
+	}
+	if m.side != nil {
+		_ = m.side.Close()
+	}
+	m.side = fc
+}
+
+// channel names what the next call rides on: "socket" or "stream".
+func (m *mux) channel() string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.side != nil {
+		return "socket"
+	}
+	if s := m.cur; s != nil && s.side {
+		select {
+		case <-s.done:
+		default:
+			return "socket"
+		}
+	}
+	return "stream"
 }
 
 // read dispatches the stream's events to their calls until it ends, then
@@ -131,9 +186,12 @@ func (s *muxStream) read() {
 			p.push(ev)
 		}
 	}
-	if err == io.EOF {
+	switch {
+	case err == io.EOF:
 		err = fmt.Errorf("%w: the executor ended its calls stream", ErrPluginShutdown)
-	} else {
+	case s.side:
+		err = fmt.Errorf("%w: the executor's calls channel: %v", ErrPluginShutdown, err)
+	default:
 		err = fromStatus(context.Background(), err)
 	}
 	s.mu.Lock()
@@ -148,8 +206,14 @@ func (s *muxStream) read() {
 // comes from the reading side.
 func (s *muxStream) send(f *pb.CallFrame) error {
 	s.sendMu.Lock()
-	defer s.sendMu.Unlock()
-	return s.stream.Send(f)
+	err := s.stream.Send(f)
+	s.sendMu.Unlock()
+	if err != nil {
+		// A failed write (the side channel's write deadline) leaves the
+		// connection unusable; ending it ends the reader too.
+		s.cancel()
+	}
+	return err
 }
 
 // call runs one call on the stream and delivers its events to call, in

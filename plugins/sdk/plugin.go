@@ -24,9 +24,10 @@ type GRPCPlugin struct {
 	// Host serves executor-wide callbacks on the gateway side.
 	Host Host
 	// Version is the protocol version this plugin set stands for in the
-	// handshake (0 means 1). The gateway side uses what it offers: from 2
-	// on, one Calls stream for every call. The plugin side serves every
-	// version whatever this says.
+	// handshake (0 means 1). From 2 on, every call rides one Calls
+	// stream; from 3 on, a side channel when the plugin offers one. The
+	// plugin side serves versions 1 and 2 whatever this says, and offers
+	// the side channel only from 3 on.
 	Version int
 }
 
@@ -34,7 +35,7 @@ var _ plugin.GRPCPlugin = (*GRPCPlugin)(nil)
 
 // GRPCServer registers the executor service (plugin side).
 func (p *GRPCPlugin) GRPCServer(broker *plugin.GRPCBroker, s *grpc.Server) error {
-	pb.RegisterExecutorServer(s, &grpcServer{impl: p.Impl, broker: broker})
+	pb.RegisterExecutorServer(s, &grpcServer{impl: p.Impl, broker: broker, version: p.Version})
 	return nil
 }
 

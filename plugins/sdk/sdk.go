@@ -20,8 +20,14 @@ import (
 //	2: Calls, one bidirectional stream that multiplexes every call (and its
 //	   cancellation) instead of a stream per call. Nothing else changed:
 //	   an Executor implementation is the same Go code for both.
+//	3: the executor may offer a side channel for the calls in its Info
+//	   answer, a local socket (a Linux abstract socket, opened with a
+//	   one-time token) that carries the Calls stream's messages with a
+//	   4-byte length prefix each instead of gRPC's HTTP/2 framing. The
+//	   host falls back to the Calls stream when it cannot connect. Again
+//	   an Executor implementation does not change.
 const (
-	ProtocolVersion    = 2
+	ProtocolVersion    = 3
 	MinProtocolVersion = 1
 )
 

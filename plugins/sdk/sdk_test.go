@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"runtime"
 	"sync"
 	"testing"
 	"time"
@@ -98,7 +99,8 @@ func start(t *testing.T, impl sdk.Executor, host sdk.Host, version int) *sdk.Cli
 }
 
 // TestContract runs the whole contract at every protocol version: 1 (a
-// stream per call) and 2 (every call on one Calls stream).
+// stream per call), 2 (every call on one Calls stream) and 3 (every call
+// on the executor's side channel, on Linux).
 func TestContract(t *testing.T) {
 	for v := sdk.MinProtocolVersion; v <= sdk.ProtocolVersion; v++ {
 		t.Run(fmt.Sprintf("protocol %d", v), func(t *testing.T) { testContract(t, v) })
@@ -113,6 +115,18 @@ func testContract(t *testing.T, version int) {
 	if c.Version() != version {
 		t.Fatalf("client speaks protocol %d, want %d", c.Version(), version)
 	}
+	wantChannel := "stream"
+	if version >= 3 && runtime.GOOS == "linux" {
+		wantChannel = "socket"
+	}
+	if ch, err := c.CallsChannel(); ch != wantChannel || err != nil {
+		t.Fatalf("calls ride on %q (%v), want %q", ch, err, wantChannel)
+	}
+	defer func() {
+		if ch, err := c.CallsChannel(); ch != wantChannel || err != nil {
+			t.Errorf("after the contract, calls ride on %q (%v), want %q", ch, err, wantChannel)
+		}
+	}()
 
 	info, err := c.Info(ctx)
 	if err != nil || info.Name != "echo" || info.Kinds[0] != "echo" {

@@ -19,10 +19,15 @@ type grpcServer struct {
 	impl   Executor
 	broker *plugin.GRPCBroker
 
+	// version is the protocol version of the handshake that chose this
+	// server (0 for tests that build one by hand, which means 1).
+	version int
+
 	mu      sync.Mutex
 	conn    *grpc.ClientConn
 	host    pb.HostClient
 	hostSet bool
+	side    *sideOffer // the calls side channel offered, protocol 3
 }
 
 func (s *grpcServer) hostClient() pb.HostClient {
@@ -54,7 +59,45 @@ func (s *grpcServer) Info(ctx context.Context, req *pb.InfoRequest) (*pb.InfoRes
 	if err != nil {
 		return nil, toStatus(err)
 	}
-	return &pb.InfoResponse{Name: info.Name, Version: info.Version, Kinds: info.Kinds}, nil
+	resp := &pb.InfoResponse{Name: info.Name, Version: info.Version, Kinds: info.Kinds}
+	if s.version >= 3 && req.ProtocolVersion >= 3 {
+		// Without a socket the host uses the Calls stream, so a failed
+		// offer is no error.
+		if o := s.offer(); o != nil {
+			resp.CallsAddress, resp.CallsToken = o.address, o.token
+		}
+	}
+	return resp, nil
+}
+
+// offer returns the side channel offer waiting for the host, opening one
+// if there is none; nil when none can be offered or the host has one.
+func (s *grpcServer) offer() *sideOffer {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.side != nil {
+		if s.side.open() {
+			return s.side
+		}
+		return nil
+	}
+	o, err := offerSide(func(fc *frameConn) {
+		defer fc.Close()
+		_ = s.serveCalls(context.Background(),
+			func() (*pb.CallFrame, error) {
+				f := new(pb.CallFrame)
+				if err := fc.read(f); err != nil {
+					return nil, err
+				}
+				return f, nil
+			},
+			func(ev *pb.CallEvent) error { return fc.write(ev) })
+	})
+	if err != nil || o == nil {
+		return nil
+	}
+	s.side = o
+	return o
 }
 
 func (s *grpcServer) Load(ctx context.Context, req *pb.LoadRequest) (*pb.LoadResponse, error) {
@@ -94,8 +137,13 @@ func (s *grpcServer) Call(req *pb.CallRequest, stream pb.Executor_CallServer) er
 // events go out tagged with their ids. When the stream ends, every call
 // still running is cancelled and nothing more is sent.
 func (s *grpcServer) Calls(stream pb.Executor_CallsServer) error {
-	ctx := stream.Context()
-	out := &callsOut{stream: stream}
+	return s.serveCalls(stream.Context(), stream.Recv, stream.Send)
+}
+
+// serveCalls serves the Calls protocol on any carrier: the gRPC stream or
+// the side channel. recv returns io.EOF when the host ended the calls.
+func (s *grpcServer) serveCalls(ctx context.Context, recv func() (*pb.CallFrame, error), send func(*pb.CallEvent) error) error {
+	out := &callsOut{write: send}
 	pool := newWorkers()
 	var mu sync.Mutex
 	running := make(map[string]context.CancelFunc)
@@ -110,7 +158,7 @@ func (s *grpcServer) Calls(stream pb.Executor_CallsServer) error {
 	}()
 	host := s.hostClient()
 	for {
-		f, err := stream.Recv()
+		f, err := recv()
 		if err != nil {
 			if err == io.EOF {
 				return nil
@@ -164,7 +212,7 @@ func (s *grpcServer) Calls(stream pb.Executor_CallsServer) error {
 // handler returned.
 type callsOut struct {
 	mu     sync.Mutex
-	stream pb.Executor_CallsServer
+	write  func(*pb.CallEvent) error
 	closed bool
 }
 
@@ -175,7 +223,7 @@ func (o *callsOut) send(id string, ev *pb.CallEvent) error {
 	if o.closed {
 		return nil
 	}
-	return o.stream.Send(ev)
+	return o.write(ev)
 }
 
 func (o *callsOut) close() {
