@@ -215,6 +215,10 @@ func (o *sideOffer) accept(serve func(*frameConn)) {
 		if err != nil {
 			return // closed: taken, timed out or the executor is ending
 		}
+		if !peerAllowed(c) {
+			_ = c.Close()
+			continue
+		}
 		select {
 		case pending <- struct{}{}:
 		default:
