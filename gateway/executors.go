@@ -43,12 +43,12 @@ type startCall struct {
 	err  error
 }
 
-func newExecutors(exe string, log *slog.Logger, h sdk.Host) *executors {
+func newExecutors(exe string, log *slog.Logger, h sdk.Host, maxProtocol int) *executors {
 	return &executors{
 		exe:        exe,
 		log:        log,
 		host:       h,
-		mgr:        host.NewManager(host.Options{Logger: log, Host: h}),
+		mgr:        host.NewManager(host.Options{Logger: log, Host: h, MaxProtocol: maxProtocol}),
 		running:    map[string]sdk.Executor{},
 		starting:   map[string]*startCall{},
 		thirdParty: map[string]host.Spec{},

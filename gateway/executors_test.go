@@ -14,7 +14,7 @@ import (
 // TestExecutorsStartOnce: callers that ask for an executor while it starts
 // share that one start, and nothing starts once the set is closed.
 func TestExecutorsStartOnce(t *testing.T) {
-	e := newExecutors("/nonexistent/skillgate", slog.New(slog.NewTextHandler(io.Discard, nil)), nil)
+	e := newExecutors("/nonexistent/skillgate", slog.New(slog.NewTextHandler(io.Discard, nil)), nil, 0)
 	ctx := context.Background()
 	got := make([]sdk.Executor, 16)
 	var wg sync.WaitGroup

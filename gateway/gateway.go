@@ -39,6 +39,9 @@ type Options struct {
 	Version string
 	// StdioProfile is the profile ServeStdio serves; "" is the default endpoint.
 	StdioProfile string
+	// ExecutorProtocol caps the executor protocol version offered to
+	// executor plugins (host.Options.MaxProtocol); 0 offers every version.
+	ExecutorProtocol int
 }
 
 // Gateway is one running skillgate.
@@ -98,7 +101,7 @@ func New(opts Options) (*Gateway, error) {
 		}),
 	}
 	g.pipes = newPipelineSet(g)
-	g.execs = newExecutors(opts.Executable, g.log, hostLog{g.log})
+	g.execs = newExecutors(opts.Executable, g.log, hostLog{g.log}, opts.ExecutorProtocol)
 	g.tools = newToolFolders(g)
 	g.newServices(cfg)
 	g.fe = frontend.New(router{g}, frontend.Options{

@@ -114,7 +114,11 @@ func startFromConfig(cmd *cobra.Command) (*gateway.Gateway, error) {
 	if err != nil {
 		return nil, err
 	}
-	gw, err := gateway.New(gateway.Options{Config: cfg, Logger: newLogger(cmd, cmd.ErrOrStderr()), Version: version})
+	proto, err := executorProtocol()
+	if err != nil {
+		return nil, err
+	}
+	gw, err := gateway.New(gateway.Options{Config: cfg, Logger: newLogger(cmd, cmd.ErrOrStderr()), Version: version, ExecutorProtocol: proto})
 	if err != nil {
 		return nil, err
 	}

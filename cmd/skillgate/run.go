@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"strconv"
 	"syscall"
 	"time"
 
@@ -12,6 +13,7 @@ import (
 
 	"github.com/skillgate/skillgate/gateway"
 	"github.com/skillgate/skillgate/gateway/config"
+	"github.com/skillgate/skillgate/plugins/sdk"
 )
 
 func newRunCmd() *cobra.Command {
@@ -20,7 +22,7 @@ func newRunCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "run",
 		Short: "Run the gateway (HTTP on 127.0.0.1:8811 by default, or stdio)",
-		Long: `Run the gateway until interrupted.
+		Long: fmt.Sprintf(`Run the gateway until interrupted.
 
 Over HTTP the MCP endpoint is /mcp, each profile's is /mcp/p/<name>;
 /healthz answers when the process is up, /readyz lists every server's state
@@ -29,7 +31,13 @@ serves one client on stdin/stdout (the default endpoint, or --profile's) and
 logs to stderr only.
 
 The config is reloaded on SIGHUP and when the file changes: servers whose
-settings did not change keep running.`,
+settings did not change keep running.
+
+Environment:
+  SKILLGATE_EXECUTOR_PROTOCOL  newest executor protocol offered to executor
+                               plugins (1 to %d; default the newest). 2 keeps
+                               calls on the gRPC stream instead of the side
+                               channel of 3 (docs/EXECUTORS.md).`, sdk.ProtocolVersion),
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, err := loadConfig(cmd)
@@ -42,8 +50,12 @@ settings did not change keep running.`,
 			if profile != "" && !stdio {
 				return fmt.Errorf("--profile is for --stdio; over HTTP every profile has its endpoint, /mcp/p/%s", profile)
 			}
+			proto, err := executorProtocol()
+			if err != nil {
+				return err
+			}
 			log := newLogger(cmd, os.Stderr)
-			gw, err := gateway.New(gateway.Options{Config: cfg, Logger: log, Version: version, StdioProfile: profile})
+			gw, err := gateway.New(gateway.Options{Config: cfg, Logger: log, Version: version, StdioProfile: profile, ExecutorProtocol: proto})
 			if err != nil {
 				return err
 			}
@@ -105,4 +117,19 @@ func watchConfig(ctx context.Context, path string, gw *gateway.Gateway, log inte
 			log.Error("reload failed", "err", err)
 		}
 	}
+}
+
+// executorProtocol reads SKILLGATE_EXECUTOR_PROTOCOL: the newest executor
+// protocol to offer plugins, or 0 (unset) for every version.
+func executorProtocol() (int, error) {
+	v := os.Getenv("SKILLGATE_EXECUTOR_PROTOCOL")
+	if v == "" {
+		return 0, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < sdk.MinProtocolVersion || n > sdk.ProtocolVersion {
+		return 0, fmt.Errorf("SKILLGATE_EXECUTOR_PROTOCOL=%q: want an executor protocol version from %d to %d, or unset it",
+			v, sdk.MinProtocolVersion, sdk.ProtocolVersion)
+	}
+	return n, nil
 }

@@ -618,13 +618,18 @@ func TestDiscover(t *testing.T) {
 // serve results, progress, errors and cancellation the same way.
 func TestProtocolVersions(t *testing.T) {
 	for _, tc := range []struct {
-		mode  string
-		want  int
-		calls string
-	}{{"serve", sdk.ProtocolVersion, "socket"}, {"v1", 1, "stream"}} {
-		t.Run(tc.mode, func(t *testing.T) {
+		name, mode string
+		max        int // host.Options.MaxProtocol
+		want       int
+		calls      string
+	}{
+		{"serve", "serve", 0, sdk.ProtocolVersion, "socket"},
+		{"serve, host offers up to 2", "serve", 2, 2, "stream"},
+		{"v1", "v1", 0, 1, "stream"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
 			checkLeaks(t)
-			p := startPlugin(t, helperSpec(t, tc.mode), host.Options{Logger: slog.New(newLogSink())})
+			p := startPlugin(t, helperSpec(t, tc.mode), host.Options{Logger: slog.New(newLogSink()), MaxProtocol: tc.max})
 			ctx := context.Background()
 			if got := p.Status().Protocol; got != tc.want {
 				t.Fatalf("negotiated protocol %d, want %d", got, tc.want)

@@ -61,6 +61,25 @@ func (i *instance) requestProbe() {
 	}
 }
 
+// maxProtocol is the newest executor protocol version the host offers.
+func (p *Plugin) maxProtocol() int {
+	if m := p.opts.MaxProtocol; m > 0 && m < sdk.ProtocolVersion {
+		return max(m, sdk.MinProtocolVersion)
+	}
+	return sdk.ProtocolVersion
+}
+
+// pluginSets are the handshake's plugin sets, one per version offered.
+func (p *Plugin) pluginSets() map[int]plugin.PluginSet {
+	sets := sdk.VersionedPlugins(nil, p.opts.Host)
+	for v := range sets {
+		if v > p.maxProtocol() {
+			delete(sets, v)
+		}
+	}
+	return sets
+}
+
 // launch starts one process and returns it handshaken, with Info answered
 // and its monitor and watch goroutines running under life. ctx bounds the
 // launch.
@@ -73,7 +92,7 @@ func (p *Plugin) launch(ctx, life context.Context) (*instance, sdk.Info, error) 
 	pr := newProc(name, nil, stderr)
 	gp := plugin.NewClient(&plugin.ClientConfig{
 		HandshakeConfig:  sdk.Handshake,
-		VersionedPlugins: sdk.VersionedPlugins(nil, p.opts.Host),
+		VersionedPlugins: p.pluginSets(),
 		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
 		RunnerFunc: func(_ hclog.Logger, base *exec.Cmd, _ string) (runner.Runner, error) {
 			// base carries only go-plugin's variables (SkipHostEnv).
@@ -189,7 +208,7 @@ func (p *Plugin) startError(ctx, startCtx context.Context, pr *proc, stderr *lin
 		return fmt.Errorf("start %s: %w: it exited before the go-plugin handshake%s", what, ErrHandshake, note)
 	case strings.HasPrefix(msg, "incompatible API version"):
 		return fmt.Errorf("start %s: %w: it speaks another executor protocol (%s), this gateway speaks versions %d to %d; "+
-			"rebuild it against a matching plugins/sdk", what, ErrHandshake, firstLine(msg), sdk.MinProtocolVersion, sdk.ProtocolVersion)
+			"rebuild it against a matching plugins/sdk", what, ErrHandshake, firstLine(msg), sdk.MinProtocolVersion, p.maxProtocol())
 	case strings.HasPrefix(msg, "incompatible core API version"),
 		strings.HasPrefix(msg, "unsupported plugin protocol"),
 		strings.HasPrefix(msg, "error parsing"),

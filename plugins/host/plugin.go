@@ -48,6 +48,11 @@ type Options struct {
 	// StartTimeout bounds one launch: process start, go-plugin handshake and
 	// Info. Default 10s.
 	StartTimeout time.Duration
+	// MaxProtocol caps the executor protocol versions offered in the
+	// handshake (sdk.MinProtocolVersion to sdk.ProtocolVersion); 0 offers
+	// every version. 2 keeps calls on the gRPC Calls stream, for example,
+	// to compare with the side channel of 3 or to rule it out.
+	MaxProtocol int
 }
 
 func (o Options) withDefaults() Options {

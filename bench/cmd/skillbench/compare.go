@@ -129,6 +129,16 @@ func (b *bench) listAndCall(ctx context.Context) error {
 		return err
 	}
 	defer stopLogged(gwI.proc)
+	// The same plugin-process gateway with calls on the gRPC stream
+	// (protocol 2) instead of the executor's side channel (3).
+	var gwS *gateway
+	if b.want("call") {
+		gwS, err = startGatewayEnv(ctx, b.dir, "gw-stream", b.sg, cfgP, b.o.tools, []string{"SKILLGATE_EXECUTOR_PROTOCOL=2"})
+		if err != nil {
+			return err
+		}
+		defer stopLogged(gwS.proc)
+	}
 
 	// The gateway tells sessions that exist when its catalog changes at
 	// start-up (list_changed), and a legacy session that was told anything
@@ -184,10 +194,14 @@ func (b *bench) listAndCall(ctx context.Context) error {
 			b.rep.list[e] = res
 		}
 		if b.want("call") {
+			epS, err := mcpclient.Connect(ctx, c, gwS.url, e)
+			if err != nil {
+				return err
+			}
 			for _, x := range []struct {
 				ep   *mcpclient.Endpoint
 				tool string
-			}{{epB, "echo"}, {epP, "up__echo"}, {epI, "up__echo"}} {
+			}{{epB, "echo"}, {epP, "up__echo"}, {epI, "up__echo"}, {epS, "up__echo"}} {
 				if err := mcpclient.CheckCall(ctx, c, x.ep, x.tool); err != nil {
 					return err
 				}
@@ -206,6 +220,7 @@ func (b *bench) listAndCall(ctx context.Context) error {
 				{"direct", []mcpclient.Request{epB.CallRequest("echo")}, bare.pid(), roleUpstream},
 				{"process", []mcpclient.Request{epP.CallRequest("up__echo")}, gwP.pid(), roleGateway},
 				{"inprocess", []mcpclient.Request{epI.CallRequest("up__echo")}, gwI.pid(), roleGateway},
+				{"stream", []mcpclient.Request{epS.CallRequest("up__echo")}, gwS.pid(), roleGateway},
 			})
 			if err != nil {
 				return err

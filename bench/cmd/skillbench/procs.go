@@ -31,12 +31,20 @@ type proc struct {
 // startProc runs bin with args, stderr (and stdout unless captured) to a
 // log file in dir.
 func startProc(dir, name, bin string, args ...string) (*proc, error) {
+	return startProcEnv(dir, name, bin, nil, args...)
+}
+
+// startProcEnv is startProc with variables added to the environment.
+func startProcEnv(dir, name, bin string, env []string, args ...string) (*proc, error) {
 	logPath := filepath.Join(dir, name+".log")
 	lf, err := os.Create(logPath)
 	if err != nil {
 		return nil, err
 	}
 	cmd := exec.Command(bin, args...)
+	if env != nil {
+		cmd.Env = append(os.Environ(), env...)
+	}
 	cmd.Stdout, cmd.Stderr = lf, lf
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
@@ -203,11 +211,16 @@ type gateway struct {
 // startGateway runs `skillgate run -c cfg --listen ADDR` and waits until its
 // tools/list (modern era, no session) returns want tools.
 func startGateway(ctx context.Context, dir, name, bin, cfg string, want int) (*gateway, error) {
+	return startGatewayEnv(ctx, dir, name, bin, cfg, want, nil)
+}
+
+// startGatewayEnv is startGateway with variables added to the environment.
+func startGatewayEnv(ctx context.Context, dir, name, bin, cfg string, want int, env []string) (*gateway, error) {
 	addr, err := freeAddr()
 	if err != nil {
 		return nil, err
 	}
-	p, err := startProc(dir, name, bin, "run", "-c", cfg, "--listen", addr)
+	p, err := startProcEnv(dir, name, bin, env, "run", "-c", cfg, "--listen", addr)
 	if err != nil {
 		return nil, err
 	}

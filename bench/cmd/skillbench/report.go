@@ -240,6 +240,15 @@ func (r *report) rows() []row {
 				"direct " + cpuBreakdown(*d), "plugin process " + cpuBreakdown(*p) + "; inprocess " + cpuBreakdown(*i),
 				fmt.Sprintf("%.2fx / %.2fx", float64(tp)/float64(td), float64(ti)/float64(td)), "", ""})
 		}
+		if p, s := res["process"], res["stream"]; p != nil && s != nil && p.meanRPS() > 0 {
+			cpuP, cpuS := "", ""
+			if p.calls > 0 && s.calls > 0 {
+				cpuP, cpuS = "; CPU "+cpuBreakdown(*p), "; CPU "+cpuBreakdown(*s)
+			}
+			rows = append(rows, row{"2", fmt.Sprintf("tools/call c%d and sequential p50, %s, plugin process: calls on the executor's side channel (protocol 3, the default) vs the gRPC Calls stream (`SKILLGATE_EXECUTOR_PROTOCOL=2`)", r.o.concurrency, callLabel(e)),
+				fmt.Sprintf("stream %s, %s%s", rate(s.meanRPS()), us(s.latency.p50), cpuS), fmt.Sprintf("side channel %s, %s%s", rate(p.meanRPS()), us(p.latency.p50), cpuP),
+				fmt.Sprintf("**%.2fx**, %+d µs", p.meanRPS()/s.meanRPS(), (p.latency.p50 - s.latency.p50).Microseconds()), "", ""})
+		}
 	}
 	if r.coldStart.n > 0 {
 		over := r.coldStart.p50 - r.upstreamStart.p50
@@ -294,13 +303,16 @@ func (r *report) markdown() string {
 			what string
 			res  map[string]*outcome
 			keys []string
-		}{{"tools/list", r.list[e], []string{"bare", "gateway"}}, {"tools/call", r.call[e], []string{"direct", "process", "inprocess"}}} {
+		}{{"tools/list", r.list[e], []string{"bare", "gateway"}}, {"tools/call", r.call[e], []string{"direct", "process", "inprocess", "stream"}}} {
 			if set.res == nil {
 				continue
 			}
 			var parts []string
 			for _, k := range set.keys {
 				o := set.res[k]
+				if o == nil {
+					continue
+				}
 				var rs []string
 				for _, v := range o.rps {
 					rs = append(rs, commas(int(v+0.5)))
