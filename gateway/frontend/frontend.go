@@ -377,6 +377,14 @@ func toolFromRaw(it *catalog.Item) (mcp.Tool, error) {
 	if len(out) > 0 && string(out) != "null" {
 		t.RawOutputSchema = out
 	}
+	// mcp-go's AddTools panics on x-mcp-header annotations it refuses (on
+	// a non-primitive property, a header name used twice): ask it first,
+	// so such a tool is left out with the reason instead.
+	if bytes.Contains(in, []byte("x-mcp-header")) {
+		if err := mcp.ValidateParamHeaderAnnotations(&t); err != nil {
+			return t, fmt.Errorf("inputSchema has x-mcp-header annotations a 2026-07-28 client cannot use: %w", err)
+		}
+	}
 	return t, nil
 }
 

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/skillgate/skillgate/gateway/catalog"
+	"github.com/skillgate/skillgate/plugins/sdk"
 )
 
 // TestToolFromRaw checks the tool mcp-go is given: every member but the
@@ -64,5 +65,30 @@ func TestToolFromRaw(t *testing.T) {
 				t.Errorf("mcp-go cannot encode the tool: %v", err)
 			}
 		})
+	}
+}
+
+// An upstream tool whose x-mcp-header annotations mcp-go refuses (here on
+// an object property) is not served; it must not take the front end down
+// (mcp-go's AddTools panics on it) nor keep the source's other tools out.
+func TestBadHeaderAnnotationNotServed(t *testing.T) {
+	bad := `{"name":"bad","inputSchema":{"type":"object","properties":{"o":{"type":"object","x-mcp-header":"O"}}}}`
+	dup := `{"name":"dup","inputSchema":{"type":"object","properties":{"a":{"type":"string","x-mcp-header":"Same"},"b":{"type":"string","x-mcp-header":"Same"}}}}`
+	good := `{"name":"good","inputSchema":{"type":"object","properties":{"r":{"type":"string","x-mcp-header":"Region"}}}}`
+	fe := New(echoRouter{}, Options{})
+	fe.Update(catalog.Build([]catalog.Source{{ID: "s", Namespace: "s", Executor: "x", Defs: sdk.Definitions{
+		Tools: []json.RawMessage{json.RawMessage(bad), json.RawMessage(dup), json.RawMessage(good)},
+	}}}, catalog.Options{}))
+	names := map[string]bool{}
+	for _, tool := range fe.mcp.ListTools() {
+		names[tool.Tool.Name] = true
+	}
+	if !names["s__good"] || names["s__bad"] || names["s__dup"] {
+		t.Fatalf("tools registered with mcp-go: %v, want s__good without s__bad and s__dup", names)
+	}
+	for _, c := range []struct{ raw, want string }{{bad, "x-mcp-header"}, {dup, "x-mcp-header"}} {
+		if _, err := toolFromRaw(&catalog.Item{Name: "n", Raw: json.RawMessage(c.raw)}); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("toolFromRaw(%s) = %v, want an error naming %q", c.raw, err, c.want)
+		}
 	}
 }
