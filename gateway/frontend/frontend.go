@@ -231,7 +231,7 @@ func (s *Server) Update(snap *catalog.Snapshot) {
 
 	// Register first: a listed item is always callable.
 	if toolsChanged && len(tools) > 0 {
-		s.mcp.AddTools(tools...)
+		s.addTools(tools)
 	}
 	if promptsChanged && len(prompts) > 0 {
 		s.mcp.AddPrompts(prompts...)
@@ -386,6 +386,33 @@ func toolFromRaw(it *catalog.Item) (mcp.Tool, error) {
 		}
 	}
 	return t, nil
+}
+
+// addTools registers tools with mcp-go. Its AddTools panics on a tool it
+// refuses (x-mcp-header annotations toolFromRaw did not see, spelled in
+// another case or with escapes) and then registers none of the batch: the
+// tools are then added one at a time, and each refused one is left out
+// with mcp-go's reason.
+func (s *Server) addTools(tools []server.ServerTool) {
+	if addRecovered(s.mcp, tools) == nil {
+		return
+	}
+	for _, t := range tools {
+		if err := addRecovered(s.mcp, []server.ServerTool{t}); err != nil {
+			s.log.Warn("tool definition not served", "tool", t.Tool.Name, "err", err)
+		}
+	}
+}
+
+// addRecovered is mcp-go's AddTools with its panic turned into an error.
+func addRecovered(m *server.MCPServer, tools []server.ServerTool) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%v", r)
+		}
+	}()
+	m.AddTools(tools...)
+	return nil
 }
 
 func (s *Server) toolHandler(name string) server.ToolHandlerFunc {
