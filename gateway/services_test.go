@@ -17,9 +17,13 @@ import (
 	"github.com/skillgate/skillgate/services"
 )
 
+// The gateway's tests tag their own images: packages test in parallel,
+// and a tag another package rebuilds (the services tests build kv:dev
+// their own way) would move under a running test, whose services would
+// then see their image changed and recreate their containers.
 const (
-	kvTestImage   = "skillgate-test/kv:dev"
-	echoTestImage = "skillgate-test/mcpecho:dev"
+	kvTestImage   = "skillgate-test/kv:gateway"
+	echoTestImage = "skillgate-test/mcpecho:gateway"
 )
 
 // kvServiceYAML is the services: entry of the kv test service (built from

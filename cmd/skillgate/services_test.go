@@ -28,7 +28,7 @@ func servicesConfig(t *testing.T, extra string) (string, string) {
 	cfg := fmt.Sprintf(`docker: {project: %s}
 services:
   kv:
-    image: skillgate-test/kv:dev
+    image: skillgate-test/kv:cli
     build: {context: %s}
     ports: ["6379"]
     healthcheck: {test: [CMD, /kv, health], interval: 200ms}
