@@ -68,6 +68,7 @@ type Server struct {
 	// (guarded by updateMu).
 	registered map[string]registeredTool
 	sessions   sync.Map // session id mcp-go issued -> *session
+	clients    sync.Map // session id -> server.ClientSession, every session mcp-go registered
 	inflight   sync.Map // session id + "\x00" + request id -> cancel of a fast-path call
 	// pending holds the server-to-client requests fast-path calls made:
 	// session id + "\x00" + the request's JSON id -> chan of the answer.
@@ -102,7 +103,11 @@ func New(router Router, opts Options) *Server {
 	s.modernMeta = s.serverInfoMeta()
 	hooks := &server.Hooks{}
 	hooks.AddOnRequestInitialization(s.onRequest)
+	hooks.AddOnRegisterSession(func(_ context.Context, cs server.ClientSession) {
+		s.clients.Store(cs.SessionID(), cs)
+	})
 	hooks.AddOnUnregisterSession(func(_ context.Context, cs server.ClientSession) {
+		s.clients.Delete(cs.SessionID())
 		go s.endSubscriptions(cs.SessionID())
 	})
 	srvOpts := []server.ServerOption{
@@ -288,13 +293,37 @@ func (s *Server) Notify(method string, params json.RawMessage) {
 			return
 		}
 	}
-	if method == string(mcp.MethodNotificationResourceUpdated) {
+	switch method {
+	case string(mcp.MethodNotificationResourceUpdated):
 		uri, _ := m["uri"].(string)
 		s.deliverUpdate(uri, m)
-	} else {
+	case string(mcp.MethodNotificationMessage):
+		s.deliverLog(m)
+	default:
 		s.mcp.SendNotificationToAllClients(method, m)
 	}
 	s.notified.Add(1)
+}
+
+// deliverLog sends a source's log message that belongs to no call to every
+// session whose logging/setLevel lets its level through (mcp-go's default
+// for a session that set none is "error"). 2026-07-28 clients have no
+// session: that revision sends log messages only for a request that asked
+// for them.
+func (s *Server) deliverLog(params map[string]any) {
+	lvl, _ := params["level"].(string)
+	level := mcp.LoggingLevel(lvl)
+	s.clients.Range(func(_, v any) bool {
+		cs := v.(server.ClientSession)
+		sl, ok := cs.(server.SessionWithLogging)
+		if !ok || !cs.Initialized() || !level.ShouldSendTo(sl.GetLogLevel()) {
+			return true
+		}
+		if err := s.mcp.SendNotificationToSpecificClient(cs.SessionID(), string(mcp.MethodNotificationMessage), params); err != nil {
+			s.log.Debug("log message not delivered", "session", cs.SessionID(), "err", err)
+		}
+		return true
+	})
 }
 
 // ServeStdio serves one client over in and out until in closes or ctx ends.

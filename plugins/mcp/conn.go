@@ -417,6 +417,14 @@ func (c *conn) onNotification(method string, params json.RawMessage) {
 			ic.ev.push(event{note: &sdk.Notification{Method: method, Params: params}})
 			return
 		}
+		if method == "notifications/message" {
+			// A log message of the upstream's own (server-everything's
+			// simulated logging, a server's background work) is for every
+			// client, as on a direct connection; the gateway honours each
+			// client's logging/setLevel.
+			c.src.notify(sdk.Notification{Method: method, Params: params})
+			return
+		}
 		logLimited(c.log, &c.noCall, slog.LevelInfo, "upstream notification outside any call",
 			"method", method, "params", truncate(string(params), 300))
 	}

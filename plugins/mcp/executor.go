@@ -35,6 +35,7 @@ type Executor struct {
 	loading  keylock.Locks // serializes Load/Unload per source
 	watchers map[*watcher]struct{}
 	closed   bool
+	dropped  limiter // logs of changes a watcher had no room for
 }
 
 var (
@@ -57,6 +58,7 @@ func New(opts ...Option) *Executor {
 	e := &Executor{
 		sources:  map[string]*source{},
 		watchers: map[*watcher]struct{}{},
+		dropped:  limiter{per: 20},
 	}
 	for _, o := range opts {
 		o(e)
@@ -248,7 +250,9 @@ func (e *Executor) broadcast(ch sdk.Change) {
 	defer e.mu.Unlock()
 	for w := range e.watchers {
 		if !w.push(ch) {
-			e.log.Warn("a watcher fell behind; dropped a change", "source", ch.Source)
+			// An upstream that floods log messages outside any call
+			// must not flood the gateway's log as well.
+			logLimited(e.log, &e.dropped, slog.LevelWarn, "a watcher fell behind; dropped a change", "source", ch.Source)
 		}
 	}
 }
