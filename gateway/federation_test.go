@@ -9,7 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/skillgate/skillgate/gateway"
 	"github.com/skillgate/skillgate/internal/testenv"
+	"github.com/skillgate/skillgate/plugins/sdk"
 )
 
 // TestFederation serves server-everything over stdio and over streamable
@@ -34,6 +36,16 @@ servers:
 	st := r.waitReady(t, "everything", "remote", "conformance")
 	if st["everything"].PID == 0 {
 		t.Errorf("stdio upstream has no pid in /readyz: %+v", st["everything"])
+	}
+	// The mcp executor runs as a plugin process whose calls ride its side
+	// channel (protocol 3), and /readyz says so.
+	var ready struct {
+		Executors []gateway.ExecutorStatus `json:"executors"`
+	}
+	r.readyz(t, &ready)
+	if e := ready.Executors; len(e) != 1 || e[0].Name != "mcp" || e[0].State != "running" || e[0].PID == 0 ||
+		e[0].Protocol != sdk.ProtocolVersion || e[0].Calls != "socket" {
+		t.Errorf("/readyz executors = %+v; want the mcp executor running, protocol %d, calls on the socket", e, sdk.ProtocolVersion)
 	}
 	mcpURL := r.url + "/mcp"
 

@@ -213,7 +213,7 @@ func (g *Gateway) Handler() http.Handler {
 		if !ready {
 			w.WriteHeader(http.StatusServiceUnavailable)
 		}
-		_ = json.NewEncoder(w).Encode(map[string]any{"ready": ready, "sources": st, "services": g.ServicesStatus()})
+		_ = json.NewEncoder(w).Encode(map[string]any{"ready": ready, "sources": st, "services": g.ServicesStatus(), "executors": g.ExecutorsStatus()})
 	})
 	return mux
 }
@@ -312,6 +312,36 @@ type SourceStatus struct {
 	Problems []string `json:"problems,omitempty"`
 	// Services are the services the source requires, with their states.
 	Services []ServiceState `json:"services,omitempty"`
+}
+
+// ExecutorStatus is one executor plugin process's state, as /readyz and
+// `skillgate servers` show it. Executors run in process are not listed.
+type ExecutorStatus struct {
+	Name  string `json:"name"`
+	State string `json:"state"`
+	PID   int    `json:"pid,omitempty"`
+	// Protocol is the executor protocol version negotiated with the process.
+	Protocol int `json:"protocol,omitempty"`
+	// Calls is what its calls ride on: "socket" or "stream".
+	Calls     string    `json:"calls,omitempty"`
+	Restarts  int       `json:"restarts"`
+	LastError string    `json:"last_error,omitempty"`
+	Since     time.Time `json:"since"`
+}
+
+// ExecutorsStatus lists the executor plugin processes started so far,
+// sorted by name.
+func (g *Gateway) ExecutorsStatus() []ExecutorStatus {
+	ps := g.execs.mgr.All()
+	out := make([]ExecutorStatus, 0, len(ps))
+	for _, p := range ps {
+		st := p.Status()
+		out = append(out, ExecutorStatus{
+			Name: p.Name(), State: string(st.State), PID: st.PID, Protocol: st.Protocol, Calls: st.Calls,
+			Restarts: st.Restarts, LastError: st.LastError, Since: st.Since,
+		})
+	}
+	return out
 }
 
 // Status lists every source's state, sorted by name.

@@ -367,14 +367,18 @@ func newServersCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "servers",
 		Short: "Show each server's state, pid, restarts and last error",
-		Long: `Show the state of every server. With --url, ask a running gateway
-(its /readyz); otherwise start the configured servers once and report.`,
+		Long: `Show the state of every server, then of the executor plugin processes
+that run them (pid, protocol, whether calls ride the side channel or the
+gRPC stream, restarts). With --url, ask a running gateway (its /readyz);
+otherwise start the configured servers once and report. --json prints the
+servers only.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			var st []gateway.SourceStatus
+			var execs []gateway.ExecutorStatus
 			if url != "" {
 				var err error
-				if st, err = fetchStatus(cmd.Context(), url); err != nil {
+				if st, execs, err = fetchStatus(cmd.Context(), url); err != nil {
 					return err
 				}
 			} else {
@@ -382,7 +386,7 @@ func newServersCmd() *cobra.Command {
 				if err != nil {
 					return err
 				}
-				st = gw.Status()
+				st, execs = gw.Status(), gw.ExecutorsStatus()
 				gw.Close()
 			}
 			if asJSON {
@@ -408,7 +412,7 @@ func newServersCmd() *cobra.Command {
 				}
 			}
 			printRequires(cmd.OutOrStdout(), st)
-			return nil
+			return printExecutors(cmd.OutOrStdout(), execs)
 		},
 	}
 	cmd.Flags().StringVar(&url, "url", "", "base URL of a running gateway, e.g. http://127.0.0.1:8811")
@@ -416,26 +420,52 @@ func newServersCmd() *cobra.Command {
 	return cmd
 }
 
-func fetchStatus(ctx context.Context, base string) ([]gateway.SourceStatus, error) {
+// printExecutors writes the executor plugin processes' table, after a
+// blank line; nothing when there are none.
+func printExecutors(w io.Writer, execs []gateway.ExecutorStatus) error {
+	if len(execs) == 0 {
+		return nil
+	}
+	fmt.Fprintln(w)
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "EXECUTOR\tSTATE\tPID\tPROTOCOL\tCALLS\tRESTARTS\tLAST ERROR")
+	for _, e := range execs {
+		pid, proto, calls := "-", "-", "-"
+		if e.PID > 0 {
+			pid = strconv.Itoa(e.PID)
+		}
+		if e.Protocol > 0 {
+			proto = strconv.Itoa(e.Protocol)
+		}
+		if e.Calls != "" {
+			calls = e.Calls
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\n", e.Name, e.State, pid, proto, calls, e.Restarts, oneLine(e.LastError, 80))
+	}
+	return tw.Flush()
+}
+
+func fetchStatus(ctx context.Context, base string) ([]gateway.SourceStatus, []gateway.ExecutorStatus, error) {
 	base = strings.TrimSuffix(strings.TrimSuffix(base, "/"), "/mcp")
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/readyz", nil)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("ask %s: %w (is the gateway running?)", base, err)
+		return nil, nil, fmt.Errorf("ask %s: %w (is the gateway running?)", base, err)
 	}
 	defer resp.Body.Close()
 	var body struct {
-		Sources []gateway.SourceStatus `json:"sources"`
+		Sources   []gateway.SourceStatus   `json:"sources"`
+		Executors []gateway.ExecutorStatus `json:"executors"`
 	}
 	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
-		return nil, fmt.Errorf("%s/readyz: %w", base, err)
+		return nil, nil, fmt.Errorf("%s/readyz: %w", base, err)
 	}
-	return body.Sources, nil
+	return body.Sources, body.Executors, nil
 }
 
 func newPluginCmd() *cobra.Command {

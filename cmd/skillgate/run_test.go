@@ -1,6 +1,9 @@
 package main
 
 import (
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 )
@@ -34,5 +37,32 @@ func TestExecutorProtocolEnv(t *testing.T) {
 		if _, _, err := runCLI(t, "run", "--listen", "127.0.0.1:0"); err == nil || !strings.Contains(err.Error(), "SKILLGATE_EXECUTOR_PROTOCOL") {
 			t.Errorf("run with %q: %v, want the variable's error", tc.value, err)
 		}
+	}
+}
+
+// servers --url shows a running gateway's servers, then its executor
+// processes with their protocol and calls channel; --json keeps printing
+// the servers alone.
+func TestServersShowsExecutors(t *testing.T) {
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/readyz" {
+			http.NotFound(w, r)
+			return
+		}
+		_, _ = io.WriteString(w, `{"ready":true,"sources":[{"name":"everything","executor":"mcp","state":"ready","pid":7,"restarts":0,"tools":16}],`+
+			`"executors":[{"name":"mcp","state":"running","pid":42,"protocol":3,"calls":"socket","restarts":1}]}`)
+	}))
+	defer ts.Close()
+	out, _, err := runCLI(t, "servers", "--url", ts.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != 5 || lines[2] != "" || !strings.HasPrefix(lines[3], "EXECUTOR") || strings.Join(strings.Fields(lines[4]), " ") != "mcp running 42 3 socket 1" {
+		t.Fatalf("servers output:\n%s", out)
+	}
+	out, _, err = runCLI(t, "servers", "--url", ts.URL, "--json")
+	if err != nil || !strings.HasPrefix(strings.TrimSpace(out), "[") || strings.Contains(out, "socket") {
+		t.Fatalf("servers --json = %s, %v; want the servers array alone", out, err)
 	}
 }
