@@ -40,6 +40,8 @@ func (e *echo) Unload(_ context.Context, source string) error {
 
 func (e *echo) Call(ctx context.Context, req sdk.CallRequest, call sdk.Call) (json.RawMessage, error) {
 	switch req.Method {
+	case "echo":
+		return req.Params, nil
 	case "progress":
 		for i := 1; i <= 3; i++ {
 			if err := call.Progress(sdk.Progress{Progress: float64(i), Total: 3, Message: "step"}); err != nil {
@@ -74,7 +76,7 @@ func (h logHost) Log(_ context.Context, level, msg string, attrs map[string]stri
 }
 
 // start serves impl at one protocol version over an in-memory connection.
-func start(t *testing.T, impl sdk.Executor, host sdk.Host, version int) *sdk.Client {
+func start(t testing.TB, impl sdk.Executor, host sdk.Host, version int) *sdk.Client {
 	t.Helper()
 	if version == sdk.ProtocolVersion {
 		return sdktest.Start(t, impl, host) // what executor authors use
