@@ -227,6 +227,10 @@ func TestCrashMidCall(t *testing.T) {
 			if err != nil || string(res) != "1" {
 				t.Errorf("call after restart = %s, %v", res, err)
 			}
+			// The new process offered its own side channel.
+			if calls := p.Status().Calls; runtime.GOOS == "linux" && calls != "socket" {
+				t.Errorf("after the restart calls ride on %q, want the new process's socket", calls)
+			}
 			// The watcher now sees the new process's changes.
 			if _, err := p.Call(ctx, sdk.CallRequest{Source: "b", Method: "notify", Params: json.RawMessage(`{}`)}, nil); err != nil {
 				t.Fatal(err)
