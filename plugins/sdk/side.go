@@ -24,8 +24,9 @@ import (
 // from then on the connection carries the Calls stream's frames and events
 // as length-prefixed protobuf messages. A call then costs each side one
 // write and one read of the socket, where gRPC adds HTTP/2 framing, flow
-// control and a hand-off to its writer goroutine on both sides (a third of
-// the CPU a proxied call spent in the executor).
+// control and a hand-off to its writer goroutine on both sides
+// (BenchmarkCall: a round trip of ~13 µs and 28 allocations against ~23 µs
+// and 59 on the Calls stream).
 
 const (
 	// sideTokenSize is the length of the secret that opens the side channel.
