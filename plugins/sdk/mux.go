@@ -149,19 +149,23 @@ func (m *mux) setSide(fc *frameConn) {
 	m.side = fc
 }
 
-// channel names what the next call rides on: "socket" or "stream".
+// channel names what the next call rides on, as stream would choose:
+// "socket" or "stream".
 func (m *mux) channel() string {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.side != nil {
-		return "socket"
-	}
-	if s := m.cur; s != nil && s.side {
+	if s := m.cur; s != nil {
 		select {
 		case <-s.done:
 		default:
-			return "socket"
+			if s.side {
+				return "socket"
+			}
+			return "stream"
 		}
+	}
+	if m.side != nil {
+		return "socket"
 	}
 	return "stream"
 }

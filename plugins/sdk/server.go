@@ -71,7 +71,8 @@ func (s *grpcServer) Info(ctx context.Context, req *pb.InfoRequest) (*pb.InfoRes
 }
 
 // offer returns the side channel offer waiting for the host, opening one
-// if there is none; nil when none can be offered or the host has one.
+// if there is none; nil when none can be offered, the host has one, or it
+// let the offer expire (its calls stay on the Calls stream then).
 func (s *grpcServer) offer() *sideOffer {
 	s.mu.Lock()
 	defer s.mu.Unlock()

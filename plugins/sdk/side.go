@@ -175,7 +175,8 @@ type sideOffer struct {
 	address string
 	token   []byte
 	ln      net.Listener
-	taken   atomic.Bool
+	taken   atomic.Bool // a host connected
+	expired atomic.Bool // nobody did within sideAcceptWindow
 	timer   *time.Timer
 }
 
@@ -196,13 +197,16 @@ func offerSide(serve func(*frameConn)) (*sideOffer, error) {
 		return nil, err
 	}
 	o := &sideOffer{address: address, token: token, ln: ln}
-	o.timer = time.AfterFunc(sideAcceptWindow, func() { _ = ln.Close() })
+	o.timer = time.AfterFunc(sideAcceptWindow, func() {
+		o.expired.Store(true)
+		_ = ln.Close()
+	})
 	go o.accept(serve)
 	return o, nil
 }
 
 // open reports whether the offer still waits for the host.
-func (o *sideOffer) open() bool { return !o.taken.Load() }
+func (o *sideOffer) open() bool { return !o.taken.Load() && !o.expired.Load() }
 
 func (o *sideOffer) close() {
 	o.timer.Stop()

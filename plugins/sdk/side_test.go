@@ -126,8 +126,8 @@ func (c *Client) running() int {
 	return len(c.mux.cur.pending)
 }
 
-// An offer nobody takes in time closes; the host then says why and uses
-// the Calls stream.
+// An offer nobody takes in time closes for good; the host then says why
+// and uses the Calls stream.
 func TestSideChannelOfferExpires(t *testing.T) {
 	old := sideAcceptWindow
 	sideAcceptWindow = time.Nanosecond
@@ -138,6 +138,17 @@ func TestSideChannelOfferExpires(t *testing.T) {
 		t.Fatalf("calls ride on %q (%v), want stream and the reason", ch, err)
 	}
 	echoCall(t, c, `{"c":3}`)
+
+	// Asked again, the executor offers no dead address: the calls stay on
+	// the stream.
+	sideAcceptWindow = old
+	if _, err := c.Info(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if ch, err := c.CallsChannel(); ch != "stream" || err == nil {
+		t.Fatalf("after a second Info, calls ride on %q (%v), want the stream and the first reason", ch, err)
+	}
+	echoCall(t, c, `{"d":4}`)
 }
 
 // The socket refuses a wrong token, and takes the right one after it; once
