@@ -406,30 +406,30 @@ func toolFromRaw(it *catalog.Item) (mcp.Tool, error) {
 	if len(out) > 0 && string(out) != "null" {
 		t.RawOutputSchema = out
 	}
-	// mcp-go's AddTools panics on x-mcp-header annotations it refuses (on
-	// a non-primitive property, a header name used twice): ask it first,
-	// so such a tool is left out with the reason instead.
-	if bytes.Contains(in, []byte("x-mcp-header")) {
-		if err := mcp.ValidateParamHeaderAnnotations(&t); err != nil {
-			return t, fmt.Errorf("inputSchema has x-mcp-header annotations a 2026-07-28 client cannot use: %w", err)
-		}
-	}
 	return t, nil
 }
 
-// addTools registers tools with mcp-go. Its AddTools panics on a tool it
-// refuses (x-mcp-header annotations toolFromRaw did not see, spelled in
-// another case or with escapes) and then registers none of the batch: the
-// tools are then added one at a time, and each refused one is left out
-// with mcp-go's reason.
+// addTools registers tools with mcp-go. Its AddTools panics on a tool
+// whose x-mcp-header annotations it refuses (on a non-primitive property,
+// a header name used twice), and then registers none of the batch: one
+// upstream's tool must neither take the gateway down nor keep the other
+// tools out. So the batch is checked with mcp-go's own validator and
+// added again without the refused tools, each left out with the reason.
 func (s *Server) addTools(tools []server.ServerTool) {
 	if addRecovered(s.mcp, tools) == nil {
 		return
 	}
+	good := make([]server.ServerTool, 0, len(tools))
 	for _, t := range tools {
-		if err := addRecovered(s.mcp, []server.ServerTool{t}); err != nil {
-			s.log.Warn("tool definition not served", "tool", t.Tool.Name, "err", err)
+		if err := mcp.ValidateParamHeaderAnnotations(&t.Tool); err != nil {
+			s.log.Warn("tool definition not served: a 2026-07-28 client could not use its x-mcp-header annotations",
+				"tool", t.Tool.Name, "err", err)
+			continue
 		}
+		good = append(good, t)
+	}
+	if err := addRecovered(s.mcp, good); err != nil {
+		s.log.Error("tool definitions not served: mcp-go refused them", "tools", len(good), "err", err)
 	}
 }
 
