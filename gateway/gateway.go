@@ -419,7 +419,7 @@ func (r router) dispatch(ctx context.Context, it *catalog.Item, method string, p
 	if len(wiring) > 0 && method == "tools/call" && src.execName == "script" {
 		params = withWiring(params, wiring)
 	}
-	res, err := ex.Call(ctx, sdk.CallRequest{Source: it.Source, Method: method, Params: params}, g.withChain(ctx, call))
+	res, err := ex.Call(ctx, sdk.CallRequest{Source: it.Source, Method: method, Params: params, Client: frontend.ClientOf(ctx)}, g.withChain(ctx, call))
 	if err != nil {
 		var rpcErr *sdk.RPCError
 		if errors.As(err, &rpcErr) {

@@ -501,7 +501,7 @@ func (g *Gateway) withChain(ctx context.Context, call sdk.Call) sdk.Call {
 // CallTool implements sdk.Call: the nested call goes through the router
 // with the chain, so a tool calling itself through others is refused.
 func (c *chainCall) CallTool(ctx context.Context, name string, args json.RawMessage) (json.RawMessage, error) {
-	ctx, cancel := context.WithCancel(pipelines.WithCallChain(ctx, c.chain))
+	ctx, cancel := context.WithCancel(frontend.WithClientOf(pipelines.WithCallChain(ctx, c.chain), c.outer))
 	defer cancel()
 	stop := context.AfterFunc(c.outer, cancel)
 	defer stop()

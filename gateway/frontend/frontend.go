@@ -332,7 +332,7 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 	st := server.NewStdioServer(s.mcp)
 	st.SetErrorLogger(slog.NewLogLogger(s.log.Handler(), slog.LevelWarn))
 	sr := newStdioRewriter(s)
-	ctx = context.WithValue(ctx, profileKey{}, s.opts.StdioProfile)
+	ctx = withClient(context.WithValue(ctx, profileKey{}, s.opts.StdioProfile), stdioSession)
 	defer s.Disclosure().EndSession(stdioSession)
 	ow := &outWriter{sr: sr, w: out}
 	iw := sr.watchIn(in)

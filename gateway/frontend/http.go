@@ -120,6 +120,7 @@ func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			dreq := disclosure.Request{Profile: profile}
 			if id := r.Header.Get("Mcp-Session-Id"); id != "" && !modernRequest(r, req) {
 				dreq.Session = id
+				r = r.WithContext(withClient(r.Context(), id))
 			}
 			modern := modernRequest(r, req)
 			if m, ok := g.s.opts.Methods[req.Method]; ok && len(req.ID) > 0 && (!modern || modernPlain(r, &req)) {

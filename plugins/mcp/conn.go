@@ -90,16 +90,18 @@ type conn struct {
 
 	listen listenState
 
-	noCall limiter // logs of notifications that have no call to go to
+	noCall    limiter // logs of notifications that have no call to go to
+	ambiguous limiter // logs of what several clients' calls could own
 }
 
 // inflight is one call forwarded to the upstream.
 type inflight struct {
-	ctx   context.Context
-	call  sdk.Call
-	token string
-	ev    *eventQueue // &evq when the call has a client
-	evq   eventQueue
+	ctx    context.Context
+	call   sdk.Call
+	client string // sdk.CallRequest.Client: "" is a client of its own
+	token  string
+	ev     *eventQueue // &evq when the call has a client
+	evq    eventQueue
 }
 
 type inflightKey struct{}
@@ -107,9 +109,10 @@ type inflightKey struct{}
 func newConn(src *source) *conn {
 	c := &conn{
 		src: src, log: src.log,
-		byToken: map[string]*inflight{},
-		kick:    make(chan struct{}, 1),
-		noCall:  limiter{per: 20},
+		byToken:   map[string]*inflight{},
+		kick:      make(chan struct{}, 1),
+		noCall:    limiter{per: 20},
+		ambiguous: limiter{per: 20},
 	}
 	c.ctx, c.cancel = context.WithCancel(context.Background())
 	return c
@@ -294,8 +297,9 @@ func (c *conn) spawn(f func()) {
 
 // call forwards one client request and returns the upstream's result as it
 // was sent. Progress and log notifications of the call go to call while it
-// runs; server requests it causes are answered through call.
-func (c *conn) call(ctx context.Context, method string, params json.RawMessage, call sdk.Call) (json.RawMessage, error) {
+// runs; server requests it causes are answered through call. client is the
+// key of the client the call came from (sdk.CallRequest.Client).
+func (c *conn) call(ctx context.Context, method string, params json.RawMessage, client string, call sdk.Call) (json.RawMessage, error) {
 	if c.modern {
 		switch method {
 		case "ping": // removed in 2026-07-28: liveness is the transport's
@@ -307,7 +311,7 @@ func (c *conn) call(ctx context.Context, method string, params json.RawMessage, 
 	if len(params) > 0 && !json.Valid(params) {
 		return nil, &sdk.RPCError{Code: sdk.CodeInvalidParams, Message: "params are not valid JSON"}
 	}
-	ic := c.begin(ctx, call)
+	ic := c.begin(ctx, client, call)
 	defer c.end(ic)
 	ctx = context.WithValue(ctx, inflightKey{}, ic)
 
@@ -333,8 +337,8 @@ func (c *conn) call(ctx context.Context, method string, params json.RawMessage, 
 }
 
 // begin registers a call as in flight.
-func (c *conn) begin(ctx context.Context, call sdk.Call) *inflight {
-	ic := &inflight{ctx: ctx, call: call}
+func (c *conn) begin(ctx context.Context, client string, call sdk.Call) *inflight {
+	ic := &inflight{ctx: ctx, call: call, client: client}
 	if call == nil {
 		return ic
 	}
@@ -364,18 +368,31 @@ func (c *conn) end(ic *inflight) {
 	c.mu.Unlock()
 }
 
-// latest is the most recent call still in flight. Over stdio nothing ties a
-// log notification or a server request to the request that caused it, so
-// they go to the call that started last.
-func (c *conn) latest() *inflight {
+// owner picks the call that a log notification or a server request of the
+// upstream belongs to when the link cannot say (stdio, and notifications
+// on HTTP, whose transport does not tell which stream they came on): the
+// call that started last, provided every call in flight came from the same
+// client. With calls of several clients in flight any choice could hand
+// one client's sampling request, elicitation, roots question or log line
+// to another, so none is chosen and ambiguous is true. A call whose
+// client is unknown ("") counts as a client of its own.
+func (c *conn) owner() (ic *inflight, ambiguous bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for i := len(c.active) - 1; i >= 0; i-- {
-		if c.active[i].ctx.Err() == nil {
-			return c.active[i]
+		a := c.active[i]
+		if a.ctx.Err() != nil {
+			continue
+		}
+		if ic == nil {
+			ic = a
+			continue
+		}
+		if a.client == "" || a.client != ic.client {
+			return nil, true
 		}
 	}
-	return nil
+	return ic, false
 }
 
 func (c *conn) onNotification(method string, params json.RawMessage) {
@@ -413,8 +430,14 @@ func (c *conn) onNotification(method string, params json.RawMessage) {
 		// of subscriptions/listen need no action.
 	default:
 		// notifications/message and anything newer belong to a call.
-		if ic := c.latest(); ic != nil {
+		ic, ambiguous := c.owner()
+		if ic != nil {
 			ic.ev.push(event{note: &sdk.Notification{Method: method, Params: params}})
+			return
+		}
+		if ambiguous {
+			logLimited(c.log, &c.ambiguous, slog.LevelInfo, "upstream notification not forwarded: calls of several clients are running and nothing ties it to one of them",
+				"method", method, "params", truncate(string(params), 300))
 			return
 		}
 		if method == "notifications/message" {
@@ -438,7 +461,13 @@ func (c *conn) onRequest(ctx context.Context, method string, params json.RawMess
 	}
 	ic, _ := ctx.Value(inflightKey{}).(*inflight) // HTTP: the request came on the call's stream
 	if ic == nil || ic.call == nil || ic.ctx.Err() != nil {
-		ic = c.latest()
+		var ambiguous bool
+		if ic, ambiguous = c.owner(); ambiguous {
+			logLimited(c.log, &c.ambiguous, slog.LevelWarn, "upstream request refused: calls of several clients are running and nothing ties it to one of them",
+				"method", method)
+			return nil, &sdk.RPCError{Code: sdk.CodeInternalError, Message: fmt.Sprintf(
+				"skillgate: source %q sent %s while calls of several clients were running; over this link nothing ties it to the call that caused it, so the gateway refuses it rather than ask the wrong client (a server reached over streamable HTTP sends such requests on the call's own stream, where this cannot happen)", c.src.name, method)}
+		}
 	}
 	if ic == nil && method == "roots/list" {
 		// Servers ask for roots right after initialization, when no client

@@ -170,7 +170,7 @@ func (e *Executor) Call(ctx context.Context, req sdk.CallRequest, call sdk.Call)
 	if s == nil {
 		return nil, fmt.Errorf("%w: %q", sdk.ErrUnknownSource, req.Source)
 	}
-	return s.call(ctx, req.Method, req.Params, call)
+	return s.call(ctx, req, call)
 }
 
 // Close stops every upstream (gracefully, in parallel) and refuses new

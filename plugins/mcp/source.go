@@ -463,7 +463,8 @@ func (s *source) resubscribe(ctx context.Context, c *conn) {
 }
 
 // call forwards one request to the upstream.
-func (s *source) call(ctx context.Context, method string, params json.RawMessage, call sdk.Call) (json.RawMessage, error) {
+func (s *source) call(ctx context.Context, req sdk.CallRequest, call sdk.Call) (json.RawMessage, error) {
+	method, params := req.Method, req.Params
 	if t := time.Duration(s.spec.Timeout); t > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, t)
@@ -473,7 +474,7 @@ func (s *source) call(ctx context.Context, method string, params json.RawMessage
 	if err != nil {
 		return nil, err
 	}
-	res, err := c.call(ctx, method, params, call)
+	res, err := c.call(ctx, method, params, req.Client, call)
 	if err == nil && !c.modern && (method == "resources/subscribe" || method == "resources/unsubscribe") {
 		var p struct {
 			URI string `json:"uri"`

@@ -217,8 +217,15 @@ func (e *Executor) Call(ctx context.Context, req sdk.CallRequest, call sdk.Call)
 	if args[0] != '{' {
 		return nil, &sdk.RPCError{Code: sdk.CodeInvalidParams, Message: "arguments must be a JSON object"}
 	}
+	if req.Client != "" {
+		ctx = context.WithValue(ctx, clientKey{}, req.Client)
+	}
 	return t.call(ctx, args, call)
 }
+
+// clientKey is the context key under which a call carries its
+// sdk.CallRequest.Client down to the conn that runs it.
+type clientKey struct{}
 
 // MetaEnv is the _meta member of a tools/call in which the gateway passes
 // the variables of the services a tool requires (NAME_HOST, NAME_PORT, ...).

@@ -137,17 +137,10 @@ func TestPersistentCancel(t *testing.T) {
 	if err == nil {
 		t.Fatal("a cancelled call returned no error")
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		r := h.call("p", "p", map[string]any{"n": 2}, nil)
-		if r.text() == "2" && workerPID(h, "p") != pid {
-			break
-		}
-		// The cancelled call may still be stopping the process.
-		if time.Now().After(deadline) {
-			t.Fatalf("after the cancel: %s (pid %d, was %d)", r.raw, workerPID(h, "p"), pid)
-		}
-		time.Sleep(50 * time.Millisecond)
+	// The next call comes while the cancelled one may still be stopping
+	// the process: it must start a new one, not die with the old.
+	if r := h.call("p", "p", map[string]any{"n": 2}, nil); r.text() != "2" || workerPID(h, "p") == pid {
+		t.Fatalf("right after the cancel: %s (pid %d, was %d)", r.raw, workerPID(h, "p"), pid)
 	}
 }
 
@@ -326,4 +319,101 @@ for line in sys.stdin:
 	if r := <-waiting; r.IsError || r.text() != "ok" {
 		t.Fatalf("the waiting call: %s", r.raw)
 	}
+}
+
+// untaggedPython serves each call in a thread: {"mark": path} creates
+// path when the call arrives, {"hang": true} never answers, and {"after":
+// path} waits for path, then logs a message that names no call (no
+// progress token) and answers.
+const untaggedPython = `import json, os, sys, threading, time
+lock = threading.Lock()
+def send(m):
+    with lock:
+        sys.stdout.write(json.dumps(m) + "\n"); sys.stdout.flush()
+def handle(m):
+    args = m["params"]["arguments"]
+    if args.get("mark"):
+        open(args["mark"], "w").close()
+    if args.get("hang"):
+        time.sleep(300)
+    while args.get("after") and not os.path.exists(args["after"]):
+        time.sleep(0.005)
+    send({"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "info", "data": "untagged"}})
+    send({"jsonrpc": "2.0", "id": m["id"], "result": {"content": [{"type": "text", "text": "done"}]}})
+for line in sys.stdin:
+    threading.Thread(target=handle, args=(json.loads(line),), daemon=True).start()
+`
+
+// TestPersistentUntaggedMessageClients: a log message that names no call
+// goes to the latest call only while every call in flight came from one
+// client; with another client's call in flight it reaches no one.
+func TestPersistentUntaggedMessageClients(t *testing.T) {
+	requireCmd(t, "python3")
+	h := newHarness(t)
+	dir := folder(t, "name: u\ndescription: d\nruntime: python\nentry: u.py\nprotocol: jsonrpc\nmode: persistent\n",
+		map[string]string{"u.py": untaggedPython})
+	h.mustLoad("u", dir, toolspec.Limits{})
+	tmp := t.TempDir()
+	file := func(name string) string { return tmp + "/" + name }
+	waitFile := func(t *testing.T, name string, done <-chan error) {
+		t.Helper()
+		for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+			if _, err := os.Stat(file(name)); err == nil {
+				return
+			}
+			select {
+			case err := <-done:
+				t.Fatalf("the call that creates %s ended early: %v", name, err)
+			default:
+			}
+		}
+		t.Fatalf("the script never received the call that creates %s", name)
+	}
+	call := func(ctx context.Context, client string, args map[string]any, rec *sdktest.Recorder) error {
+		params, _ := json.Marshal(map[string]any{"name": "u", "arguments": args})
+		res, err := h.c.Call(ctx, sdk.CallRequest{Source: "u", Method: "tools/call", Params: params, Client: client}, rec)
+		if err == nil && !strings.Contains(string(res), `"text":"done"`) && ctx.Err() == nil {
+			err = fmt.Errorf("result %s", res)
+		}
+		return err
+	}
+	// run has first's call wait in the script while second's call (a
+	// hang) starts, then lets first's go on and log its untagged message.
+	run := func(t *testing.T, first, second string) (mine, theirs *sdktest.Recorder) {
+		mine, theirs = &sdktest.Recorder{}, &sdktest.Recorder{}
+		tag := first + "-" + second
+		done := make(chan error, 1)
+		go func() {
+			done <- call(context.Background(), first, map[string]any{"mark": file(tag + "-first"), "after": file(tag + "-release")}, mine)
+		}()
+		waitFile(t, tag+"-first", done)
+		ctx, cancel := context.WithCancel(context.Background())
+		hung := make(chan error, 1)
+		go func() {
+			hung <- call(ctx, second, map[string]any{"mark": file(tag + "-second"), "hang": true}, theirs)
+		}()
+		waitFile(t, tag+"-second", hung)
+		if err := os.WriteFile(file(tag+"-release"), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+		cancel()
+		<-hung
+		return mine, theirs
+	}
+	t.Run("another client's call in flight", func(t *testing.T) {
+		mine, theirs := run(t, "client-a", "client-b")
+		if len(mine.Notifications)+len(theirs.Notifications) != 0 {
+			t.Fatalf("the untagged message reached a client: a %+v, b %+v", mine.Notifications, theirs.Notifications)
+		}
+	})
+	t.Run("the same client's call in flight", func(t *testing.T) {
+		mine, theirs := run(t, "client-a", "client-a")
+		// It goes to the latest call, which is the same client's.
+		if len(mine.Notifications) != 0 || len(theirs.Notifications) != 1 {
+			t.Fatalf("untagged message: first call %+v, latest call %+v", mine.Notifications, theirs.Notifications)
+		}
+	})
 }

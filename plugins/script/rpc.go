@@ -33,7 +33,7 @@ type conn struct {
 	mu         sync.Mutex
 	nextID     int64
 	pending    map[int64]*pending
-	last       *pending // the most recent call, for unattributed messages
+	last       *pending // the most recent call, for unattributed messages (find)
 	dead       bool     // the process is gone: no new calls
 	stallTimer *time.Timer
 	stallArmed bool // stallTimer will fire (and look at pending)
@@ -47,11 +47,12 @@ type conn struct {
 
 // pending is one tools/call waiting for its answer.
 type pending struct {
-	id   int64
-	ctx  context.Context
-	call sdk.Call
-	sent time.Time // when the call was registered, for its stall clock
-	logs logForwarder
+	id     int64
+	ctx    context.Context
+	call   sdk.Call
+	client string    // sdk.CallRequest.Client: "" is a client of its own
+	sent   time.Time // when the call was registered, for its stall clock
+	logs   logForwarder
 
 	settled atomic.Bool
 	answer  chan outcome // buffered: gets the first outcome only (settle)
@@ -202,6 +203,25 @@ func (c *conn) register(pc *pending) bool {
 	return true
 }
 
+// doomed reports whether the process is about to be killed because one of
+// its calls was cancelled (request kills it: a script cannot be trusted to
+// abandon one call). The cancellation reaches the call's context before
+// the goroutine that kills the process runs, and a call that arrives in
+// between must start a new process rather than die with the old one.
+func (c *conn) doomed() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.dead {
+		return true
+	}
+	for _, pc := range c.pending {
+		if pc.ctx.Err() != nil {
+			return true
+		}
+	}
+	return false
+}
+
 func (c *conn) unregister(pc *pending) {
 	c.mu.Lock()
 	delete(c.pending, pc.id)
@@ -248,7 +268,8 @@ func (c *conn) checkStall() {
 // is killed (a script cannot be trusted to abandon one call) and the status
 // says why.
 func (c *conn) request(ctx context.Context, args json.RawMessage, call sdk.Call) json.RawMessage {
-	pc := &pending{ctx: ctx, call: call, answer: make(chan outcome, 1),
+	client, _ := ctx.Value(clientKey{}).(string)
+	pc := &pending{ctx: ctx, call: call, client: client, answer: make(chan outcome, 1),
 		logs: logForwarder{tool: c.t.spec.Tool.Name, call: call}}
 	if !c.register(pc) {
 		return errorResult(statusCrashed, "the tool's process ended before it answered")
@@ -287,7 +308,11 @@ func (c *conn) request(ctx context.Context, args json.RawMessage, call sdk.Call)
 }
 
 // find returns the call a script's message belongs to: the one whose
-// progress token it names, else the most recent one.
+// progress token it names, else the most recent one, provided every call in
+// flight came from the same client. With calls of several clients on one
+// persistent process, a message without a token could belong to any of
+// them, and guessing could hand one client's log lines or tool calls to
+// another: find returns nil.
 func (c *conn) find(params json.RawMessage, tokenAtTop bool) *pending {
 	var p struct {
 		Token json.RawMessage `json:"progressToken"`
@@ -305,6 +330,14 @@ func (c *conn) find(params json.RawMessage, tokenAtTop bool) *pending {
 	if id, err := strconv.ParseInt(string(bytes.Trim(tok, `"`)), 10, 64); err == nil {
 		if pc := c.pending[id]; pc != nil {
 			return pc
+		}
+	}
+	if c.last == nil {
+		return nil
+	}
+	for _, pc := range c.pending {
+		if pc != c.last && (pc.client == "" || pc.client != c.last.client) {
+			return nil
 		}
 	}
 	return c.last
@@ -372,7 +405,10 @@ func (c *conn) notification(m message) {
 	case "notifications/message":
 		if pc := c.find(m.Params, false); pc != nil {
 			_ = pc.call.Notify(sdk.Notification{Method: m.Method, Params: m.Params})
+			return
 		}
+		c.t.e.log.Info("tool log message not forwarded: it names no call in flight (put the call's _meta.progressToken in it)",
+			"source", c.t.source, "params", clip(validUTF8(m.Params), maxLogLine))
 	}
 }
 
@@ -393,7 +429,7 @@ func (c *conn) handle(m message) (any, *sdk.RPCError) {
 	case "tools/call":
 		pc := c.find(m.Params, false)
 		if pc == nil {
-			return nil, &sdk.RPCError{Code: sdk.CodeInvalidRequest, Message: "tools/call outside a call of this tool"}
+			return nil, &sdk.RPCError{Code: sdk.CodeInvalidRequest, Message: "tools/call outside a call of this tool, or without the _meta.progressToken of its call while calls of several clients are in flight"}
 		}
 		var p struct {
 			Name      string          `json:"name"`
@@ -486,7 +522,7 @@ func (t *tool) callPersistent(ctx context.Context, args json.RawMessage, deps *i
 		case <-c.gone:
 			c = nil
 		default:
-			if !maps.Equal(c.wiring, wiring) {
+			if !maps.Equal(c.wiring, wiring) || c.doomed() {
 				t.retire(c)
 				c = nil
 			}

@@ -122,7 +122,7 @@ func (c *Client) Call(ctx context.Context, req CallRequest, call Call) (json.Raw
 		}
 		defer c.calls.Delete(req.CallID)
 	}
-	preq := &pb.CallRequest{Source: req.Source, Method: req.Method, Params: req.Params, CallId: req.CallID}
+	preq := &pb.CallRequest{Source: req.Source, Method: req.Method, Params: req.Params, CallId: req.CallID, Client: req.Client}
 	if c.version >= 2 {
 		s, err := c.mux.stream()
 		if err != nil {

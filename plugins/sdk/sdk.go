@@ -90,6 +90,14 @@ type CallRequest struct {
 	Params json.RawMessage
 	// CallID identifies the call to the host's callbacks.
 	CallID string
+	// Client is an opaque key for the client connection the call came
+	// from: calls with the same non-empty key come from one client (one
+	// MCP session, or the client of a stdio front end). Empty means
+	// unknown: treat the call as a client of its own. An executor that
+	// cannot tie a server request or a notification of its upstream to the
+	// call that caused it (a stdio server shared by every client) can use
+	// it to avoid handing one client's traffic to another.
+	Client string
 }
 
 // Progress is a progress report for a running call.

@@ -42,6 +42,8 @@ func (e *echo) Call(ctx context.Context, req sdk.CallRequest, call sdk.Call) (js
 	switch req.Method {
 	case "echo":
 		return req.Params, nil
+	case "client":
+		return json.Marshal(req.Client)
 	case "progress":
 		for i := 1; i <= 3; i++ {
 			if err := call.Progress(sdk.Progress{Progress: float64(i), Total: 3, Message: "step"}); err != nil {
@@ -170,6 +172,15 @@ func testContract(t *testing.T, version int) {
 			t.Fatalf("notifications = %+v", rec.Notifications)
 		}
 	})
+	t.Run("client key crosses the boundary", func(t *testing.T) {
+		for _, key := range []string{"c1k2j3", ""} {
+			res, err := c.Call(ctx, sdk.CallRequest{Method: "client", Client: key}, &sdktest.Recorder{})
+			if want, _ := json.Marshal(key); err != nil || string(res) != string(want) {
+				t.Fatalf("executor saw client %s, %v; want %s", res, err, want)
+			}
+		}
+	})
+
 	t.Run("rpc errors pass unchanged", func(t *testing.T) {
 		_, err := c.Call(ctx, sdk.CallRequest{Method: "rpcerror"}, &sdktest.Recorder{})
 		var rpcErr *sdk.RPCError

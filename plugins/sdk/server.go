@@ -119,7 +119,7 @@ func (s *grpcServer) Unload(ctx context.Context, req *pb.UnloadRequest) (*pb.Unl
 func (s *grpcServer) Call(req *pb.CallRequest, stream pb.Executor_CallServer) error {
 	call := &streamCall{out: stream.Send, host: s.hostClient(), callID: req.CallId}
 	res, err := s.impl.Call(stream.Context(), CallRequest{
-		Source: req.Source, Method: req.Method, Params: req.Params, CallID: req.CallId,
+		Source: req.Source, Method: req.Method, Params: req.Params, CallID: req.CallId, Client: req.Client,
 	}, call)
 	// Whatever the outcome, nothing may be sent on the stream after this
 	// handler returns, even by goroutines the executor left running.
@@ -197,7 +197,7 @@ func (s *grpcServer) serveCalls(ctx context.Context, recv func() (*pb.CallFrame,
 				id := req.CallId
 				call := &streamCall{out: func(ev *pb.CallEvent) error { return out.send(id, ev) }, host: host, callID: id}
 				res, err := s.impl.Call(cctx, CallRequest{
-					Source: req.Source, Method: req.Method, Params: req.Params, CallID: id,
+					Source: req.Source, Method: req.Method, Params: req.Params, CallID: id, Client: req.Client,
 				}, call)
 				call.finish()
 				mu.Lock()

@@ -233,6 +233,19 @@ func callTool(m message) {
 		}
 		return def
 	}
+	// Every tool takes two arguments that let a test order calls across
+	// processes: "mark", a file created as soon as the call arrives, and
+	// "after", a file the tool waits for (up to 30 s) before it runs.
+	if mark, _ := p.Arguments["mark"].(string); mark != "" {
+		_ = os.WriteFile(mark, nil, 0o644)
+	}
+	if after, _ := p.Arguments["after"].(string); after != "" {
+		for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+			if _, err := os.Stat(after); err == nil {
+				break
+			}
+		}
+	}
 	switch p.Name {
 	case "echo":
 		text, _ := p.Arguments["text"].(string)

@@ -457,11 +457,19 @@ func (*UnloadResponse) Descriptor() ([]byte, []int) {
 }
 
 type CallRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Source        string                 `protobuf:"bytes,1,opt,name=source,proto3" json:"source,omitempty"`
-	Method        string                 `protobuf:"bytes,2,opt,name=method,proto3" json:"method,omitempty"`
-	Params        []byte                 `protobuf:"bytes,3,opt,name=params,proto3" json:"params,omitempty"` // JSON
-	CallId        string                 `protobuf:"bytes,4,opt,name=call_id,json=callId,proto3" json:"call_id,omitempty"`
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	Source string                 `protobuf:"bytes,1,opt,name=source,proto3" json:"source,omitempty"`
+	Method string                 `protobuf:"bytes,2,opt,name=method,proto3" json:"method,omitempty"`
+	Params []byte                 `protobuf:"bytes,3,opt,name=params,proto3" json:"params,omitempty"` // JSON
+	CallId string                 `protobuf:"bytes,4,opt,name=call_id,json=callId,proto3" json:"call_id,omitempty"`
+	// client is an opaque key for the client connection the call came from:
+	// calls with the same non-empty key come from one client (one MCP
+	// session, or the one client of a stdio front end). Empty means unknown,
+	// to be treated as a client of its own. An executor that cannot tie a
+	// server-to-client request or a notification to the call that caused it
+	// uses the key to avoid handing one client's traffic to another. Added
+	// within protocol version 3; older hosts leave it out.
+	Client        string `protobuf:"bytes,5,opt,name=client,proto3" json:"client,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -520,6 +528,13 @@ func (x *CallRequest) GetParams() []byte {
 func (x *CallRequest) GetCallId() string {
 	if x != nil {
 		return x.CallId
+	}
+	return ""
+}
+
+func (x *CallRequest) GetClient() string {
+	if x != nil {
+		return x.Client
 	}
 	return ""
 }
@@ -1515,12 +1530,13 @@ const file_executor_proto_rawDesc = "" +
 	"\x06status\x18\x06 \x01(\v2\x1d.skillgate.executor.v1.StatusR\x06status\"'\n" +
 	"\rUnloadRequest\x12\x16\n" +
 	"\x06source\x18\x01 \x01(\tR\x06source\"\x10\n" +
-	"\x0eUnloadResponse\"n\n" +
+	"\x0eUnloadResponse\"\x86\x01\n" +
 	"\vCallRequest\x12\x16\n" +
 	"\x06source\x18\x01 \x01(\tR\x06source\x12\x16\n" +
 	"\x06method\x18\x02 \x01(\tR\x06method\x12\x16\n" +
 	"\x06params\x18\x03 \x01(\fR\x06params\x12\x17\n" +
-	"\acall_id\x18\x04 \x01(\tR\x06callId\"\xf0\x01\n" +
+	"\acall_id\x18\x04 \x01(\tR\x06callId\x12\x16\n" +
+	"\x06client\x18\x05 \x01(\tR\x06client\"\xf0\x01\n" +
 	"\tCallEvent\x12=\n" +
 	"\bprogress\x18\x01 \x01(\v2\x1f.skillgate.executor.v1.ProgressH\x00R\bprogress\x12I\n" +
 	"\fnotification\x18\x02 \x01(\v2#.skillgate.executor.v1.NotificationH\x00R\fnotification\x127\n" +
