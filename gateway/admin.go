@@ -105,11 +105,12 @@ func (g *Gateway) startAdmin(ctx context.Context) {
 		}
 		s := &source{
 			id: adminSourceID(group), execName: "gateway", namespace: group, order: 1<<20 + i,
-			kind: "admin", internal: true, group: group, exec: ex,
+			kind: "admin", internal: true, group: group,
 			st: SourceStatus{Name: adminSourceID(group), Executor: "gateway", State: "starting", Since: time.Now()},
 		}
+		s.setExecutor(ex)
 		g.mu.Lock()
-		g.sources[s.id] = s
+		g.putSource(s)
 		g.mu.Unlock()
 		defs, err := ex.Load(ctx, sdk.LoadRequest{Source: s.id, Kind: "admin"})
 		if err != nil {

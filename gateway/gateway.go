@@ -62,10 +62,14 @@ type Gateway struct {
 
 	mu      sync.Mutex
 	cfg     *config.Config
-	sources map[string]*source // by source ID
-	cancel  context.CancelFunc
-	wg      sync.WaitGroup
-	closed  bool
+	sources map[string]*source // by source ID; change it with putSource and dropSource
+	// routes is what calls read, without a lock, to reach a source: a
+	// copy of sources and the request timeout, republished under mu
+	// whenever either changes (routes.go).
+	routes atomic.Pointer[routeTable]
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+	closed bool
 }
 
 // New builds a gateway. It starts nothing.
@@ -100,6 +104,7 @@ func New(opts Options) (*Gateway, error) {
 			Reserved:  Reserved,
 		}),
 	}
+	g.publishRoutes()
 	g.pipes = newPipelineSet(g)
 	g.execs = newExecutors(opts.Executable, g.log, hostLog{g.log}, opts.ExecutorProtocol)
 	g.tools = newToolFolders(g)
@@ -388,19 +393,15 @@ func (r router) Call(ctx context.Context, it *catalog.Item, method string, param
 // dispatch is Call past the call-chain guard.
 func (r router) dispatch(ctx context.Context, it *catalog.Item, method string, params json.RawMessage, call sdk.Call) (json.RawMessage, error) {
 	g := r.g
-	g.mu.Lock()
-	src := g.sources[it.Source]
-	timeout := time.Duration(g.cfg.Limits.RequestTimeout)
-	g.mu.Unlock()
+	rt := g.routes.Load()
+	src, timeout := rt.sources[it.Source], rt.timeout
 	if src == nil {
 		return nil, &sdk.RPCError{Code: sdk.CodeInvalidParams, Message: fmt.Sprintf("source %q of %s is gone; list again", it.Source, it.Name)}
 	}
 	if src.timeout > 0 {
 		timeout = src.timeout
 	}
-	src.mu.Lock()
-	ex := src.exec
-	src.mu.Unlock()
+	ex := src.executor()
 	if ex == nil {
 		return nil, &sdk.RPCError{Code: sdk.CodeInternalError, Message: fmt.Sprintf("%s: source %s is not loaded (see /readyz)", it.Name, it.Source)}
 	}

@@ -308,13 +308,14 @@ func (ps *pipelineSet) source() *source {
 	}
 	s := &source{
 		id: pipelinesSourceID, execName: "pipelines", namespace: pipelinesNamespace,
-		order: 1 << 19, kind: "pipelines", exec: pipelinesExec{ps},
+		order: 1 << 19, kind: "pipelines",
 		// A pipeline is bounded by its own timeout and each call by the
 		// request timeout; the whole run only by the hard maximum.
 		timeout: time.Duration(g.cfg.Limits.MaxRequestTimeout),
 		st:      SourceStatus{Name: pipelinesSourceID, Executor: "pipelines", State: "starting", Since: time.Now()},
 	}
-	g.sources[s.id] = s
+	s.setExecutor(pipelinesExec{ps})
+	g.putSource(s)
 	return s
 }
 
@@ -323,7 +324,7 @@ func (ps *pipelineSet) unserve(ctx context.Context) {
 	g := ps.g
 	g.mu.Lock()
 	s := g.sources[pipelinesSourceID]
-	delete(g.sources, pipelinesSourceID)
+	g.dropSource(pipelinesSourceID)
 	g.mu.Unlock()
 	ps.mu.Lock()
 	ps.list, ps.byName, ps.problems, ps.defs, ps.stamp = nil, map[string]*pipelines.Pipeline{}, nil, nil, ""

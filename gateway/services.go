@@ -352,8 +352,8 @@ func (g *Gateway) rewire(ctx context.Context, s *source, wiring map[string]strin
 		return nil // another call restarted it meanwhile
 	}
 	g.log.Warn("restarting a server: the services it requires moved", "source", s.id, "services", strings.Join(s.requires, ","))
+	ex := s.executor()
 	s.mu.Lock()
-	ex := s.exec
 	s.loaded = false
 	s.mu.Unlock()
 	if err := ex.Unload(ctx, s.id); err != nil && !errors.Is(err, sdk.ErrUnknownSource) {

@@ -94,10 +94,10 @@ func (g *Gateway) refreshSkillPipelines(ctx context.Context) {
 			sp = &skillPipes{dir: dir, src: &source{
 				id: sid, execName: "pipelines", namespace: strings.ReplaceAll(id, "/", "_"),
 				order: skillPipelinesOrder + order[id], kind: "pipelines", skill: id,
-				exec:    skillPipelinesExec{g: g, room: room, skill: id},
 				timeout: time.Duration(cfg.Limits.MaxRequestTimeout),
 				st:      SourceStatus{Name: sid, Executor: "pipelines", State: "starting", Since: time.Now()},
 			}}
+			sp.src.setExecutor(skillPipelinesExec{g: g, room: room, skill: id})
 		}
 		loader := PipelineLoader(cfg, func(name string) bool {
 			it, ok := snap.Tool(name)
@@ -128,7 +128,7 @@ func (g *Gateway) refreshSkillPipelines(ctx context.Context) {
 		room.pipeMu.Unlock()
 		if fresh {
 			g.mu.Lock()
-			g.sources[s.id] = s
+			g.putSource(s)
 			g.mu.Unlock()
 		}
 		if !same || !published {
@@ -149,7 +149,7 @@ func (g *Gateway) dropSkillPipelines(ctx context.Context, room *skillsRoom, id s
 	sp.src.stop(ctx)
 	g.mu.Lock()
 	if g.sources[sp.src.id] == sp.src {
-		delete(g.sources, sp.src.id)
+		g.dropSource(sp.src.id)
 	}
 	g.mu.Unlock()
 	g.removeSource(sp.src.id)

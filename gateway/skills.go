@@ -178,12 +178,13 @@ func (g *Gateway) startSkills(ctx context.Context, cfg *config.Config) {
 	room.srv = skills.NewServer(room.lib)
 	room.src = &source{
 		id: skillsSourceID, execName: "gateway", namespace: "", order: skillsOrder,
-		kind: "skills", internal: true, exec: room.srv,
+		kind: "skills", internal: true,
 		st: SourceStatus{Name: skillsSourceID, Executor: "gateway", State: "starting", Since: time.Now()},
 	}
+	room.src.setExecutor(room.srv)
 	g.mu.Lock()
 	g.skills = room
-	g.sources[room.src.id] = room.src
+	g.putSource(room.src)
 	g.mu.Unlock()
 	if _, err := room.lib.Refresh(ctx); err != nil {
 		g.log.Error("skills not served", "err", err)
@@ -340,7 +341,7 @@ func (g *Gateway) skillsChanged(room *skillsRoom) {
 		s.stop(ctx)
 		g.mu.Lock()
 		if g.sources[s.id] == s {
-			delete(g.sources, s.id)
+			g.dropSource(s.id)
 		}
 		g.mu.Unlock()
 		g.removeSource(s.id)

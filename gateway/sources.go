@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/skillgate/skillgate/gateway/catalog"
@@ -34,7 +35,9 @@ type source struct {
 
 	skill string // catalog.Source.Skill: the skill whose folder it comes from
 
-	exec   sdk.Executor
+	// exec is the executor that serves it, nil until the first load;
+	// calls read it without a lock (executor).
+	exec   atomic.Pointer[execRef]
 	cancel context.CancelFunc // ends the retry loop
 
 	mu     sync.Mutex
@@ -147,7 +150,7 @@ func (g *Gateway) startSources(ctx context.Context, srcs []*source) {
 			g.log.Error("source skipped: its name is taken", "source", s.id)
 			continue
 		}
-		g.sources[s.id] = s
+		g.putSource(s)
 		g.mu.Unlock()
 		wg.Add(1)
 		sem <- struct{}{}
@@ -169,8 +172,8 @@ func (g *Gateway) load(ctx context.Context, s *source) error {
 		g.log.Error("source failed", "source", s.id, "err", err)
 		return err
 	}
+	s.setExecutor(ex)
 	s.mu.Lock()
-	s.exec = ex
 	if s.kind == "" && len(info.Kinds) > 0 {
 		s.kind = info.Kinds[0]
 	}
@@ -252,7 +255,7 @@ func (s *source) stop(ctx context.Context) {
 		s.cancel()
 	}
 	s.mu.Lock()
-	ex, loaded := s.exec, s.loaded
+	ex, loaded := s.executor(), s.loaded
 	s.loaded = false
 	s.mu.Unlock()
 	if ex != nil && loaded {
@@ -305,6 +308,7 @@ func (g *Gateway) Reload(ctx context.Context, cfg *config.Config) error {
 	}
 	old := g.cfg
 	g.cfg = cfg
+	g.publishRoutes()
 	g.mu.Unlock()
 
 	var stale, fresh []*source
@@ -320,7 +324,7 @@ func (g *Gateway) Reload(ctx context.Context, cfg *config.Config) error {
 		n, ok := want[id]
 		if !ok || !cur.server.Equal(n.server) || cur.namespace != n.namespace {
 			stale = append(stale, cur)
-			delete(g.sources, id)
+			g.dropSource(id)
 		}
 	}
 	for id, n := range want {

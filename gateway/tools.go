@@ -365,7 +365,7 @@ func (t *toolFolders) install(f *toolFolder, ns *source) {
 		return
 	}
 	f.src = ns
-	g.sources[f.id] = ns
+	g.putSource(ns)
 }
 
 // dropTool unloads a folder that is gone.
@@ -376,7 +376,7 @@ func (g *Gateway) dropTool(ctx context.Context, f *toolFolder) {
 	g.removeSource(f.id)
 	g.mu.Lock()
 	if g.sources[f.id] == f.src {
-		delete(g.sources, f.id)
+		g.dropSource(f.id)
 	}
 	g.mu.Unlock()
 	g.log.Info("tool folder removed", "source", f.id, "dir", f.dir)
