@@ -80,7 +80,7 @@ func (s *Server) serveFastCall(w http.ResponseWriter, r *http.Request, sess *ses
 	if !meta && (!ok || !s.Disclosure().Serves(dreq, it)) {
 		return false
 	}
-	if sessID == "" && !meta && bytes.Contains(it.Raw, []byte("x-mcp-header")) {
+	if sessID == "" && !meta && (*s.headerBound.Load())[it.Name] {
 		return false // mcp-go checks the headers its parameters bind
 	}
 	token, metaArg, ok := splitMeta(req.Params.Meta)

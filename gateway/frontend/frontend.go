@@ -62,6 +62,11 @@ type Server struct {
 	log    *slog.Logger
 	mcp    *server.MCPServer
 	snap   atomic.Pointer[catalog.Snapshot]
+	// headerBound names the tools whose parameters are bound to HTTP
+	// headers (x-mcp-header, as mcp-go reads it): a 2026-07-28 call of one
+	// goes through mcp-go, which checks the headers. Published before the
+	// snapshot it belongs to.
+	headerBound atomic.Pointer[map[string]bool]
 
 	updateMu sync.Mutex
 	// registered is what Update last registered with mcp-go, by tool name
@@ -132,6 +137,7 @@ func New(router Router, opts Options) *Server {
 	}
 	s.mcp = server.NewMCPServer(opts.Name, opts.Version, srvOpts...)
 	s.mcp.EnableSampling()
+	s.headerBound.Store(&map[string]bool{})
 	s.snap.Store(catalog.Build(nil, catalog.Options{}))
 	for _, name := range disclosure.Names {
 		def, _ := disclosure.MetaTool(name)
@@ -176,10 +182,14 @@ func (s *Server) Update(snap *catalog.Snapshot) {
 		toolNames[name] = true
 	}
 	cache := make(map[string]registeredTool, len(snap.Tools()))
+	bound := map[string]bool{}
 	for _, it := range snap.Tools() {
 		if r, ok := s.registered[it.Name]; ok && bytes.Equal(r.raw, it.Raw) {
 			cache[it.Name] = r
 			toolNames[it.Name] = true
+			if r.headers {
+				bound[it.Name] = true
+			}
 			continue
 		}
 		t, err := toolFromRaw(it)
@@ -188,8 +198,12 @@ func (s *Server) Update(snap *catalog.Snapshot) {
 			continue
 		}
 		tools = append(tools, server.ServerTool{Tool: t, Handler: s.toolHandler(it.Name)})
-		cache[it.Name] = registeredTool{raw: it.Raw}
+		headers := len(mcp.ExtractParamHeaderBindings(&t)) > 0
+		cache[it.Name] = registeredTool{raw: it.Raw, headers: headers}
 		toolNames[it.Name] = true
+		if headers {
+			bound[it.Name] = true
+		}
 	}
 	s.registered = cache
 	prompts := make([]server.ServerPrompt, 0, len(snap.Prompts()))
@@ -247,6 +261,7 @@ func (s *Server) Update(snap *catalog.Snapshot) {
 	if templatesChanged && len(templates) > 0 {
 		s.mcp.AddResourceTemplates(templates...)
 	}
+	s.headerBound.Store(&bound)
 	s.snap.Store(snap)
 	// Then drop what is gone.
 	var goneTools, gonePrompts, goneURIs []string
@@ -351,7 +366,8 @@ const notificationWait = 250 * time.Millisecond
 
 // registeredTool is a tool as Update registered it with mcp-go.
 type registeredTool struct {
-	raw []byte // the catalog item's definition
+	raw     []byte // the catalog item's definition
+	headers bool   // some parameter is bound to a header
 }
 
 // toolFromRaw builds mcp-go's Tool for the typed path (stdio lists and

@@ -3,7 +3,10 @@ package frontend
 import (
 	"bytes"
 	"encoding/json"
+	"io"
 	"log/slog"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -94,5 +97,57 @@ func TestBadHeaderAnnotationNotServed(t *testing.T) {
 		if !strings.Contains(logged.String(), "tool definition not served") || !strings.Contains(logged.String(), want) {
 			t.Errorf("log lacks %s:\n%s", want, logged.String())
 		}
+	}
+}
+
+// A 2026-07-28 call of a tool whose parameters are bound to headers
+// (x-mcp-header, SEP-2243) must carry headers that agree with its
+// arguments, however the annotation's key is spelled: mcp-go reads it as
+// encoding/json does (case-insensitively, escapes decoded).
+func TestParamHeadersChecked(t *testing.T) {
+	spellings := map[string]string{
+		"lower":   `"x-mcp-header"`,
+		"upper":   `"X-MCP-Header"`,
+		"escaped": `"x-mcp-h\u0065ader"`,
+	}
+	var tools []json.RawMessage
+	for name, key := range spellings {
+		tools = append(tools, json.RawMessage(`{"name":"`+name+`","inputSchema":{"type":"object","properties":{"r":{"type":"string",`+key+`:"Region"}}}}`))
+	}
+	fe := New(echoRouter{}, Options{})
+	fe.Update(catalog.Build([]catalog.Source{{ID: "s", Namespace: "s", Executor: "x", Defs: sdk.Definitions{Tools: tools}}}, catalog.Options{}))
+	ts := httptest.NewServer(fe.Handler())
+	defer ts.Close()
+	call := func(tool, header string) (int, string) {
+		body := `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"s__` + tool + `","arguments":{"r":"eu"},` +
+			`"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"t","version":"1"},"io.modelcontextprotocol/clientCapabilities":{}}}}`
+		req, _ := http.NewRequest(http.MethodPost, ts.URL+"/mcp", strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("MCP-Protocol-Version", "2026-07-28")
+		req.Header.Set("Mcp-Method", "tools/call")
+		req.Header.Set("Mcp-Name", "s__"+tool)
+		if header != "" {
+			req.Header.Set("Mcp-Param-Region", header)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	for name := range spellings {
+		t.Run(name, func(t *testing.T) {
+			if code, body := call(name, "eu"); code != http.StatusOK || !strings.Contains(body, "tools/call") {
+				t.Fatalf("matching header: %d %s", code, body)
+			}
+			for _, bad := range []string{"us", ""} {
+				if code, body := call(name, bad); code == http.StatusOK && strings.Contains(body, `"result"`) {
+					t.Fatalf("header %q for argument \"eu\" was accepted: %s", bad, body)
+				}
+			}
+		})
 	}
 }
