@@ -198,7 +198,7 @@ func (s *Server) Update(snap *catalog.Snapshot) {
 			continue
 		}
 		tools = append(tools, server.ServerTool{Tool: t, Handler: s.toolHandler(it.Name)})
-		headers := len(mcp.ExtractParamHeaderBindings(&t)) > 0
+		headers := mayBindHeaders(it.Raw) && len(mcp.ExtractParamHeaderBindings(&t)) > 0
 		cache[it.Name] = registeredTool{raw: it.Raw, headers: headers}
 		toolNames[it.Name] = true
 		if headers {
@@ -368,6 +368,29 @@ const notificationWait = 250 * time.Millisecond
 type registeredTool struct {
 	raw     []byte // the catalog item's definition
 	headers bool   // some parameter is bound to a header
+}
+
+// mayBindHeaders reports whether a tool definition may carry an
+// x-mcp-header annotation as mcp-go reads it: the key in any letter case
+// (encoding/json matches keys case-insensitively) or spelled with \u
+// escapes. It spares most tools mcp-go's exact check, which decodes the
+// whole input schema again (a fifth of a first publish).
+func mayBindHeaders(raw []byte) bool {
+	const key = "x-mcp-header"
+	if bytes.Contains(raw, []byte(`\u`)) {
+		return true
+	}
+	for i := bytes.IndexAny(raw, "xX"); i >= 0 && i+len(key) <= len(raw); {
+		if bytes.EqualFold(raw[i:i+len(key)], []byte(key)) {
+			return true
+		}
+		j := bytes.IndexAny(raw[i+1:], "xX")
+		if j < 0 {
+			break
+		}
+		i += 1 + j
+	}
+	return false
 }
 
 // toolFromRaw builds mcp-go's Tool for the typed path (stdio lists and

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"testing"
 
+	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/skillgate/skillgate/gateway/catalog"
 	"github.com/skillgate/skillgate/plugins/sdk"
 )
@@ -43,6 +44,23 @@ func FuzzUpdate(f *testing.F) {
 		fe.Update(snap)
 		if fe.mcp.GetTool("s__good") == nil {
 			t.Fatalf("the good tool is not served next to %q", raw)
+		}
+	})
+}
+
+// FuzzHeaderPrefilter: mayBindHeaders never rules out a tool whose
+// parameters mcp-go binds to headers.
+func FuzzHeaderPrefilter(f *testing.F) {
+	for _, key := range []string{`x-mcp-header`, `X-MCP-Header`, `x-Mcp-hEADER`, `x-mcp-h\u0065ader`, `\u0078-mcp-header`, `x-mcp-head`} {
+		f.Add([]byte(`{"name":"h","inputSchema":{"type":"object","properties":{"a":{"type":"string","` + key + `":"A"},"p":{"type":"object","properties":{"q":{"type":"string","` + key + `":"Q"}}}}}}`))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		tool, err := toolFromRaw(&catalog.Item{Name: "h", Raw: raw})
+		if err != nil {
+			return
+		}
+		if len(mcp.ExtractParamHeaderBindings(&tool)) > 0 && !mayBindHeaders(raw) {
+			t.Fatalf("mcp-go binds headers of %q, but mayBindHeaders says it cannot", raw)
 		}
 	})
 }
