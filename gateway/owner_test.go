@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/skillgate/skillgate/internal/testenv"
 )
 
 // TestSharedStdioServerClients: two clients (go-sdk sessions) share one
@@ -31,15 +32,7 @@ servers:
 	defer cancel()
 	dir := t.TempDir()
 	file := func(name string) string { return filepath.Join(dir, name) }
-	waitFile := func(name string) {
-		t.Helper()
-		for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
-			if _, err := os.Stat(file(name)); err == nil {
-				return
-			}
-		}
-		t.Fatalf("the upstream never received the call that creates %s", name)
-	}
+	waitFile := func(name string) { testenv.WaitForFile(t, file(name), 20*time.Second, nil) }
 	session := func(name string, asked *atomic.Int32) *mcp.ClientSession {
 		c := mcp.NewClient(&mcp.Implementation{Name: name, Version: "1"}, &mcp.ClientOptions{
 			//lint:ignore SA1019 the gateway must relay sampling while servers use it

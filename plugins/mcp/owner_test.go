@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/skillgate/skillgate/internal/testenv"
 	"github.com/skillgate/skillgate/plugins/sdk"
 	"github.com/skillgate/skillgate/plugins/sdk/sdktest"
 )
@@ -24,15 +25,7 @@ func TestCallOwner(t *testing.T) {
 	h.load("shared", fault())
 	dir := t.TempDir()
 	file := func(name string) string { return filepath.Join(dir, name) }
-	waitFile := func(name string) {
-		t.Helper()
-		for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
-			if _, err := os.Stat(file(name)); err == nil {
-				return
-			}
-		}
-		t.Fatalf("the upstream never received the call that creates %s", name)
-	}
+	waitFile := func(name string) { testenv.WaitForFile(t, file(name), 20*time.Second, nil) }
 	// sampler answers sampling requests and counts them.
 	sampler := func(n *atomic.Int32, answer string) *sdktest.Recorder {
 		return &sdktest.Recorder{RequestFunc: func(context.Context, string, json.RawMessage) (json.RawMessage, error) {

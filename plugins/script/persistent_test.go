@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/skillgate/skillgate/internal/testenv"
 	"github.com/skillgate/skillgate/plugins/sdk"
 	"github.com/skillgate/skillgate/plugins/sdk/sdktest"
 	"github.com/skillgate/skillgate/plugins/toolspec"
@@ -356,18 +357,7 @@ func TestPersistentUntaggedMessageClients(t *testing.T) {
 	tmp := t.TempDir()
 	file := func(name string) string { return tmp + "/" + name }
 	waitFile := func(t *testing.T, name string, done <-chan error) {
-		t.Helper()
-		for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
-			if _, err := os.Stat(file(name)); err == nil {
-				return
-			}
-			select {
-			case err := <-done:
-				t.Fatalf("the call that creates %s ended early: %v", name, err)
-			default:
-			}
-		}
-		t.Fatalf("the script never received the call that creates %s", name)
+		testenv.WaitForFile(t, file(name), 20*time.Second, done)
 	}
 	call := func(ctx context.Context, client string, args map[string]any, rec *sdktest.Recorder) error {
 		params, _ := json.Marshal(map[string]any{"name": "u", "arguments": args})
