@@ -9,8 +9,10 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"os/signal"
 	"strconv"
 	"strings"
+	"syscall"
 	"text/tabwriter"
 	"time"
 
@@ -484,6 +486,19 @@ func newPluginCmd() *cobra.Command {
 				// Upstreams the executor started die with it, grandchildren included.
 				defer c.Close()
 			}
+			// go-plugin leaves SIGINT to the gateway (a Ctrl-C reaches the
+			// whole terminal's group, and the gateway stops its plugins in
+			// order), but SIGTERM (a supervisor stopping everything, kill)
+			// ends the executor: its upstreams are stopped gracefully first.
+			term := make(chan os.Signal, 1)
+			signal.Notify(term, syscall.SIGTERM)
+			go func() {
+				<-term
+				if c, ok := ex.(io.Closer); ok {
+					_ = c.Close()
+				}
+				os.Exit(0)
+			}()
 			sdk.Serve(ex)
 			return nil
 		},

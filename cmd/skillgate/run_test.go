@@ -1,11 +1,21 @@
 package main
 
 import (
+	"bufio"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
+
+	"github.com/skillgate/skillgate/internal/testenv"
+	"github.com/skillgate/skillgate/plugins/sdk"
 )
 
 // A bad SKILLGATE_EXECUTOR_PROTOCOL stops run before anything starts, and
@@ -64,5 +74,39 @@ func TestServersShowsExecutors(t *testing.T) {
 	out, _, err = runCLI(t, "servers", "--url", ts.URL, "--json")
 	if err != nil || !strings.HasPrefix(strings.TrimSpace(out), "[") || strings.Contains(out, "socket") {
 		t.Fatalf("servers --json = %s, %v; want the servers array alone", out, err)
+	}
+}
+
+// A built-in executor ends on SIGTERM, stopping the upstreams it started,
+// even with no gateway at the other end of its stdin; it ignores SIGINT,
+// which the gateway handles for its plugins.
+func TestPluginServeEndsOnSIGTERM(t *testing.T) {
+	bin := filepath.Join(t.TempDir(), "skillgate")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("build skillgate: %v\n%s", err, out)
+	}
+	cmd := exec.Command(bin, "plugin", "serve", "mcp")
+	cmd.Env = append(os.Environ(), sdk.Handshake.MagicCookieKey+"="+sdk.Handshake.MagicCookieValue,
+		"PLUGIN_PROTOCOL_VERSIONS="+strconv.Itoa(sdk.ProtocolVersion), "PLUGIN_MIN_PORT=0", "PLUGIN_MAX_PORT=0")
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := testenv.Start(t, cmd)
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil || !strings.Contains(line, "|grpc") {
+		t.Fatalf("no go-plugin handshake: %q, %v", line, err)
+	}
+	_ = cmd.Process.Signal(syscall.SIGINT)
+	select {
+	case <-p.Done():
+		t.Fatalf("the executor ended on SIGINT: %v", p.Err())
+	case <-time.After(300 * time.Millisecond):
+	}
+	_ = cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-p.Done():
+	case <-time.After(10 * time.Second):
+		t.Fatal("the executor still runs 10 s after SIGTERM")
 	}
 }
