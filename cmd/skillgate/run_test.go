@@ -81,11 +81,7 @@ func TestServersShowsExecutors(t *testing.T) {
 // even with no gateway at the other end of its stdin; it ignores SIGINT,
 // which the gateway handles for its plugins.
 func TestPluginServeEndsOnSIGTERM(t *testing.T) {
-	bin := filepath.Join(t.TempDir(), "skillgate")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("build skillgate: %v\n%s", err, out)
-	}
-	cmd := exec.Command(bin, "plugin", "serve", "mcp")
+	cmd := exec.Command(buildSkillgate(t), "plugin", "serve", "mcp")
 	cmd.Env = append(os.Environ(), sdk.Handshake.MagicCookieKey+"="+sdk.Handshake.MagicCookieValue,
 		"PLUGIN_PROTOCOL_VERSIONS="+strconv.Itoa(sdk.ProtocolVersion), "PLUGIN_MIN_PORT=0", "PLUGIN_MAX_PORT=0")
 	out, err := cmd.StdoutPipe()
@@ -109,4 +105,15 @@ func TestPluginServeEndsOnSIGTERM(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the executor still runs 10 s after SIGTERM")
 	}
+}
+
+// buildSkillgate builds the binary into a temporary directory, for tests
+// that need it as a real process.
+func buildSkillgate(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "skillgate")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("build skillgate: %v\n%s", err, out)
+	}
+	return bin
 }

@@ -85,11 +85,7 @@ func TestServicesCLI(t *testing.T) {
 // container, same port) instead of starting a second one, and removes it
 // when it stops normally.
 func TestGatewayKilledAdopts(t *testing.T) {
-	bin := filepath.Join(t.TempDir(), "skillgate")
-	build := exec.Command("go", "build", "-o", bin, ".")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("build skillgate: %v\n%s", err, out)
-	}
+	bin := buildSkillgate(t)
 	port := testenv.FreePort(t)
 	cfg, proj := servicesConfig(t, fmt.Sprintf("listen: {http: 127.0.0.1:%d}\n", port))
 	readyz := fmt.Sprintf("http://127.0.0.1:%d/readyz", port)
