@@ -369,8 +369,8 @@ func (c *conn) end(ic *inflight) {
 }
 
 // owner picks the call that a log notification or a server request of the
-// upstream belongs to when the link cannot say (stdio, and notifications
-// on HTTP, whose transport does not tell which stream they came on): the
+// upstream belongs to when the link cannot say (stdio, and the standalone
+// GET stream or legacy SSE stream of an HTTP server): the
 // call that started last, provided every call in flight came from the same
 // client. With calls of several clients in flight any choice could hand
 // one client's sampling request, elicitation, roots question or log line
@@ -395,7 +395,31 @@ func (c *conn) owner() (ic *inflight, ambiguous bool) {
 	return ic, false
 }
 
-func (c *conn) onNotification(method string, params json.RawMessage) {
+// noteOwner picks the call a notification belongs to. One that came on a
+// call's response stream (streamable HTTP) is that call's, in 2026-07-28,
+// where every request is a session of its own on the server too. Before
+// it, the gateway's requests share one upstream session, and a server may
+// put a notification on any open stream of the session (mcp-go's server
+// does: one queue per session, drained by whichever stream reads first),
+// so the stream decides only while the calls in flight are all one
+// client's; otherwise owner decides.
+func (c *conn) noteOwner(ctx context.Context) (ic *inflight, ambiguous bool) {
+	if ctx.Value(streamKey{}) != nil {
+		if ic, _ = ctx.Value(inflightKey{}).(*inflight); ic != nil && (ic.ev == nil || ic.ctx.Err() != nil) {
+			ic = nil // a call with no client behind it, or one that has ended
+		}
+		if c.modern {
+			return ic, false
+		}
+	}
+	o, ambiguous := c.owner()
+	if ic == nil || ambiguous {
+		return o, ambiguous
+	}
+	return ic, false
+}
+
+func (c *conn) onNotification(ctx context.Context, method string, params json.RawMessage) {
 	switch method {
 	case "notifications/progress":
 		var p struct {
@@ -430,7 +454,7 @@ func (c *conn) onNotification(method string, params json.RawMessage) {
 		// of subscriptions/listen need no action.
 	default:
 		// notifications/message and anything newer belong to a call.
-		ic, ambiguous := c.owner()
+		ic, ambiguous := c.noteOwner(ctx)
 		if ic != nil {
 			ic.ev.push(event{note: &sdk.Notification{Method: method, Params: params}})
 			return

@@ -257,3 +257,71 @@ func TestSSE(t *testing.T) {
 		}
 	}
 }
+
+// TestHTTPCallNotes runs two clients' calls at once against a 2026-07-28
+// server over streamable HTTP: each call's log messages come on its own
+// response stream, and reach that call's client and no other.
+func TestHTTPCallNotes(t *testing.T) {
+	s := server.NewMCPServer("notes", "1.0.0", server.WithToolCapabilities(true))
+	arrived := make(chan string, 2)
+	both := make(chan struct{})
+	s.AddTool(mcpgo.NewTool("say", mcpgo.WithString("who")), func(ctx context.Context, req mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
+		who := req.GetString("who", "")
+		say := func(what string) {
+			if err := server.ServerFromContext(ctx).SendNotificationToClient(ctx, "notifications/message",
+				map[string]any{"level": "info", "data": who + what}); err != nil {
+				t.Errorf("%s: send: %v", who, err)
+			}
+		}
+		say("-1")
+		arrived <- who
+		select {
+		case <-both: // the other client's call is in flight too
+		case <-time.After(20 * time.Second):
+			return mcpgo.NewToolResultError("the other call never came"), nil
+		}
+		say("-2")
+		// mcp-go's server may drop a notification sent right before the
+		// result (its issue #969); give it time to go out.
+		time.Sleep(100 * time.Millisecond)
+		return mcpgo.NewToolResultText(who), nil
+	})
+	ts := httptest.NewServer(server.NewStreamableHTTPServer(s))
+	t.Cleanup(ts.Close)
+
+	h := newHarness(t)
+	h.load("notes", map[string]any{"url": ts.URL, "protocol_version": "2026-07-28"})
+	recs := map[string]*sdktest.Recorder{"a": {}, "b": {}}
+	done := make(chan error, 2)
+	for who, rec := range recs {
+		go func() {
+			res, err := h.c.Call(context.Background(), sdk.CallRequest{Source: "notes", Method: "tools/call", Client: "client-" + who,
+				Params: mustJSON(map[string]any{"name": "say", "arguments": map[string]any{"who": who}})}, rec)
+			if err == nil && !strings.Contains(string(res), `"text":"`+who+`"`) {
+				err = errors.New("result " + string(res))
+			}
+			done <- err
+		}()
+	}
+	<-arrived
+	<-arrived
+	close(both)
+	for range recs {
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+	}
+	for who, rec := range recs {
+		var got []string
+		for _, n := range rec.Notifications {
+			var p struct {
+				Data string `json:"data"`
+			}
+			_ = json.Unmarshal(n.Params, &p)
+			got = append(got, n.Method+" "+p.Data)
+		}
+		if want := []string{"notifications/message " + who + "-1", "notifications/message " + who + "-2"}; !isPrefix(got, want) {
+			t.Errorf("client %s got %q, want %q", who, got, want)
+		}
+	}
+}

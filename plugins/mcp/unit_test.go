@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"errors"
 	"io"
@@ -162,7 +163,7 @@ func FuzzStdioFraming(f *testing.F) {
 			pending: map[int64]chan *rpcResponse{1: make(chan *rpcResponse, 1)},
 			garbage: limiter{per: 5},
 			h: wireHandlers{
-				notification: func(string, json.RawMessage) {},
+				notification: func(context.Context, string, json.RawMessage) {},
 			},
 		}
 		lr := &lineReader{r: bufio.NewReaderSize(strings.NewReader(string(out)), 16), max: 64}

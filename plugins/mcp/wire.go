@@ -56,8 +56,11 @@ type rpcResponse struct {
 
 // wireHandlers receive what the upstream sends on its own.
 type wireHandlers struct {
-	// notification is called for each notification, in order; it must not block.
-	notification func(method string, params json.RawMessage)
+	// notification is called for each notification, in order; it must not
+	// block. ctx is the context of the request on whose response stream
+	// the notification came (streamable HTTP), or context.Background()
+	// when the link does not say.
+	notification func(ctx context.Context, method string, params json.RawMessage)
 	// request answers a server-to-client request. An error that is an
 	// *sdk.RPCError is sent as it is; others become internal errors.
 	request func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error)

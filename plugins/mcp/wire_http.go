@@ -44,7 +44,7 @@ func startHTTP(ctx context.Context, spec *Spec, kind string, listen bool, log *s
 	w.ctx, w.cancel = context.WithCancel(context.Background())
 	// A pool of its own, so that closing the wire closes its connections.
 	w.http = http.DefaultTransport.(*http.Transport).Clone()
-	client := &http.Client{Transport: w.http}
+	client := &http.Client{Transport: streamNotes{base: w.http, note: h.notification}}
 	switch kind {
 	case TransportSSE:
 		t, err := transport.NewSSE(spec.URL, transport.WithHeaders(spec.Headers), transport.WithSSELogger(log), transport.WithHTTPClient(client),
@@ -121,6 +121,8 @@ func (w *httpWire) roundTrip(ctx context.Context, req *rpcRequest) (*rpcResponse
 	if err := w.cause(); err != nil {
 		return nil, err
 	}
+	// The notifications on this request's response stream are its own.
+	ctx = context.WithValue(ctx, streamKey{}, true)
 	r := transport.JSONRPCRequest{JSONRPC: mcpgo.JSONRPC_VERSION, ID: mcpgo.NewRequestId(req.id), Method: req.method, Header: req.header}
 	if len(req.params) > 0 {
 		r.Params = req.params
@@ -162,8 +164,11 @@ func (w *httpWire) notify(ctx context.Context, method string, params json.RawMes
 	return err
 }
 
+// onNotification takes the notifications mcp-go reads itself: those of
+// the standalone GET stream and of the legacy SSE transport, and those of a
+// response stream that streamNotes did not read (an event over holdMax).
 func (w *httpWire) onNotification(n mcpgo.JSONRPCNotification) {
-	w.h.notification(n.Method, notificationParams(n.Params))
+	w.h.notification(context.Background(), n.Method, notificationParams(n.Params))
 }
 
 // notificationParams re-encodes params decoded by mcp-go, without the empty

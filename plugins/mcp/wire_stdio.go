@@ -395,7 +395,7 @@ func (w *stdioWire) dispatch(line []byte) {
 	hasID := len(m.ID) > 0 && string(m.ID) != "null"
 	switch {
 	case m.Method != "" && !hasID:
-		w.h.notification(m.Method, m.Params)
+		w.h.notification(context.Background(), m.Method, m.Params)
 	case m.Method != "":
 		go w.serve(m.ID, m.Method, m.Params)
 	case hasID:
