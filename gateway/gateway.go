@@ -117,13 +117,20 @@ func New(opts Options) (*Gateway, error) {
 		StdioProfile: opts.StdioProfile,
 		Methods:      g.skillsMethods(),
 		Extensions:   skillsExtensions(cfg),
-		HTTP: frontend.HTTPOptions{
-			AllowedOrigins: cfg.Listen.AllowedOrigins,
-			Tokens:         cfg.Auth.Tokens,
-			BodyCap:        int64(cfg.Limits.HTTPBodyCap),
-		},
+		HTTP:         httpAccess(cfg),
 	})
 	return g, nil
+}
+
+// httpAccess is the HTTP endpoint's access rules in cfg; a reload applies
+// them to the requests that follow.
+func httpAccess(cfg *config.Config) frontend.HTTPOptions {
+	return frontend.HTTPOptions{
+		AllowedOrigins: cfg.Listen.AllowedOrigins,
+		AllowedHosts:   cfg.Listen.AllowedHosts,
+		Tokens:         cfg.Auth.Tokens,
+		BodyCap:        int64(cfg.Limits.HTTPBodyCap),
+	}
 }
 
 // Start launches the executors and loads every source. A source that fails
@@ -217,6 +224,13 @@ func (g *Gateway) Handler() http.Handler {
 		w.Header().Set("Content-Type", "application/json")
 		if !ready {
 			w.WriteHeader(http.StatusServiceUnavailable)
+		}
+		if !g.fe.Trusted(r) {
+			// A load balancer's probe needs the status code; sources' last
+			// errors, pids and commands are for those holding a token.
+			_ = json.NewEncoder(w).Encode(map[string]any{"ready": ready,
+				"detail": "send Authorization: Bearer <token> (a token of auth.tokens) to see each source's state"})
+			return
 		}
 		_ = json.NewEncoder(w).Encode(map[string]any{"ready": ready, "sources": st, "services": g.ServicesStatus(), "executors": g.ExecutorsStatus()})
 	})

@@ -43,6 +43,8 @@ type running struct {
 	gw  *gateway.Gateway
 	url string        // http://127.0.0.1:PORT
 	log *lockedWriter // the gateway log, safe to read while it runs
+	// token is sent to /readyz, for a config with auth.tokens.
+	token string
 }
 
 // startGateway parses yaml (with ${VAR} from vars) and serves it until the
@@ -133,7 +135,11 @@ func (r *running) waitReady(t *testing.T, names ...string) map[string]gateway.So
 // readyz decodes the gateway's /readyz into body and returns its status.
 func (r *running) readyz(t *testing.T, body any) int {
 	t.Helper()
-	resp, err := http.Get(r.url + "/readyz")
+	req, _ := http.NewRequest(http.MethodGet, r.url+"/readyz", nil)
+	if r.token != "" {
+		req.Header.Set("Authorization", "Bearer "+r.token)
+	}
+	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}

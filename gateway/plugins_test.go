@@ -3,6 +3,7 @@ package gateway_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"github.com/skillgate/skillgate/gateway"
+	"github.com/skillgate/skillgate/gateway/frontend"
 	"github.com/skillgate/skillgate/internal/testenv"
 	"github.com/skillgate/skillgate/plugins/sdk"
 )
@@ -104,17 +106,36 @@ func TestExecutorCrashRecovers(t *testing.T) {
 func itoa(i int) string { return strconv.Itoa(i) }
 
 // TestCallRemote calls a tool of a running gateway the way `skillgate call
-// --url` does.
+// --url` does: by its base URL or its endpoint, with a token when the
+// gateway wants one, and the arguments built from the tool's inputSchema.
 func TestCallRemote(t *testing.T) {
-	r := startGateway(t, "servers:\n  conf:\n    url: "+testenv.ConformanceServer(t)+"\n", nil)
+	r := startGateway(t, "auth: {tokens: [tok]}\nservers:\n  conf:\n    url: "+testenv.ConformanceServer(t)+"\n", nil)
+	r.token = "tok"
 	r.waitReady(t, "conf")
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	res, err := gateway.CallRemote(ctx, nil, r.url+"/mcp", "conf__test_simple_text", json.RawMessage(`{}`), &recorder{})
-	if err != nil || !strings.Contains(string(res), "simple text response") {
-		t.Fatalf("CallRemote = %s, %v", res, err)
+	call := func(url, token, tool string) (json.RawMessage, json.RawMessage, error) {
+		var schema json.RawMessage
+		res, err := gateway.CallRemote(ctx, nil, gateway.RemoteCall{URL: url, Token: token, Tool: tool,
+			Args: func(s json.RawMessage) (json.RawMessage, error) {
+				schema = s
+				return json.RawMessage(`{"message":"hi"}`), nil
+			}}, &recorder{})
+		return res, schema, err
 	}
-	if _, err := gateway.CallRemote(ctx, nil, "http://127.0.0.1:1/mcp", "x", nil, &recorder{}); err == nil || !strings.Contains(err.Error(), "127.0.0.1:1") {
+	for _, url := range []string{r.url + "/mcp", r.url, r.url + "/"} {
+		res, schema, err := call(url, "tok", "conf__test_tool_with_progress")
+		if err != nil || !strings.Contains(string(res), `"content"`) || !strings.Contains(string(schema), `"type":"object"`) {
+			t.Fatalf("CallRemote(%s) = %s, %v (inputSchema %s)", url, res, err, schema)
+		}
+	}
+	if _, _, err := call(r.url, "tok", "conf__nope"); !errors.Is(err, frontend.ErrUnknownTool) {
+		t.Fatalf("unknown tool: err = %v", err)
+	}
+	if _, _, err := call(r.url, "", "conf__test_simple_text"); err == nil || !strings.Contains(err.Error(), "--token") {
+		t.Fatalf("no token: err = %v", err)
+	}
+	if _, _, err := call("http://127.0.0.1:1", "", "x"); err == nil || !strings.Contains(err.Error(), "127.0.0.1:1/mcp") || !strings.Contains(err.Error(), "is the gateway running") {
 		t.Fatalf("unreachable gateway: err = %v", err)
 	}
 }

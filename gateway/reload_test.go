@@ -468,3 +468,71 @@ func TestServedWhenReloaded(t *testing.T) {
 		t.Errorf("%d of %d checks found the front end behind what Reload had done:\n  %s", len(late), checks, strings.Join(late, "\n  "))
 	}
 }
+
+// TestReloadAccess rotates the bearer token with a reload: the old token
+// stops working at once. /readyz shows its details only to requests that
+// pass the Host and token checks.
+func TestReloadAccess(t *testing.T) {
+	r := startGateway(t, "auth: {tokens: [old-token]}\nservers: {}\n", nil)
+	post := func(token string) int {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodPost, r.url+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Authorization", "Bearer "+token)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	readyz := func(token, host string) map[string]any {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodGet, r.url+"/readyz", nil)
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		if host != "" {
+			req.Host = host
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var body map[string]any
+		if err := json.NewDecoder(resp.Body).Decode(&body); err != nil || resp.StatusCode != http.StatusOK {
+			t.Fatalf("/readyz: %d, %v", resp.StatusCode, err)
+		}
+		return body
+	}
+	if got := post("old-token"); got != http.StatusOK {
+		t.Fatalf("old token before the reload: %d", got)
+	}
+	for _, c := range []struct{ token, host string }{{"", ""}, {"wrong", ""}, {"old-token", "evil.example"}} {
+		if body := readyz(c.token, c.host); body["ready"] != true || body["sources"] != nil || body["detail"] == nil {
+			t.Fatalf("/readyz with token %q, host %q: %v", c.token, c.host, body)
+		}
+	}
+	if body := readyz("old-token", ""); body["sources"] == nil {
+		t.Fatalf("/readyz with the token: %v", body)
+	}
+
+	cfg, err := config.Parse(strings.NewReader("auth: {tokens: [new-token]}\nservers: {}\n"), "reload.yaml", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.gw.Reload(context.Background(), cfg); err != nil {
+		t.Fatal(err)
+	}
+	if got := post("old-token"); got != http.StatusUnauthorized {
+		t.Fatalf("old token after the reload: %d", got)
+	}
+	if got := post("new-token"); got != http.StatusOK {
+		t.Fatalf("new token after the reload: %d", got)
+	}
+	if body := readyz("new-token", ""); body["sources"] == nil {
+		t.Fatalf("/readyz with the new token: %v", body)
+	}
+}

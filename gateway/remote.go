@@ -3,36 +3,108 @@ package gateway
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"net/url"
+	"strings"
+	"syscall"
 
+	"github.com/skillgate/skillgate/gateway/frontend"
 	"github.com/skillgate/skillgate/plugins/builtin"
 	"github.com/skillgate/skillgate/plugins/sdk"
 )
 
-// CallRemote calls a tool on the MCP endpoint at url (a running gateway or
-// any MCP server), using the mcp executor in process as the client, and
-// returns the CallToolResult JSON. log may be nil.
-func CallRemote(ctx context.Context, log *slog.Logger, url, tool string, args json.RawMessage, call sdk.Call) (json.RawMessage, error) {
+// RemoteCall is a tool call to a running gateway (or any MCP server).
+type RemoteCall struct {
+	// URL is the MCP endpoint; a URL with no path (http://127.0.0.1:8811)
+	// means its /mcp.
+	URL string
+	// Token, when set, is sent as Authorization: Bearer.
+	Token string
+	// Tool is the tool's name on that endpoint.
+	Tool string
+	// Args returns the call's arguments, given the tool's inputSchema.
+	Args func(inputSchema json.RawMessage) (json.RawMessage, error)
+}
+
+// CallRemote calls a tool on the MCP endpoint rc.URL, using the mcp
+// executor in process as the client, and returns the CallToolResult JSON.
+// log may be nil.
+func CallRemote(ctx context.Context, log *slog.Logger, rc RemoteCall, call sdk.Call) (json.RawMessage, error) {
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
+	endpoint := MCPURL(rc.URL)
 	ex, _ := builtin.New("mcp", log)
 	if c, ok := ex.(io.Closer); ok {
 		defer c.Close()
 	}
-	spec, err := json.Marshal(map[string]any{"url": url})
+	spec := map[string]any{"url": endpoint}
+	if rc.Token != "" {
+		spec["headers"] = map[string]string{"Authorization": "Bearer " + rc.Token}
+	}
+	specJSON, err := json.Marshal(spec)
 	if err != nil {
 		return nil, err
 	}
-	if _, err := ex.Load(ctx, sdk.LoadRequest{Source: "remote", Kind: "mcp", Spec: spec}); err != nil {
-		return nil, fmt.Errorf("connect to %s: %w", url, err)
+	defs, err := ex.Load(ctx, sdk.LoadRequest{Source: "remote", Kind: "mcp", Spec: specJSON})
+	if err != nil {
+		hint := ""
+		switch {
+		case errors.Is(err, syscall.ECONNREFUSED), strings.Contains(err.Error(), "connection refused"):
+			hint = " (is the gateway running? `skillgate run` serves http://127.0.0.1:8811/mcp)"
+		case strings.Contains(err.Error(), "authorization required"):
+			hint = " (the gateway has auth.tokens: pass one with --token or SKILLGATE_TOKEN)"
+		}
+		return nil, fmt.Errorf("connect to %s: %w%s", endpoint, err, hint)
 	}
 	defer ex.Unload(context.Background(), "remote")
-	params, err := json.Marshal(map[string]any{"name": tool, "arguments": args})
+	var schema json.RawMessage
+	found := false
+	for _, t := range defs.Tools {
+		var d struct {
+			Name        string          `json:"name"`
+			InputSchema json.RawMessage `json:"inputSchema"`
+		}
+		if json.Unmarshal(t, &d) == nil && d.Name == rc.Tool {
+			schema, found = d.InputSchema, true
+			break
+		}
+	}
+	if !found {
+		return nil, fmt.Errorf("%w: %s at %s (see `skillgate tools list`)", frontend.ErrUnknownTool, rc.Tool, endpoint)
+	}
+	args, err := rc.Args(schema)
+	if err != nil {
+		return nil, err
+	}
+	params, err := json.Marshal(map[string]any{"name": rc.Tool, "arguments": args})
 	if err != nil {
 		return nil, err
 	}
 	return ex.Call(ctx, sdk.CallRequest{Source: "remote", Method: "tools/call", Params: params}, call)
+}
+
+// MCPURL is the MCP endpoint of a gateway given by its base URL
+// (http://127.0.0.1:8811 means http://127.0.0.1:8811/mcp) or by the
+// endpoint itself.
+func MCPURL(base string) string {
+	u, err := url.Parse(base)
+	if err != nil || (u.Path != "" && u.Path != "/") {
+		return base
+	}
+	u.Path = "/mcp"
+	return u.String()
+}
+
+// ToolDefinition returns the definition of the tool served as name, as
+// clients see it in tools/list.
+func (g *Gateway) ToolDefinition(name string) (json.RawMessage, bool) {
+	it, ok := g.store.Load().Tool(name)
+	if !ok {
+		return nil, false
+	}
+	return it.Raw, true
 }

@@ -310,6 +310,11 @@ func (g *Gateway) Reload(ctx context.Context, cfg *config.Config) error {
 	g.cfg = cfg
 	g.publishRoutes()
 	g.mu.Unlock()
+	g.fe.SetAccess(httpAccess(cfg))
+	if old.Listen.HTTP != cfg.Listen.HTTP {
+		g.log.Warn("listen.http changed; the gateway keeps listening where it started until it is restarted",
+			"listening", old.Listen.HTTP, "configured", cfg.Listen.HTTP)
+	}
 
 	var stale, fresh []*source
 	want := map[string]*source{}

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -22,6 +23,7 @@ import (
 	"github.com/skillgate/skillgate/gateway/catalog"
 	"github.com/skillgate/skillgate/gateway/config"
 	"github.com/skillgate/skillgate/gateway/disclosure"
+	"github.com/skillgate/skillgate/gateway/frontend"
 	"github.com/skillgate/skillgate/plugins/builtin"
 	"github.com/skillgate/skillgate/plugins/sdk"
 )
@@ -60,6 +62,9 @@ skillgate.yaml servers block, or merge them into an existing skillgate.yaml
   skillgate import .mcp.json --merge skillgate.yaml --write`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if merge == "" && (write || overwrite) {
+				return errors.New("--write and --overwrite work on the file --merge names: add --merge skillgate.yaml")
+			}
 			f, err := os.Open(args[0])
 			if err != nil {
 				return err
@@ -85,16 +90,15 @@ skillgate.yaml servers block, or merge them into an existing skillgate.yaml
 			if err != nil {
 				return err
 			}
+			name := merge
+			if name == "" {
+				name = "the imported servers"
+			}
+			if _, err := config.Parse(bytes.NewReader(out), name, os.LookupEnv); err != nil {
+				fmt.Fprintf(cmd.ErrOrStderr(), "warning: the result does not validate yet; fix these before running it:\n%v\n", err)
+			}
 			if write {
-				if merge == "" {
-					return errors.New("--write needs --merge FILE")
-				}
-				tmp := merge + ".tmp"
-				if err := os.WriteFile(tmp, out, 0o644); err != nil {
-					return err
-				}
-				if err := os.Rename(tmp, merge); err != nil {
-					os.Remove(tmp)
+				if err := replaceFile(merge, out); err != nil {
 					return err
 				}
 				fmt.Fprintf(cmd.ErrOrStderr(), "imported %d servers into %s\n", len(im.Order), merge)
@@ -108,6 +112,49 @@ skillgate.yaml servers block, or merge them into an existing skillgate.yaml
 	cmd.Flags().BoolVar(&write, "write", false, "with --merge, write the file in place")
 	cmd.Flags().BoolVar(&overwrite, "overwrite", false, "with --merge, replace servers that already exist")
 	return cmd
+}
+
+// replaceFile replaces the contents of the file at path (through a
+// symlink, the file it points to) with data, atomically: a temporary file
+// in the same folder, with the old file's permissions (a config may hold
+// tokens), renamed over it.
+func replaceFile(path string, data []byte) error {
+	target, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		return err
+	}
+	fi, err := os.Stat(target)
+	if err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(target), "."+filepath.Base(target)+".*.tmp")
+	if err != nil {
+		return err
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			tmp.Close()
+			os.Remove(tmp.Name())
+		}
+	}()
+	if err := tmp.Chmod(fi.Mode().Perm()); err != nil {
+		return err
+	}
+	if _, err := tmp.Write(data); err != nil {
+		return err
+	}
+	if err := tmp.Sync(); err != nil {
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp.Name(), target); err != nil {
+		return err
+	}
+	ok = true
+	return nil
 }
 
 // startFromConfig starts a gateway from --config for one-shot commands.
@@ -260,8 +307,8 @@ func oneLine(s string, n int) string {
 }
 
 func newCallCmd() *cobra.Command {
-	var rawJSON, url string
-	var kv []string
+	var in toolArgs
+	var rem remote
 	cmd := &cobra.Command{
 		Use:   "call TOOL",
 		Short: "Call a tool, from the config or on a running gateway (--url)",
@@ -269,26 +316,40 @@ func newCallCmd() *cobra.Command {
 messages go to stderr.
 
   skillgate call everything__echo --arg message=hi -c skillgate.yaml
-  skillgate call everything__add --json '{"a":1,"b":2}' --url http://127.0.0.1:8811/mcp
+  skillgate call everything__get-sum --json '{"a":1,"b":2}' --url http://127.0.0.1:8811
 
 --arg values are parsed as JSON when they parse (numbers, true, objects),
-and taken as strings otherwise.`,
+and taken as strings otherwise, or when the tool's inputSchema says the
+argument is a string (message=123 sends "123"). --arg entries are laid over
+--json's object.
+
+Exit status: 0 on success, 2 when the tool reported an error (isError), 1 on
+other errors (unknown tool, bad arguments, gateway unreachable).`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			callArgs, err := buildArgs(rawJSON, kv)
-			if err != nil {
-				return err
-			}
 			call := &cliCall{w: cmd.ErrOrStderr()}
 			var res json.RawMessage
-			if url != "" {
-				res, err = gateway.CallRemote(cmd.Context(), newLogger(cmd, cmd.ErrOrStderr()), url, args[0], callArgs, call)
+			var err error
+			if rem.url != "" {
+				res, err = gateway.CallRemote(cmd.Context(), newLogger(cmd, cmd.ErrOrStderr()),
+					gateway.RemoteCall{URL: rem.url, Token: rem.bearer(), Tool: args[0], Args: in.build}, call)
 			} else {
+				if _, err := in.build(nil); err != nil {
+					return err // before starting anything
+				}
 				gw, err2 := startFromConfig(cmd)
 				if err2 != nil {
 					return err2
 				}
 				defer gw.Close()
+				def, ok := gw.ToolDefinition(args[0])
+				if !ok {
+					return fmt.Errorf("%w: %s (see `skillgate tools list`)", frontend.ErrUnknownTool, args[0])
+				}
+				callArgs, err2 := in.build(inputSchema(def))
+				if err2 != nil {
+					return err2
+				}
 				res, err = gw.CallTool(cmd.Context(), args[0], callArgs, call)
 			}
 			if err != nil {
@@ -311,31 +372,10 @@ and taken as strings otherwise.`,
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&rawJSON, "json", "", "arguments as one JSON object")
-	cmd.Flags().StringArrayVar(&kv, "arg", nil, "an argument as key=value (repeatable)")
-	cmd.Flags().StringVar(&url, "url", "", "call through a running gateway at this MCP URL")
+	cmd.Flags().StringVar(&in.rawJSON, "json", "", "arguments as one JSON object")
+	cmd.Flags().StringArrayVar(&in.kv, "arg", nil, "an argument as key=value (repeatable)")
+	rem.flags(cmd, "call through a running gateway: its URL (http://127.0.0.1:8811) or MCP endpoint")
 	return cmd
-}
-
-func buildArgs(rawJSON string, kv []string) (json.RawMessage, error) {
-	args := map[string]any{}
-	if rawJSON != "" {
-		if err := json.Unmarshal([]byte(rawJSON), &args); err != nil {
-			return nil, fmt.Errorf("--json: not a JSON object: %w", err)
-		}
-	}
-	for _, p := range kv {
-		k, v, ok := strings.Cut(p, "=")
-		if !ok || k == "" {
-			return nil, fmt.Errorf("--arg %q: write key=value", p)
-		}
-		var val any
-		if err := json.Unmarshal([]byte(v), &val); err != nil {
-			val = v
-		}
-		args[k] = val
-	}
-	return json.Marshal(args)
 }
 
 // cliCall prints what a tool reports while it runs to stderr.
@@ -364,7 +404,7 @@ func (c *cliCall) CallTool(context.Context, string, json.RawMessage) (json.RawMe
 }
 
 func newServersCmd() *cobra.Command {
-	var url string
+	var rem remote
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "servers",
@@ -373,14 +413,17 @@ func newServersCmd() *cobra.Command {
 that run them (pid, protocol, whether calls ride the side channel or the
 gRPC stream, restarts). With --url, ask a running gateway (its /readyz);
 otherwise start the configured servers once and report. --json prints the
-servers only.`,
+servers only.
+
+Exit status: 0 when every server is ready, 3 when one is not (the table is
+printed either way), 1 on other errors.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			var st []gateway.SourceStatus
 			var execs []gateway.ExecutorStatus
-			if url != "" {
+			if rem.url != "" {
 				var err error
-				if st, execs, err = fetchStatus(cmd.Context(), url); err != nil {
+				if st, execs, err = fetchStatus(cmd.Context(), rem); err != nil {
 					return err
 				}
 			} else {
@@ -394,7 +437,10 @@ servers only.`,
 			if asJSON {
 				enc := json.NewEncoder(cmd.OutOrStdout())
 				enc.SetIndent("", "  ")
-				return enc.Encode(st)
+				if err := enc.Encode(st); err != nil {
+					return err
+				}
+				return notAllReady(st)
 			}
 			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "NAME\tEXECUTOR\tSTATE\tPID\tRESTARTS\tTOOLS\tLAST ERROR")
@@ -414,10 +460,13 @@ servers only.`,
 				}
 			}
 			printRequires(cmd.OutOrStdout(), st)
-			return printExecutors(cmd.OutOrStdout(), execs)
+			if err := printExecutors(cmd.OutOrStdout(), execs); err != nil {
+				return err
+			}
+			return notAllReady(st)
 		},
 	}
-	cmd.Flags().StringVar(&url, "url", "", "base URL of a running gateway, e.g. http://127.0.0.1:8811")
+	rem.flags(cmd, "base URL of a running gateway, e.g. http://127.0.0.1:8811")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	return cmd
 }
@@ -447,27 +496,51 @@ func printExecutors(w io.Writer, execs []gateway.ExecutorStatus) error {
 	return tw.Flush()
 }
 
-func fetchStatus(ctx context.Context, base string) ([]gateway.SourceStatus, []gateway.ExecutorStatus, error) {
-	base = strings.TrimSuffix(strings.TrimSuffix(base, "/"), "/mcp")
+// notAllReady is exitError(3) when a server is not ready (an invalid tool
+// folder, which waits for an edit, aside), as /readyz counts them.
+func notAllReady(st []gateway.SourceStatus) error {
+	for _, s := range st {
+		if s.State != "ready" && s.State != "invalid" {
+			return exitError(3)
+		}
+	}
+	return nil
+}
+
+func fetchStatus(ctx context.Context, rem remote) ([]gateway.SourceStatus, []gateway.ExecutorStatus, error) {
+	base := strings.TrimSuffix(strings.TrimSuffix(rem.url, "/"), "/mcp")
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/readyz", nil)
 	if err != nil {
 		return nil, nil, err
 	}
+	if tok := rem.bearer(); tok != "" {
+		req.Header.Set("Authorization", "Bearer "+tok)
+	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		return nil, nil, fmt.Errorf("ask %s: %w (is the gateway running?)", base, err)
 	}
 	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK && resp.StatusCode != http.StatusServiceUnavailable {
+		return nil, nil, fmt.Errorf("%s/readyz answered %s: is %s a skillgate gateway?", base, resp.Status, base)
+	}
 	var body struct {
-		Sources   []gateway.SourceStatus   `json:"sources"`
+		Sources   *[]gateway.SourceStatus  `json:"sources"`
 		Executors []gateway.ExecutorStatus `json:"executors"`
+		Detail    string                   `json:"detail"`
 	}
 	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
-		return nil, nil, fmt.Errorf("%s/readyz: %w", base, err)
+		return nil, nil, fmt.Errorf("%s/readyz: not a skillgate status (%w)", base, err)
 	}
-	return body.Sources, body.Executors, nil
+	if body.Sources == nil {
+		if body.Detail != "" {
+			return nil, nil, fmt.Errorf("%s/readyz shows no details without a token: pass one of its auth.tokens with --token or SKILLGATE_TOKEN", base)
+		}
+		return nil, nil, fmt.Errorf("%s/readyz: not a skillgate status (no sources)", base)
+	}
+	return *body.Sources, body.Executors, nil
 }
 
 func newPluginCmd() *cobra.Command {

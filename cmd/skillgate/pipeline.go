@@ -319,8 +319,7 @@ with their dependencies. Nothing is started.`,
 }
 
 func newPipelineRunCmd() *cobra.Command {
-	var rawJSON string
-	var kv []string
+	var in toolArgs
 	var dryRun bool
 	cmd := &cobra.Command{
 		Use:   "run NAME",
@@ -341,9 +340,8 @@ Exit status: 0 on success, 2 when the pipeline failed (isError), 1 on
 other errors.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			callArgs, err := buildArgs(rawJSON, kv)
-			if err != nil {
-				return err
+			if _, err := in.build(nil); err != nil {
+				return err // before starting anything
 			}
 			if dryRun {
 				_, list, problems, err := loadPipelinesOffline(cmd)
@@ -351,6 +349,10 @@ other errors.`,
 					return err
 				}
 				p, err := findPipeline(list, problems, args[0])
+				if err != nil {
+					return err
+				}
+				callArgs, err := in.build(inputSchema(p.Tool()))
 				if err != nil {
 					return err
 				}
@@ -368,6 +370,10 @@ other errors.`,
 			defer gw.Close()
 			list, problems := gw.Pipelines()
 			p, err := findPipeline(list, problems, args[0])
+			if err != nil {
+				return err
+			}
+			callArgs, err := in.build(inputSchema(p.Tool()))
 			if err != nil {
 				return err
 			}
@@ -398,8 +404,8 @@ other errors.`,
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&rawJSON, "json", "", "arguments as one JSON object")
-	cmd.Flags().StringArrayVar(&kv, "arg", nil, "an argument as key=value (repeatable)")
+	cmd.Flags().StringVar(&in.rawJSON, "json", "", "arguments as one JSON object")
+	cmd.Flags().StringArrayVar(&in.kv, "arg", nil, "an argument as key=value (repeatable)")
 	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "print the plan with the bindings known before the run, and start nothing")
 	return cmd
 }
@@ -421,7 +427,8 @@ func (s *stepPrinter) Notify(n sdk.Notification) error {
 }
 
 func newPipelineRunsCmd() *cobra.Command {
-	var url, pipeline string
+	var rem remote
+	var pipeline string
 	var limit int
 	var asJSON bool
 	cmd := &cobra.Command{
@@ -435,9 +442,10 @@ each step's status, duration, attempts and error.
   skillgate pipeline runs 3f2a9c0d1e4b5a69 --url http://127.0.0.1:8811/mcp`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if url == "" {
+			if rem.url == "" {
 				return errors.New("runs needs a running gateway: --url http://127.0.0.1:8811/mcp (a one-shot command keeps no history)")
 			}
+			url := rem.url
 			if !strings.HasSuffix(strings.TrimSuffix(url, "/"), "/mcp") {
 				url = strings.TrimSuffix(url, "/") + "/mcp"
 			}
@@ -449,7 +457,8 @@ each step's status, duration, attempts and error.
 				in["pipeline"] = pipeline
 			}
 			b, _ := json.Marshal(in)
-			res, err := gateway.CallRemote(cmd.Context(), newLogger(cmd, cmd.ErrOrStderr()), url, "pipeline__runs", b, &cliCall{w: cmd.ErrOrStderr()})
+			res, err := gateway.CallRemote(cmd.Context(), newLogger(cmd, cmd.ErrOrStderr()), gateway.RemoteCall{URL: url, Token: rem.bearer(), Tool: "pipeline__runs",
+				Args: func(json.RawMessage) (json.RawMessage, error) { return b, nil }}, &cliCall{w: cmd.ErrOrStderr()})
 			if err != nil {
 				return err
 			}
@@ -477,7 +486,7 @@ each step's status, duration, attempts and error.
 			return printJSON(cmd.OutOrStdout(), v)
 		},
 	}
-	cmd.Flags().StringVar(&url, "url", "", "MCP URL of a running gateway, e.g. http://127.0.0.1:8811/mcp")
+	rem.flags(cmd, "MCP URL of a running gateway, e.g. http://127.0.0.1:8811/mcp")
 	cmd.Flags().StringVar(&pipeline, "pipeline", "", "only this pipeline's runs")
 	cmd.Flags().IntVar(&limit, "limit", 20, "how many runs")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -36,6 +36,18 @@ Start small: list only the meta-tools and what a session activates:
   skillgate run --disclosure progressive`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
+			if lv, _ := cmd.Flags().GetString("log-level"); lv != "" {
+				var level slog.Level
+				if err := level.UnmarshalText([]byte(lv)); err != nil {
+					return fmt.Errorf("--log-level %q: use debug, info, warn or error", lv)
+				}
+			}
+			if mode, _ := cmd.Flags().GetString("disclosure"); mode != "" && mode != "all" && mode != "progressive" {
+				return fmt.Errorf("--disclosure %q: use all or progressive", mode)
+			}
+			return nil
+		},
 	}
 	root.PersistentFlags().StringP("config", "c", "", "config file (default: the built-in default config)")
 	root.PersistentFlags().String("disclosure", "", "override the config's disclosure mode for the default endpoint: all or progressive")
@@ -45,10 +57,36 @@ Start small: list only the meta-tools and what a session activates:
 		newServersCmd(), newProfilesCmd(), newVersionCmd(), newPluginCmd(), newServicesCmd(),
 		newPipelineCmd(), newSkillsCmd(),
 	)
+	refuseUnknownSubcommands(root)
 	return root
 }
 
-// loadConfig reads --config, or returns the built-in default.
+// refuseUnknownSubcommands makes each command group (a command that only
+// holds subcommands) fail on an unknown subcommand, as the root does,
+// instead of printing its help and exiting 0 as cobra leaves it.
+func refuseUnknownSubcommands(c *cobra.Command) {
+	for _, sub := range c.Commands() {
+		refuseUnknownSubcommands(sub)
+	}
+	if c == c.Root() || !c.HasSubCommands() || c.Runnable() {
+		return
+	}
+	c.Args = cobra.ArbitraryArgs
+	c.RunE = func(cmd *cobra.Command, args []string) error {
+		if len(args) == 0 {
+			return cmd.Help()
+		}
+		msg := fmt.Sprintf("unknown command %q for %q", args[0], cmd.CommandPath())
+		if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
+			msg += "; did you mean " + strings.Join(s, " or ") + "?"
+		}
+		return fmt.Errorf("%s (see %s --help)", msg, cmd.CommandPath())
+	}
+}
+
+// loadConfig reads --config, or returns the built-in default, with the
+// root flags that override it (--disclosure) applied. A reload calls it
+// again, so an override outlives reloads.
 func loadConfig(cmd *cobra.Command) (*config.Config, error) {
 	path, _ := cmd.Flags().GetString("config")
 	cfg := config.BuiltinDefault()
@@ -59,10 +97,7 @@ func loadConfig(cmd *cobra.Command) (*config.Config, error) {
 		}
 	}
 	if mode, _ := cmd.Flags().GetString("disclosure"); mode != "" {
-		if mode != "all" && mode != "progressive" {
-			return nil, fmt.Errorf("--disclosure %q: use all or progressive", mode)
-		}
-		cfg.Disclosure = mode
+		cfg.Disclosure = mode // checked in PersistentPreRunE
 	}
 	return cfg, nil
 }
@@ -77,9 +112,7 @@ func newLogger(cmd *cobra.Command, w io.Writer) *slog.Logger {
 		}
 	}
 	var level slog.Level
-	if err := level.UnmarshalText([]byte(lv)); err != nil {
-		fmt.Fprintf(os.Stderr, "skillgate: unknown --log-level %q, using info\n", lv)
-	}
+	_ = level.UnmarshalText([]byte(lv)) // checked in PersistentPreRunE
 	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: level}))
 }
 

@@ -40,12 +40,18 @@ Environment:
                                channel of 3 (docs/EXECUTORS.md).`, sdk.ProtocolVersion),
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg, err := loadConfig(cmd)
+			// load reads the config with the flags applied, at start and
+			// on every reload.
+			load := func() (*config.Config, error) {
+				cfg, err := loadConfig(cmd)
+				if err == nil && listen != "" {
+					cfg.Listen.HTTP = listen
+				}
+				return cfg, err
+			}
+			cfg, err := load()
 			if err != nil {
 				return err
-			}
-			if listen != "" {
-				cfg.Listen.HTTP = listen
 			}
 			if profile != "" && !stdio {
 				return fmt.Errorf("--profile is for --stdio; over HTTP every profile has its endpoint, /mcp/p/%s", profile)
@@ -61,9 +67,7 @@ Environment:
 			}
 			ctx := cmd.Context()
 			path, _ := cmd.Flags().GetString("config")
-			if path != "" {
-				go watchConfig(ctx, path, gw, log)
-			}
+			go watchConfig(ctx, path, load, gw, log)
 			if stdio {
 				return gw.ServeStdio(ctx, os.Stdin, os.Stdout)
 			}
@@ -76,16 +80,28 @@ Environment:
 	return cmd
 }
 
-// watchConfig reloads the config on SIGHUP and when the file's modification
-// time or size changes. A config that fails to load is reported and the
-// running one kept.
-func watchConfig(ctx context.Context, path string, gw *gateway.Gateway, log interface {
+// watchConfig reloads the config (load) on SIGHUP and when the file at
+// path changes (its modification time or size). A config that fails to
+// load is reported and the running one kept. Without a file (the built-in
+// default) SIGHUP is only logged: it must not end the gateway, as it would
+// unhandled.
+func watchConfig(ctx context.Context, path string, load func() (*config.Config, error), gw *gateway.Gateway, log interface {
 	Info(string, ...any)
 	Error(string, ...any)
 }) {
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
 	defer signal.Stop(hup)
+	if path == "" {
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-hup:
+				log.Info("SIGHUP: nothing to reload; the gateway runs on the built-in default (start it with -c FILE to reload a config)")
+			}
+		}
+	}
 	stamp := func() (time.Time, int64) {
 		fi, err := os.Stat(path)
 		if err != nil {
@@ -108,7 +124,7 @@ func watchConfig(ctx context.Context, path string, gw *gateway.Gateway, log inte
 			}
 			mt, sz = m, s
 		}
-		cfg, err := config.Load(path)
+		cfg, err := load()
 		if err != nil {
 			log.Error("config not reloaded; keeping the running one", "err", err)
 			continue

@@ -88,6 +88,9 @@ type Server struct {
 	notified   atomic.Uint64 // notifications sent to all sessions so far
 	raw        *stash
 	disc       atomic.Pointer[disclosure.Disclosure]
+	// access holds the HTTP access rules (origins, tokens, body cap) a
+	// reload may change; the endpoint path is fixed at Handler.
+	access atomic.Pointer[HTTPOptions]
 	// modernMeta is the _meta of every 2026-07-28 result.
 	modernMeta []byte
 }
@@ -105,6 +108,7 @@ func New(router Router, opts Options) *Server {
 	}
 	s := &Server{router: router, opts: opts, log: opts.Logger, raw: newStash(), rtLimits: roundTripLimits{parkTimeout, keepFinished}}
 	s.disc.Store(opts.Disclosure)
+	s.SetAccess(opts.HTTP)
 	s.modernMeta = s.serverInfoMeta()
 	hooks := &server.Hooks{}
 	hooks.AddOnRequestInitialization(s.onRequest)

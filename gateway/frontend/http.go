@@ -26,6 +26,10 @@ type HTTPOptions struct {
 	// AllowedOrigins lists browser origins (scheme://host[:port]) allowed in
 	// addition to loopback ones. A request with any other Origin is refused.
 	AllowedOrigins []string
+	// AllowedHosts lists Host values (a name, or name:port) a loopback
+	// listener accepts besides loopback ones, for a gateway reached by name
+	// through a proxy or tunnel.
+	AllowedHosts []string
 	// Tokens, when not empty, are the accepted bearer tokens.
 	Tokens []string
 	// BodyCap is the largest request body accepted; default 4 MiB.
@@ -35,31 +39,44 @@ type HTTPOptions struct {
 // Handler returns the streamable HTTP endpoint, guarded by Origin and Host
 // validation, bearer tokens and a body cap.
 func (s *Server) Handler() http.Handler {
-	o := s.opts.HTTP
-	if o.Path == "" {
-		o.Path = "/mcp"
+	path := s.opts.HTTP.Path
+	if path == "" {
+		path = "/mcp"
 	}
+	inner := server.NewStreamableHTTPServer(s.mcp,
+		server.WithEndpointPath(path),
+		server.WithStreamableHTTPLogger(s.log),
+		// guard checks the Host of every request, with listen.allowed_hosts,
+		// which mcp-go's own loopback check knows nothing of.
+		server.WithDisableLocalhostProtection(true),
+	)
+	return &guard{s: s, path: path, next: inner}
+}
+
+// SetAccess replaces the HTTP access rules (allowed origins, bearer
+// tokens, body cap) for the requests that arrive from now on: a config
+// reload that rotates tokens takes effect at once. o.Path is ignored.
+func (s *Server) SetAccess(o HTTPOptions) {
 	if o.BodyCap <= 0 {
 		o.BodyCap = 4 << 20
 	}
-	inner := server.NewStreamableHTTPServer(s.mcp,
-		server.WithEndpointPath(o.Path),
-		server.WithStreamableHTTPLogger(s.log),
-	)
-	return &guard{s: s, opts: o, next: inner}
+	o.AllowedOrigins = slices.Clone(o.AllowedOrigins)
+	o.AllowedHosts = slices.Clone(o.AllowedHosts)
+	o.Tokens = slices.Clone(o.Tokens)
+	s.access.Store(&o)
 }
 
 // guard applies the gateway's HTTP rules before mcp-go sees a request.
 type guard struct {
 	s    *Server
-	opts HTTPOptions
+	path string
 	next http.Handler
 }
 
 // Guard returns h behind the endpoint's Host, Origin and bearer token
 // checks, for the gateway's other HTTP resources.
 func (s *Server) Guard(h http.Handler) http.Handler {
-	g := &guard{s: s, opts: s.opts.HTTP}
+	g := &guard{s: s}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if g.admit(w, r) {
 			h.ServeHTTP(w, r)
@@ -67,17 +84,26 @@ func (s *Server) Guard(h http.Handler) http.Handler {
 	})
 }
 
+// Trusted reports whether r passes the endpoint's Host and bearer token
+// checks (Origin aside): whether it may see details of the gateway that a
+// probe needs not, such as each source's state and last error.
+func (s *Server) Trusted(r *http.Request) bool {
+	a := s.access.Load()
+	return hostAllowed(a, r) && (len(a.Tokens) == 0 || authorized(a, r))
+}
+
 // admit applies the access rules, answering r itself when they refuse it.
 func (g *guard) admit(w http.ResponseWriter, r *http.Request) bool {
-	if !hostAllowed(r) {
-		http.Error(w, fmt.Sprintf("Forbidden: invalid Host header %q for a loopback listener", r.Host), http.StatusForbidden)
+	a := g.s.access.Load()
+	if !hostAllowed(a, r) {
+		http.Error(w, fmt.Sprintf("Forbidden: invalid Host header %q for a loopback listener; add it to listen.allowed_hosts if the gateway is reached by that name", r.Host), http.StatusForbidden)
 		return false
 	}
-	if origin := r.Header.Get("Origin"); origin != "" && !g.originAllowed(origin) {
+	if origin := r.Header.Get("Origin"); origin != "" && !originAllowed(a, origin) {
 		http.Error(w, fmt.Sprintf("Forbidden: origin %q is not allowed; add it to listen.allowed_origins", origin), http.StatusForbidden)
 		return false
 	}
-	if len(g.opts.Tokens) > 0 && !g.authorized(r) {
+	if len(a.Tokens) > 0 && !authorized(a, r) {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="skillgate"`)
 		http.Error(w, "Unauthorized: send Authorization: Bearer <token> with a token from auth.tokens", http.StatusUnauthorized)
 		return false
@@ -98,13 +124,14 @@ func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		r = r.WithContext(context.WithValue(r.Context(), profileKey{}, profile))
 	}
 	if r.Method == http.MethodPost && r.Body != nil {
-		body, err := io.ReadAll(io.LimitReader(r.Body, g.opts.BodyCap+1))
+		bodyCap := g.s.access.Load().BodyCap
+		body, err := io.ReadAll(io.LimitReader(r.Body, bodyCap+1))
 		if err != nil {
 			http.Error(w, "Bad Request: reading body: "+err.Error(), http.StatusBadRequest)
 			return
 		}
-		if int64(len(body)) > g.opts.BodyCap {
-			http.Error(w, fmt.Sprintf("Request Entity Too Large: the body exceeds %d bytes (limits.http_body_cap)", g.opts.BodyCap), http.StatusRequestEntityTooLarge)
+		if int64(len(body)) > bodyCap {
+			http.Error(w, fmt.Sprintf("Request Entity Too Large: the body exceeds %d bytes (limits.http_body_cap)", bodyCap), http.StatusRequestEntityTooLarge)
 			return
 		}
 		if trimmed := bytes.TrimLeft(body, " \t\r\n"); len(trimmed) > 0 && trimmed[0] == '[' {
@@ -213,10 +240,10 @@ func modernRequest(r *http.Request, req request) bool {
 // endpoint itself, the name for <path>/p/<name>; ok is false for an
 // unknown profile or any other path.
 func (g *guard) profile(p string) (string, bool) {
-	if p == g.opts.Path || p == g.opts.Path+"/" {
+	if p == g.path || p == g.path+"/" {
 		return "", true
 	}
-	name, ok := strings.CutPrefix(p, g.opts.Path+"/p/")
+	name, ok := strings.CutPrefix(p, g.path+"/p/")
 	name = strings.TrimSuffix(name, "/")
 	if !ok || name == "" || strings.Contains(name, "/") || !g.s.Disclosure().HasProfile(name) {
 		return "", false
@@ -228,26 +255,35 @@ func (g *guard) notFound(w http.ResponseWriter, p string) {
 	names := g.s.Disclosure().Profiles()
 	msg := fmt.Sprintf("Not Found: %s is not an MCP endpoint of this gateway; ", p)
 	if len(names) == 0 {
-		msg += fmt.Sprintf("use %s (no profiles are configured; add them under profiles: in skillgate.yaml)", g.opts.Path)
+		msg += fmt.Sprintf("use %s (no profiles are configured; add them under profiles: in skillgate.yaml)", g.path)
 	} else {
 		eps := make([]string, len(names))
 		for i, n := range names {
-			eps[i] = g.opts.Path + "/p/" + n
+			eps[i] = g.path + "/p/" + n
 		}
-		msg += fmt.Sprintf("use %s or a profile: %s", g.opts.Path, strings.Join(eps, ", "))
+		msg += fmt.Sprintf("use %s or a profile: %s", g.path, strings.Join(eps, ", "))
 	}
 	http.Error(w, msg, http.StatusNotFound)
 }
 
 // hostAllowed guards against DNS rebinding: a request that reached a
-// loopback listener must name a loopback host (mcp-go checks the same; the
-// front end's fast paths answer before mcp-go sees the request).
-func hostAllowed(r *http.Request) bool {
+// loopback listener must name a loopback host, or one of a.AllowedHosts
+// (an entry without a port matches any port).
+func hostAllowed(a *HTTPOptions, r *http.Request) bool {
 	local, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
-	if !ok || local == nil || !isLoopback(local.String()) {
+	if !ok || local == nil || !isLoopback(local.String()) || isLoopback(r.Host) {
 		return true
 	}
-	return isLoopback(r.Host)
+	name, _, err := net.SplitHostPort(r.Host)
+	if err != nil {
+		name = r.Host
+	}
+	for _, h := range a.AllowedHosts {
+		if strings.EqualFold(h, r.Host) || strings.EqualFold(h, name) {
+			return true
+		}
+	}
+	return false
 }
 
 func isLoopback(hostport string) bool {
@@ -263,8 +299,8 @@ func isLoopback(hostport string) bool {
 }
 
 // originAllowed accepts loopback origins and the configured ones.
-func (g *guard) originAllowed(origin string) bool {
-	for _, o := range g.opts.AllowedOrigins {
+func originAllowed(a *HTTPOptions, origin string) bool {
+	for _, o := range a.AllowedOrigins {
 		if o == "*" || strings.EqualFold(o, origin) {
 			return true
 		}
@@ -281,7 +317,7 @@ func (g *guard) originAllowed(origin string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
-func (g *guard) authorized(r *http.Request) bool {
+func authorized(a *HTTPOptions, r *http.Request) bool {
 	h := r.Header.Get("Authorization")
 	const prefix = "Bearer "
 	if len(h) <= len(prefix) || !strings.EqualFold(h[:len(prefix)], prefix) {
@@ -289,7 +325,7 @@ func (g *guard) authorized(r *http.Request) bool {
 	}
 	got := []byte(h[len(prefix):])
 	ok := 0
-	for _, t := range g.opts.Tokens {
+	for _, t := range a.Tokens {
 		ok |= subtle.ConstantTimeCompare(got, []byte(t))
 	}
 	return ok == 1

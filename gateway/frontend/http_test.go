@@ -48,26 +48,60 @@ func TestHTTPGuard(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			req, _ := http.NewRequest(http.MethodPost, ts.URL+"/mcp", strings.NewReader(c.body))
-			req.Header.Set("Content-Type", "application/json")
-			req.Header.Set("Accept", "application/json, text/event-stream")
-			for k, v := range c.headers {
-				if k == "Host" {
-					req.Host = v
-					continue
-				}
-				req.Header.Set(k, v)
-			}
-			resp, err := http.DefaultClient.Do(req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer resp.Body.Close()
-			body, _ := io.ReadAll(resp.Body)
-			if resp.StatusCode != c.want || !strings.Contains(string(body), c.inBody) {
-				t.Fatalf("status %d body %q; want %d containing %q", resp.StatusCode, body, c.want, c.inBody)
-			}
+			guardCase(t, ts.URL, c.body, c.headers, c.want, c.inBody)
 		})
+	}
+	// A reload rotates the token and moves the cap: the next request
+	// follows the new rules.
+	fe.SetAccess(HTTPOptions{Tokens: []string{"n3w"}, BodyCap: 4096, AllowedHosts: []string{"gw.example", "tunnel.example:9000"}})
+	for _, c := range cases[:3] {
+		t.Run("after SetAccess: "+c.name, func(t *testing.T) {
+			guardCase(t, ts.URL, c.body, c.headers, c.want, c.inBody)
+		})
+	}
+	for _, c := range []struct {
+		name    string
+		body    string
+		headers map[string]string
+		want    int
+		inBody  string
+	}{
+		{"old token", initBody, map[string]string{"Authorization": "Bearer s3cret"}, 401, "Unauthorized"},
+		{"new token", initBody, map[string]string{"Authorization": "Bearer n3w"}, 200, "skillgate"},
+		{"allowed host", initBody, map[string]string{"Authorization": "Bearer n3w", "Host": "GW.example:8811"}, 200, "skillgate"},
+		{"allowed host and port", initBody, map[string]string{"Authorization": "Bearer n3w", "Host": "tunnel.example:9000"}, 200, "skillgate"},
+		{"allowed host, other port", initBody, map[string]string{"Authorization": "Bearer n3w", "Host": "tunnel.example:9001"}, 403, "allowed_hosts"},
+		{"origin no longer allowed", initBody, map[string]string{"Authorization": "Bearer n3w", "Origin": "https://app.example"}, 403, "allowed_origins"},
+		{"bigger cap", strings.Replace(initBody, `"capabilities"`, `"pad":"`+strings.Repeat("x", 2048)+`","capabilities"`, 1), map[string]string{"Authorization": "Bearer n3w"}, 200, "skillgate"},
+	} {
+		t.Run("after SetAccess: "+c.name, func(t *testing.T) {
+			guardCase(t, ts.URL, c.body, c.headers, c.want, c.inBody)
+		})
+	}
+}
+
+// guardCase posts body with headers and wants the status and a part of
+// the body.
+func guardCase(t *testing.T, url, body string, headers map[string]string, want int, inBody string) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, url+"/mcp", strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	for k, v := range headers {
+		if k == "Host" {
+			req.Host = v
+			continue
+		}
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	got, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != want || !strings.Contains(string(got), inBody) {
+		t.Fatalf("status %d body %q; want %d containing %q", resp.StatusCode, got, want, inBody)
 	}
 }
 

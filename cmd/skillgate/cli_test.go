@@ -1,0 +1,233 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/skillgate/skillgate/gateway/config"
+	"github.com/skillgate/skillgate/internal/testenv"
+)
+
+// A command group fails on an unknown subcommand, as the root does.
+func TestUnknownSubcommand(t *testing.T) {
+	for _, group := range []string{"tools", "pipeline", "skills", "services"} {
+		_, _, err := runCLI(t, group, "nosuch")
+		if err == nil || !strings.Contains(err.Error(), `unknown command "nosuch" for "skillgate `+group+`"`) {
+			t.Errorf("%s nosuch: err = %v", group, err)
+		}
+	}
+	if out, _, err := runCLI(t, "tools"); err != nil || !strings.Contains(out, "Available Commands") {
+		t.Errorf("tools alone: %v, %q; want its help", err, out)
+	}
+	for _, args := range [][]string{{"--log-level", "loud", "version"}, {"--disclosure", "some", "version"}} {
+		if _, _, err := runCLI(t, args...); err == nil || !strings.Contains(err.Error(), args[0]) {
+			t.Errorf("%v: err = %v", args, err)
+		}
+	}
+}
+
+func TestToolArgs(t *testing.T) {
+	schema := json.RawMessage(`{"type":"object","properties":{"message":{"type":"string"},"maybe":{"type":["string","null"]},"either":{"type":["string","number"]},"n":{"type":"integer"}}}`)
+	for _, c := range []struct {
+		name   string
+		in     toolArgs
+		schema json.RawMessage
+		want   string
+		err    string
+	}{
+		{"typed values", toolArgs{kv: []string{"n=42", "b=true", "o={\"x\":1}", "s=hello", "e="}}, nil, `{"b":true,"e":"","n":42,"o":{"x":1},"s":"hello"}`, ""},
+		{"every digit kept", toolArgs{rawJSON: `{"big":12345678901234567890}`, kv: []string{"n=9007199254740993"}}, nil, `{"big":12345678901234567890,"n":9007199254740993}`, ""},
+		{"--arg over --json", toolArgs{rawJSON: `{"a":1,"b":2}`, kv: []string{"b=3"}}, nil, `{"a":1,"b":3}`, ""},
+		{"string properties stay text", toolArgs{kv: []string{"message=123", "maybe=true", "either=7", "n=5"}}, schema, `{"either":7,"maybe":"true","message":"123","n":5}`, ""},
+		{"a quoted string is JSON", toolArgs{kv: []string{`message="a b"`}}, schema, `{"message":"a b"}`, ""},
+		{"--json null", toolArgs{rawJSON: "null", kv: []string{"a=1"}}, nil, "", "want one JSON object"},
+		{"--json array", toolArgs{rawJSON: "[1]"}, nil, "", "want one JSON object"},
+		{"--json trailing", toolArgs{rawJSON: `{"a":1} x`}, nil, "", "want one JSON object"},
+		{"--arg without =", toolArgs{kv: []string{"flag"}}, nil, "", "write key=value"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			got, err := c.in.build(c.schema)
+			if c.err != "" {
+				if err == nil || !strings.Contains(err.Error(), c.err) {
+					t.Fatalf("build = %s, %v; want an error with %q", got, err, c.err)
+				}
+				return
+			}
+			if err != nil || string(got) != c.want {
+				t.Fatalf("build = %s, %v; want %s", got, err, c.want)
+			}
+		})
+	}
+	// The CLI reports it before it starts anything.
+	if _, _, err := runCLI(t, "call", "x__y", "--json", "null", "--arg", "a=1"); err == nil || !strings.Contains(err.Error(), "--json") {
+		t.Fatalf("call --json null: err = %v", err)
+	}
+}
+
+// A gateway on the built-in default has no file to reload: SIGHUP is
+// logged, and must not end it as an unhandled SIGHUP would.
+func TestSIGHUPWithoutConfig(t *testing.T) {
+	keep := make(chan os.Signal, 1) // this test process must not die either
+	signal.Notify(keep, syscall.SIGHUP)
+	defer signal.Stop(keep)
+	var mu sync.Mutex
+	var logs bytes.Buffer
+	log := slog.New(slog.NewTextHandler(writerFunc(func(p []byte) (int, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		return logs.Write(p)
+	}), nil))
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		watchConfig(ctx, "", func() (*config.Config, error) { t.Error("load called"); return nil, nil }, nil, log)
+	}()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		_ = syscall.Kill(os.Getpid(), syscall.SIGHUP)
+		time.Sleep(50 * time.Millisecond)
+		mu.Lock()
+		got := logs.String()
+		mu.Unlock()
+		if strings.Contains(got, "nothing to reload") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no log line for SIGHUP: %q", got)
+		}
+	}
+	cancel()
+	<-done
+}
+
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
+
+// The run command's flags outlive a reload: --disclosure progressive stays
+// the default endpoint's mode after the file changes.
+func TestRunFlagsSurviveReload(t *testing.T) {
+	dir := t.TempDir()
+	cfgPath := filepath.Join(dir, "skillgate.yaml")
+	if err := os.WriteFile(cfgPath, []byte("servers: {}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	addr := "127.0.0.1:" + strconv.Itoa(testenv.FreePort(t))
+	cmd := exec.Command(buildSkillgate(t), "run", "-c", cfgPath, "--disclosure", "progressive", "--listen", addr)
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := testenv.Start(t, cmd)
+	lines := make(chan string, 100)
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+		close(lines)
+	}()
+	if err := p.WaitTCP(addr, 30*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	mode := func() string {
+		t.Helper()
+		resp, err := http.Get("http://" + addr + "/stats")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		var st struct {
+			Endpoints []struct {
+				Endpoint, Mode string
+			} `json:"endpoints"`
+		}
+		if err := json.Unmarshal(b, &st); err != nil {
+			t.Fatalf("/stats: %s", b)
+		}
+		for _, e := range st.Endpoints {
+			if e.Endpoint == "/mcp" {
+				return e.Mode
+			}
+		}
+		t.Fatalf("/stats has no /mcp: %s", b)
+		return ""
+	}
+	if m := mode(); m != "progressive" {
+		t.Fatalf("mode before the reload = %q", m)
+	}
+	if err := os.WriteFile(cfgPath, []byte("servers: {}\nlimits: {request_timeout: 30s}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	timeout := time.After(20 * time.Second)
+	for reloaded := false; !reloaded; {
+		select {
+		case l, ok := <-lines:
+			if !ok {
+				t.Fatal("the gateway ended")
+			}
+			reloaded = strings.Contains(l, "config reloaded")
+		case <-timeout:
+			t.Fatal("no reload within 20 s of the edit")
+		}
+	}
+	if m := mode(); m != "progressive" {
+		t.Fatalf("mode after the reload = %q; --disclosure progressive was lost", m)
+	}
+}
+
+// import --merge --write keeps the file's permissions (a config may hold
+// tokens), writes through a symlink, and leaves no temporary file.
+func TestImportWriteInPlace(t *testing.T) {
+	dir := t.TempDir()
+	real := filepath.Join(dir, "real.yaml")
+	link := filepath.Join(dir, "skillgate.yaml")
+	src := filepath.Join(dir, "claude.json")
+	if err := os.WriteFile(real, []byte("# mine\nauth: {tokens: [s3cret]}\nservers: {}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("real.yaml", link); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(src, []byte(`{"mcpServers":{"memory":{"command":"node","args":["server.js"]}}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := runCLI(t, "import", src, "--write"); err == nil || !strings.Contains(err.Error(), "--merge") {
+		t.Fatalf("--write alone: err = %v", err)
+	}
+	if _, stderr, err := runCLI(t, "import", src, "--merge", link, "--write"); err != nil {
+		t.Fatalf("import: %v\n%s", err, stderr)
+	}
+	if fi, err := os.Lstat(link); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Fatalf("the symlink was replaced: %v, %v", fi.Mode(), err)
+	}
+	fi, err := os.Stat(real)
+	if err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("mode = %v, %v; want -rw-------", fi.Mode(), err)
+	}
+	b, _ := os.ReadFile(real)
+	if !strings.Contains(string(b), "# mine") || !strings.Contains(string(b), "memory:") {
+		t.Fatalf("merged file:\n%s", b)
+	}
+	entries, _ := os.ReadDir(dir)
+	if len(entries) != 3 {
+		t.Fatalf("files left in the folder: %v", entries)
+	}
+}
