@@ -243,7 +243,7 @@ func (g *Gateway) Run(ctx context.Context) error {
 	addr := g.cfg.Listen.HTTP
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		return fmt.Errorf("listen on %s: %w (set listen.http to a free address)", addr, err)
+		return fmt.Errorf("listen on %s: %w (choose a free host:port with listen.http or --listen)", addr, err)
 	}
 	return g.Serve(ctx, ln)
 }

@@ -254,6 +254,7 @@ func (ps *pipelineSet) reloadLocked(ctx context.Context) {
 	}
 	ps.mu.Lock()
 	same := slices.EqualFunc(defs, ps.defs, func(a, b json.RawMessage) bool { return string(a) == string(b) })
+	sameProblems := slices.EqualFunc(problems, ps.problems, func(a, b *pipelines.Error) bool { return a.Error() == b.Error() })
 	ps.list, ps.byName, ps.problems, ps.defs = list, byName, problems, defs
 	ps.toolsSig, ps.stamp = sig, stamp
 	ps.mu.Unlock()
@@ -263,7 +264,9 @@ func (ps *pipelineSet) reloadLocked(ctx context.Context) {
 	if !same || !published {
 		g.publish(s, sdk.Definitions{Tools: defs})
 	}
-	if len(problems) > 0 {
+	if len(problems) > 0 && (!sameProblems || !same) {
+		// Told once per change: a recompile because other sources' tools
+		// changed finds the same problems again.
 		g.log.Warn("pipelines with problems are not served", "pipelines", len(list), "problems", len(problems), "first", problems[0].Error())
 	} else if !same {
 		g.log.Info("pipelines loaded", "pipelines", len(list))

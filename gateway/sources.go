@@ -350,7 +350,23 @@ func (g *Gateway) Reload(ctx context.Context, cfg *config.Config) error {
 	}
 	g.pipes.reload(ctx)      // pipelines.go
 	g.reloadSkills(ctx, cfg) // skills.go
-	g.log.Info("config reloaded", "from", old.Source, "to", cfg.Source, "reloaded", len(stale), "started", len(fresh))
+	var restarted, stopped, added []string
+	for _, s := range stale {
+		if _, ok := want[s.id]; ok {
+			restarted = append(restarted, s.id)
+		} else {
+			stopped = append(stopped, s.id)
+		}
+	}
+	for _, s := range fresh {
+		if !slices.Contains(restarted, s.id) {
+			added = append(added, s.id)
+		}
+	}
+	slices.Sort(restarted)
+	slices.Sort(stopped)
+	slices.Sort(added)
+	g.log.Info("config reloaded", "from", old.Source, "to", cfg.Source, "restarted", restarted, "stopped", stopped, "added", added)
 	return nil
 }
 

@@ -109,6 +109,11 @@ func (g *Gateway) startTools(ctx context.Context, cfg *config.Config) {
 	t.setConfig(cfg)
 	t.started = true
 	t.mu.Unlock()
+	for _, dir := range cfg.Tools.Dirs {
+		if _, err := os.Stat(dir); err != nil {
+			g.log.Warn("tools dir not found; its tools are served once it is created", "dir", dir, "err", err)
+		}
+	}
 	t.scan(ctx)
 	g.mu.Lock()
 	if g.closed || g.execs.runCtx == nil {

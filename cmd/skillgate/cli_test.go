@@ -231,3 +231,29 @@ func TestImportWriteInPlace(t *testing.T) {
 		t.Fatalf("files left in the folder: %v", entries)
 	}
 }
+
+func TestValidateAndVersion(t *testing.T) {
+	dir := t.TempDir()
+	good := filepath.Join(dir, "good.yaml")
+	if err := os.WriteFile(good, []byte("servers: {}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, stderr, err := runCLI(t, "validate", good); err != nil || !strings.Contains(stderr, good+": ok") {
+		t.Fatalf("validate FILE: %v, %q", err, stderr)
+	}
+	if _, _, err := runCLI(t, "validate", good, "-c", filepath.Join(dir, "other.yaml")); err == nil || !strings.Contains(err.Error(), "two files") {
+		t.Fatalf("validate with two files: err = %v", err)
+	}
+	if _, _, err := runCLI(t, "call"); err == nil || !strings.Contains(err.Error(), "skillgate call TOOL") {
+		t.Fatalf("call without a tool: err = %v", err)
+	}
+	out, _, err := runCLI(t, "version", "--json")
+	var v struct {
+		Version string `json:"version"`
+		Go      string `json:"go"`
+		Max     int    `json:"executor_protocol_max"`
+	}
+	if err != nil || json.Unmarshal([]byte(out), &v) != nil || v.Version == "" || !strings.HasPrefix(v.Go, "go") || v.Max < 1 {
+		t.Fatalf("version --json = %q, %v", out, err)
+	}
+}

@@ -30,13 +30,27 @@ import (
 
 func newValidateCmd() *cobra.Command {
 	return &cobra.Command{
-		Use:   "validate",
+		Use:   "validate [FILE]",
 		Short: "Check a config file and report every problem with file:line",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
+		Long: `Check a config file (FILE, or the one -c names) as the gateway would load it:
+strict keys, types, ${VAR} expansion against the current environment, names,
+bundles, profiles, and every problem at once, each with file:line.
+
+  skillgate validate skillgate.yaml
+  skillgate validate -c skillgate.yaml
+
+Exit status: 0 when the file is valid, 1 otherwise.`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
 			path, _ := cmd.Flags().GetString("config")
+			if len(args) == 1 {
+				if path != "" && path != args[0] {
+					return fmt.Errorf("validate: two files given (%s and -c %s); name one", args[0], path)
+				}
+				path = args[0]
+			}
 			if path == "" {
-				return errors.New("validate needs a file: skillgate validate -c skillgate.yaml")
+				return errors.New("validate needs a file: skillgate validate skillgate.yaml")
 			}
 			if _, err := config.Load(path); err != nil {
 				fmt.Fprintln(cmd.ErrOrStderr(), err)
@@ -325,7 +339,12 @@ argument is a string (message=123 sends "123"). --arg entries are laid over
 
 Exit status: 0 on success, 2 when the tool reported an error (isError), 1 on
 other errors (unknown tool, bad arguments, gateway unreachable).`,
-		Args: cobra.ExactArgs(1),
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) != 1 {
+				return fmt.Errorf("call takes one tool name, got %d arguments: skillgate call TOOL [--arg key=value] (see skillgate tools list)", len(args))
+			}
+			return nil
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			call := &cliCall{w: cmd.ErrOrStderr()}
 			var res json.RawMessage

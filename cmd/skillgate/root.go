@@ -4,11 +4,14 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"runtime"
+	"runtime/debug"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/skillgate/skillgate/gateway/config"
+	"github.com/skillgate/skillgate/plugins/sdk"
 )
 
 func newRootCmd() *cobra.Command {
@@ -117,12 +120,46 @@ func newLogger(cmd *cobra.Command, w io.Writer) *slog.Logger {
 }
 
 func newVersionCmd() *cobra.Command {
-	return &cobra.Command{
+	var asJSON bool
+	cmd := &cobra.Command{
 		Use:   "version",
-		Short: "Print the version",
+		Short: "Print the version, the commit it was built from and the executor protocols",
 		Args:  cobra.NoArgs,
-		Run: func(cmd *cobra.Command, _ []string) {
-			fmt.Fprintln(cmd.OutOrStdout(), "skillgate", version)
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			v := struct {
+				Version     string `json:"version"`
+				Commit      string `json:"commit,omitempty"`
+				Modified    bool   `json:"modified,omitempty"`
+				Go          string `json:"go"`
+				ProtocolMin int    `json:"executor_protocol_min"`
+				ProtocolMax int    `json:"executor_protocol_max"`
+			}{Version: version, Go: runtime.Version(), ProtocolMin: sdk.MinProtocolVersion, ProtocolMax: sdk.ProtocolVersion}
+			if bi, ok := debug.ReadBuildInfo(); ok {
+				for _, s := range bi.Settings {
+					switch s.Key {
+					case "vcs.revision":
+						v.Commit = s.Value
+					case "vcs.modified":
+						v.Modified = s.Value == "true"
+					}
+				}
+			}
+			if asJSON {
+				return printJSON(cmd.OutOrStdout(), v)
+			}
+			commit := v.Commit
+			if commit == "" {
+				commit = "unknown commit"
+			} else if len(commit) > 12 {
+				commit = commit[:12]
+			}
+			if v.Modified {
+				commit += ", modified"
+			}
+			_, err := fmt.Fprintf(cmd.OutOrStdout(), "skillgate %s (%s, %s, executor protocols %d-%d)\n", v.Version, commit, v.Go, v.ProtocolMin, v.ProtocolMax)
+			return err
 		},
 	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	return cmd
 }

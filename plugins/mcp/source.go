@@ -95,7 +95,14 @@ func (s *source) setState(state string, pid int, lastErr string) {
 	}
 	st := s.statusLocked()
 	s.mu.Unlock()
-	s.log.Info("upstream "+state, "pid", pid, "restarts", st.Restarts, "error", lastErr)
+	attrs := []any{"restarts", st.Restarts}
+	if pid > 0 {
+		attrs = append(attrs, "pid", pid)
+	}
+	if lastErr != "" {
+		attrs = append(attrs, "error", lastErr)
+	}
+	s.log.Info("upstream "+state, attrs...)
 	s.e.broadcast(sdk.Change{Source: s.name, Status: &st})
 }
 
