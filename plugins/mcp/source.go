@@ -88,6 +88,7 @@ func (s *source) statusLocked() sdk.Status {
 
 // setState records a new state and tells the watchers.
 func (s *source) setState(state string, pid int, lastErr string) {
+	lastErr = redactURLs(lastErr)
 	s.mu.Lock()
 	s.state, s.pid = state, pid
 	if lastErr != "" || state == StateReady {

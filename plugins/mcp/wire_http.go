@@ -82,7 +82,7 @@ func startHTTP(ctx context.Context, spec *Spec, kind string, listen bool, log *s
 	case err := <-started:
 		if err != nil {
 			_ = w.close()
-			return nil, fmt.Errorf("connect %s: %w", spec.URL, err)
+			return nil, fmt.Errorf("connect %s: %w", redactURL(spec.URL), redactErr(err))
 		}
 	case <-ctx.Done():
 		_ = w.close()
@@ -106,7 +106,7 @@ func (w *httpWire) cause() error {
 
 func (w *httpWire) die(cause error) {
 	w.deadOnce.Do(func() {
-		w.deadErr = cause
+		w.deadErr = redactErr(cause)
 		close(w.deadCh)
 	})
 }
@@ -132,6 +132,7 @@ func (w *httpWire) roundTrip(ctx context.Context, req *rpcRequest) (*rpcResponse
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
+		err = redactErr(err)
 		if fatalHTTP(err) {
 			w.die(err)
 		}
