@@ -71,8 +71,13 @@ type conn struct {
 	version string          // the negotiated protocol version
 	server  json.RawMessage // the initialize result
 	caps    serverCaps
-	meta    []field // per-request _meta members of the modern era
-	headerT map[string]*mcpgo.Tool
+	// noServerRequests is set on a link whose client cannot receive the
+	// server's requests (mcp-go's legacy HTTP+SSE client drops them): the
+	// gateway then declares no sampling, elicitation or roots, so that the
+	// server fails at once rather than wait for an answer that never comes.
+	noServerRequests bool
+	meta             []field // per-request _meta members of the modern era
+	headerT          map[string]*mcpgo.Tool
 
 	ctx    context.Context // ends when the conn is closed
 	cancel context.CancelFunc
@@ -118,6 +123,14 @@ func newConn(src *source) *conn {
 	return c
 }
 
+// clientCapabilities is what the gateway declares to this upstream.
+func (c *conn) clientCapabilities() json.RawMessage {
+	if c.noServerRequests {
+		return json.RawMessage(`{}`)
+	}
+	return clientCapabilities
+}
+
 func (c *conn) handlers() wireHandlers {
 	return wireHandlers{notification: c.onNotification, request: c.onRequest}
 }
@@ -126,7 +139,7 @@ func (c *conn) handlers() wireHandlers {
 func (c *conn) initialize(ctx context.Context, version string) error {
 	params := mustJSON(map[string]json.RawMessage{
 		"protocolVersion": mustJSON(version),
-		"capabilities":    clientCapabilities,
+		"capabilities":    c.clientCapabilities(),
 		"clientInfo":      clientInfo,
 	})
 	res, err := c.request(ctx, "initialize", params)

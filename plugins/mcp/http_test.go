@@ -238,6 +238,16 @@ func TestSSE(t *testing.T) {
 	s.AddTool(mcpgo.NewTool("hello"), func(context.Context, mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
 		return mcpgo.NewToolResultText("hello over sse"), nil
 	})
+	// mcp-go's SSE client drops a server's requests, so the gateway must
+	// not declare that it answers them: a server would wait in vain.
+	s.AddTool(mcpgo.NewTool("caps"), func(ctx context.Context, _ mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
+		cs, ok := server.ClientSessionFromContext(ctx).(server.SessionWithClientInfo)
+		if !ok {
+			return mcpgo.NewToolResultError("no client info"), nil
+		}
+		b, _ := json.Marshal(cs.GetClientCapabilities())
+		return mcpgo.NewToolResultText(string(b)), nil
+	})
 	sse := server.NewSSEServer(s)
 	ts := httptest.NewServer(sse)
 	t.Cleanup(ts.Close)
@@ -249,11 +259,14 @@ func TestSSE(t *testing.T) {
 		"auto":     {"url": ts.URL + "/sse"},
 	} {
 		defs := h.load(name, spec)
-		if !slices.Equal(toolNames(t, defs.Tools), []string{"hello"}) {
+		if !slices.Equal(toolNames(t, defs.Tools), []string{"caps", "hello"}) {
 			t.Fatalf("%s: tools %s", name, defs.Tools)
 		}
 		if got := text(t, h.mustCall(name, "hello", nil, nil)); got != "hello over sse" {
 			t.Fatalf("%s: hello = %q", name, got)
+		}
+		if got := text(t, h.mustCall(name, "caps", nil, nil)); strings.Contains(got, "roots") || strings.Contains(got, "sampling") || strings.Contains(got, "elicitation") {
+			t.Fatalf("%s: the gateway declared %s over SSE", name, got)
 		}
 	}
 }
@@ -323,5 +336,44 @@ func TestHTTPCallNotes(t *testing.T) {
 		if want := []string{"notifications/message " + who + "-1", "notifications/message " + who + "-2"}; !isPrefix(got, want) {
 			t.Errorf("client %s got %q, want %q", who, got, want)
 		}
+	}
+}
+
+// TestSessionForgotten restarts server-everything (streamable HTTP) under
+// a loaded source. The new process answers the old session id with 400,
+// not 404: the source must notice, initialize again and serve.
+func TestSessionForgotten(t *testing.T) {
+	argv := testenv.NodeServer(t, "server-everything")
+	port := strconv.Itoa(testenv.FreePort(t))
+	start := func() *testenv.Process {
+		cmd := exec.Command(argv[0], argv[1], "streamableHttp")
+		cmd.Env = append(os.Environ(), "PORT="+port)
+		p := testenv.Start(t, cmd)
+		if err := p.WaitOutput("listening on port "+port, 60*time.Second); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	p := start()
+	h := newHarness(t)
+	h.load("ev", map[string]any{"url": "http://127.0.0.1:" + port + "/mcp"})
+	if got := text(t, h.mustCall("ev", "echo", map[string]any{"message": "one"}, nil)); !strings.Contains(got, "one") {
+		t.Fatalf("echo = %q", got)
+	}
+	_ = p.Stop()
+	start()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		res, err := h.call("ev", "echo", map[string]any{"message": "two"}, nil)
+		if err == nil && strings.Contains(string(res), "two") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("30 s after the server restarted, calls still fail: %s, %v", res, err)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if !strings.Contains(h.logs.String(), "no longer knows the session") {
+		t.Fatalf("the log does not say why the source reconnected:\n%s", h.logs.String())
 	}
 }

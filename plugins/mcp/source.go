@@ -318,6 +318,7 @@ func (s *source) handshake(ctx context.Context) (*conn, error) {
 // dialHTTP connects over HTTP and shakes hands with one protocol version.
 func (s *source) dialHTTP(ctx context.Context, kind, version string) (*conn, error) {
 	c := newConn(s)
+	c.noServerRequests = kind == TransportSSE
 	modern := mcpgo.IsModernProtocol(version)
 	w, err := startHTTP(ctx, s.spec, kind, !modern && kind == TransportStreamableHTTP, s.log, c.handlers())
 	if err != nil {

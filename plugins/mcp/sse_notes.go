@@ -16,10 +16,10 @@ import (
 // Over streamable HTTP an upstream sends the notifications of a request on
 // that request's own response stream, so they belong to the call that made
 // it. mcp-go's client hands them to one notification handler with no
-// context, which loses that. streamNotes puts it back: an http.RoundTripper
-// that reads each response stream of a request the wire made for a caller,
+// context, which loses that. readNotes puts it back: the wire's
+// http.RoundTripper reads each response stream of a request the wire made,
 // takes the notifications out of it and hands them to the wire's
-// streamNotification handler with the request's context. Everything else
+// notification handler with the request's context. Everything else
 // (results, server requests, event ids, retry fields) reaches mcp-go byte
 // for byte, in the order it came.
 
@@ -31,21 +31,17 @@ type streamKey struct{}
 // bigger event (a large result) goes through unread, as it is.
 const holdMax = 1 << 20
 
-type streamNotes struct {
-	base http.RoundTripper
-	note func(ctx context.Context, method string, params json.RawMessage)
-}
-
-func (t streamNotes) RoundTrip(req *http.Request) (*http.Response, error) {
-	resp, err := t.base.RoundTrip(req)
-	if err != nil || req.Context().Value(streamKey{}) == nil {
-		return resp, err
+// readNotes wraps the body of resp, a response to req, to take the
+// notifications out of it when it is an event stream of a request marked
+// with streamKey.
+func readNotes(req *http.Request, resp *http.Response, note func(ctx context.Context, method string, params json.RawMessage)) {
+	if req.Context().Value(streamKey{}) == nil {
+		return
 	}
 	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt != "text/event-stream" {
-		return resp, nil
+		return
 	}
-	resp.Body = &sseNotes{body: resp.Body, br: bufio.NewReaderSize(resp.Body, 32<<10), ctx: req.Context(), note: t.note}
-	return resp, nil
+	resp.Body = &sseNotes{body: resp.Body, br: bufio.NewReaderSize(resp.Body, 32<<10), ctx: req.Context(), note: note}
 }
 
 // sseNotes reads an SSE stream and passes it on without its notification

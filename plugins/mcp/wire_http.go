@@ -1,14 +1,17 @@
 package mcp
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
 	"net/url"
+	"strings"
 	"sync"
 	"time"
 
@@ -44,7 +47,7 @@ func startHTTP(ctx context.Context, spec *Spec, kind string, listen bool, log *s
 	w.ctx, w.cancel = context.WithCancel(context.Background())
 	// A pool of its own, so that closing the wire closes its connections.
 	w.http = http.DefaultTransport.(*http.Transport).Clone()
-	client := &http.Client{Transport: streamNotes{base: w.http, note: h.notification}}
+	client := &http.Client{Transport: wireTransport{base: w.http, note: h.notification, lost: w.die}}
 	switch kind {
 	case TransportSSE:
 		t, err := transport.NewSSE(spec.URL, transport.WithHeaders(spec.Headers), transport.WithSSELogger(log), transport.WithHTTPClient(client),
@@ -218,6 +221,55 @@ func (w *httpWire) close() error {
 	w.cancel()
 	w.http.CloseIdleConnections()
 	return err
+}
+
+// wireTransport is the wire's http.RoundTripper. It reads the
+// notifications out of response streams (readNotes), and it notices a
+// server that has forgotten the session (restarted, or expired it) but says
+// so with 400 rather than the 404 the spec asks for, as the TypeScript
+// SDK's servers do: mcp-go's client would then fail every request for good,
+// so the wire dies instead, and the source reconnects.
+type wireTransport struct {
+	base http.RoundTripper
+	note func(ctx context.Context, method string, params json.RawMessage)
+	lost func(error)
+}
+
+func (t wireTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := t.base.RoundTrip(req)
+	if err != nil {
+		return resp, err
+	}
+	if resp.StatusCode == http.StatusBadRequest && req.Header.Get(transport.HeaderKeySessionID) != "" {
+		if msg, ok := sessionRejected(resp); ok {
+			t.lost(fmt.Errorf("the server no longer knows the session (HTTP 400: %s); reconnecting", msg))
+		}
+		return resp, nil
+	}
+	readNotes(req, resp, t.note)
+	return resp, nil
+}
+
+// sessionRejected reads a 400 response's body (and puts it back) and
+// reports whether it is a JSON-RPC error about the session.
+func sessionRejected(resp *http.Response) (string, bool) {
+	b, err := io.ReadAll(io.LimitReader(resp.Body, 8<<10))
+	resp.Body = struct {
+		io.Reader
+		io.Closer
+	}{io.MultiReader(bytes.NewReader(b), resp.Body), resp.Body}
+	if err != nil {
+		return "", false
+	}
+	var e struct {
+		Error *struct {
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	if json.Unmarshal(b, &e) != nil || e.Error == nil || !strings.Contains(strings.ToLower(e.Error.Message), "session") {
+		return "", false
+	}
+	return e.Error.Message, true
 }
 
 // fatalHTTP reports whether err means the connection is gone (rather than
