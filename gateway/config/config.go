@@ -152,7 +152,9 @@ type Pipelines struct {
 
 // Server is an upstream MCP server: a stdio command or a remote URL.
 type Server struct {
-	// Command starts a stdio server.
+	// Command starts a stdio server: a name looked up in PATH, or a path.
+	// Parse resolves a relative path against the config file's folder,
+	// unless Cwd is set (the server's executor resolves it against Cwd).
 	Command string `yaml:"command,omitempty"`
 	// Args are the command's arguments.
 	Args []string `yaml:"args,flow,omitempty"`

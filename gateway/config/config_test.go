@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -358,5 +359,184 @@ func TestExampleConfigs(t *testing.T) {
 		if _, err := Load(f); err != nil {
 			t.Errorf("%s: %v", f, err)
 		}
+	}
+}
+
+// TestSyntaxErrors: a YAML syntax error is reported at the line and column
+// of the problem (yaml.v3 prints the line of the enclosing construct, 0-based,
+// and no column), with what to do.
+func TestSyntaxErrors(t *testing.T) {
+	tests := []struct{ name, yaml, want string }{
+		{"key indented too little", "servers:\n  a:\n    command: echo\n   args: [x]\n  b: {}\n",
+			"f.yaml:4:4: invalid YAML: did not find expected key; this line does not line up with the keys above it"},
+		{"item among keys", "a: 1\n- b\n", "f.yaml:2:1: invalid YAML: did not find expected key; "},
+		{"key among items", "a:\n  - x\n  y: 1\n",
+			"f.yaml:3:3: invalid YAML: did not find expected '-' indicator; this line does not line up with the items of the list above it"},
+		{"unclosed [ at the end", "servers:\n  a:\n    command: echo\n    args: [x\n",
+			"f.yaml:4:11: invalid YAML: did not find expected ',' or ']'; this [ is not closed: end the list with ], and separate its items with commas"},
+		{"unclosed [ before more", "servers:\n  a:\n    args: [x\n  b: {command: y}\n", "f.yaml:3:11: invalid YAML: did not find expected ',' or ']'; this [ is not closed"},
+		{"unclosed [ ending its line", "args: [\n  \"-y\",\n  \"pkg\"\nx: 1\n", "f.yaml:1:7: invalid YAML: did not find expected ',' or ']'; this [ is not closed"},
+		{"unclosed { on line 2", "servers:\n  a: {command: npx\n  b: {command: x}\n",
+			"f.yaml:2:6: invalid YAML: did not find expected ',' or '}'; this { is not closed: end the mapping with }"},
+		{"unclosed { on line 1", "servers: {\n  a: 1\n", "f.yaml:1:10: invalid YAML: did not find expected ',' or '}'; this { is not closed"},
+		{"inner [ closed by }", "a: {b: [c, d}\n", "f.yaml:1:8: invalid YAML: did not find expected ',' or ']'; this [ is not closed"},
+		{"columns count characters", "servers:\n  ä: {command: \"é\", args: [x\n", "f.yaml:2:27: invalid YAML: did not find expected ',' or ']'"},
+		{"valid flow list before the error", "servers:\n  a:\n    args: [a,\n      b]\n    command: x\n   env: {}\n", "f.yaml:6:4: invalid YAML: did not find expected key"},
+		{"[ with nothing after it", "a: [\n", "f.yaml:1:4: invalid YAML: did not find expected node content; this [ is not closed"},
+		{"missing colon", "servers:\n  a:\n    command: echo\n  oops\n  b: x\n",
+			"f.yaml:4:3: invalid YAML: could not find expected ':'; a key needs a : after it"},
+		{"colon in a value", "a: b: c\n", "f.yaml:1:5: invalid YAML: mapping values are not allowed in this context; quote the value if it contains ': '"},
+		{"unclosed quote on line 1", "a: 'x\nb: 2\n", "f.yaml:1:4: invalid YAML: found unexpected end of stream; this quoted value is not closed"},
+		{"unclosed quote on line 2", "a: 1\nb: \"x\nc: 2\n", "f.yaml:2:4: invalid YAML: found unexpected end of stream; this quoted value is not closed"},
+		{"tab", "a:\n\t- b\n", "f.yaml:2:1: invalid YAML: found character that cannot start any token; this is a tab: indent with spaces"},
+		{"at sign", "a: @x\n", "f.yaml:1:4: invalid YAML: found character that cannot start any token; a value cannot start with '@': quote the value"},
+		{"unknown anchor", "a: 1\nb: *nope\n", "f.yaml:2:4: invalid YAML: unknown anchor 'nope' referenced; define &nope before this point"},
+		{"in the second document", "a: 1\n---\nb: [\n", "f.yaml:3:4: invalid YAML: did not find expected node content"},
+		{"control character", "a: \x01\n", "f.yaml:1:4: invalid YAML: control characters are not allowed"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Parse(strings.NewReader(tt.yaml), "f.yaml", nil)
+			if err == nil || !strings.HasPrefix(err.Error(), tt.want) {
+				t.Errorf("got  %v\nwant %s...", err, tt.want)
+			}
+		})
+	}
+}
+
+// TestSyntaxErrorLargeFile: past maxLocate the line yaml.v3 printed is kept,
+// made 1-based.
+func TestSyntaxErrorLargeFile(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("servers:\n  a:\n    command: echo\n   args: [x]\n")
+	for b.Len() <= maxLocate {
+		b.WriteString("# padding padding padding padding padding padding padding\n")
+	}
+	_, err := Parse(strings.NewReader(b.String()), "f.yaml", nil)
+	if want := "f.yaml:2: invalid YAML: did not find expected key"; err == nil || err.Error() != want {
+		t.Errorf("got %v, want %s", err, want)
+	}
+}
+
+func TestReadErrors(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := Load(dir); err == nil || err.Error() != dir+": is a directory, not a config file; give the path of a YAML file such as skillgate.yaml" {
+		t.Errorf("Load(folder) = %v", err)
+	}
+	f, err := os.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := Parse(f, "adir", nil); err == nil || err.Error() != "adir: is a directory, not a config file; give the path of a YAML file such as skillgate.yaml" {
+		t.Errorf("Parse(folder) = %v", err)
+	}
+	for in, want := range map[string]string{
+		"servers:\n  a: {command: \"caf\xe9\"}\n": "f.yaml:2:20: byte 0xe9 is not UTF-8; the file must be UTF-8 text",
+		"\xff\xfeservers: {}\n":                   "f.yaml:", // UTF-16 is left to yaml.v3
+		"a: \xc3(\n":                              "f.yaml:1:4: byte 0xc3 is not UTF-8",
+	} {
+		_, err := Parse(strings.NewReader(in), "f.yaml", nil)
+		if err == nil || !strings.HasPrefix(err.Error(), want) || (want == "f.yaml:" && strings.Contains(err.Error(), "UTF-8 text")) {
+			t.Errorf("Parse(%q) = %v, want %s...", in, err, want)
+		}
+	}
+}
+
+// TestEmptyVariable: a required value that a set but empty variable
+// emptied is reported as that, not as missing.
+func TestEmptyVariable(t *testing.T) {
+	env := map[string]string{"MCP_URL": "", "BIN": "", "IMG": ""}
+	lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
+	in := "servers:\n  r: {url: \"${MCP_URL}\"}\n  c: {command: \"${BIN}${NOPE:-}\"}\nservices:\n  db: {image: \"$IMG${IMG}\"}\n"
+	_, err := Parse(strings.NewReader(in), "f.yaml", lookup)
+	want := `f.yaml:2:12: servers.r.url: empty after expanding "${MCP_URL}": MCP_URL is set to an empty value; set it, or give a default: ${MCP_URL:-value}
+f.yaml:3:16: servers.c.command: empty after expanding "${BIN}${NOPE:-}": BIN is set to an empty value; set it, or give a default: ${BIN:-value}
+f.yaml:5:15: services.db.image: "$IMG" is not an image reference; write it as name:tag, such as postgres:16`
+	if err == nil || err.Error() != want {
+		t.Errorf("got\n%v\nwant\n%s", err, want)
+	}
+}
+
+func TestServerCommandPath(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "skillgate.yaml")
+	data := "servers:\n" +
+		"  rel: {command: ./my-server}\n" +
+		"  sub: {command: bin/server}\n" +
+		"  up: {command: ../other/server}\n" +
+		"  bare: {command: npx}\n" +
+		"  abs: {command: /usr/bin/server}\n" +
+		"  incwd: {command: ./server, cwd: srv}\n" +
+		"  image: {image: mcp/x:1, args: [./a]}\n"
+	if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(t.TempDir()) // what a desktop client does
+	c, err := Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{
+		"rel":   filepath.Join(dir, "my-server"),
+		"sub":   filepath.Join(dir, "bin", "server"),
+		"up":    filepath.Join(filepath.Dir(dir), "other", "server"),
+		"bare":  "npx",
+		"abs":   "/usr/bin/server",
+		"incwd": "./server", // the executor resolves it against cwd
+		"image": "",
+	}
+	for name, w := range want {
+		if got := c.Servers[name].Command; got != w {
+			t.Errorf("%s: command = %q, want %q", name, got, w)
+		}
+	}
+	if got := c.Servers["incwd"].Cwd; got != filepath.Join(dir, "srv") {
+		t.Errorf("incwd: cwd = %q", got)
+	}
+	if got := c.Servers["image"].Args; got[0] != "./a" {
+		t.Errorf("image: args = %q, want them as written", got)
+	}
+	// A config file named relative to the working folder: the command stays
+	// a path, not a name looked up in PATH.
+	for src, want := range map[string]string{"skillgate.yaml": "./my-server", "conf/sg.yaml": "conf/my-server", "<stdin>": "./my-server"} {
+		c, err := Parse(strings.NewReader("servers: {s: {command: ./my-server}}"), src, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := c.Servers["s"].Command; got != filepath.FromSlash(want) {
+			t.Errorf("from %s: command = %q, want %q", src, got, want)
+		}
+	}
+}
+
+func TestManyProblems(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("servers:\n")
+	for i := range 150 {
+		fmt.Fprintf(&b, "  s%d: {}\n", i)
+	}
+	_, err := Parse(strings.NewReader(b.String()), "f.yaml", nil)
+	if err == nil {
+		t.Fatal("Parse succeeded")
+	}
+	lines := strings.Split(err.Error(), "\n")
+	if len(lines) != 101 || !strings.HasPrefix(lines[99], "f.yaml:101:3: servers.s99: neither") {
+		t.Errorf("got %d lines, line 100 %q", len(lines), lines[min(99, len(lines)-1)])
+	}
+	if last := lines[len(lines)-1]; last != "f.yaml: ... and 50 more problems; fix these first" {
+		t.Errorf("last line = %q", last)
+	}
+}
+
+// TestLargeFile: a big file without aliases is no "alias" problem.
+func TestLargeFile(t *testing.T) {
+	in := "pinned: [" + strings.Repeat("a, ", maxAliasNodes) + "b]\n"
+	c, err := Parse(strings.NewReader(in), "f.yaml", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Pinned) != maxAliasNodes+1 {
+		t.Errorf("%d pinned", len(c.Pinned))
 	}
 }

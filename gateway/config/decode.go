@@ -14,9 +14,11 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-// maxNodes bounds the work of walking a document whose aliases expand
-// exponentially ("billion laughs").
-const maxNodes = 100_000
+// maxAliasNodes bounds the values reached through aliases and << merges,
+// the work of walking a document whose aliases expand exponentially
+// ("billion laughs"). Values written out are not counted: yaml.v3 has read
+// them already, and walking them is as cheap.
+const maxAliasNodes = 100_000
 
 // decoder walks a yaml.Node tree into Go values strictly: every key must
 // name a field, every value must fit its type, and every problem is kept.
@@ -28,13 +30,17 @@ type decoder struct {
 	// lenient turns unknown keys into warnings.
 	lenient bool
 
-	warns  []*Error
-	errs   []*Error
-	bad    map[string]bool     // fields with a decode error
-	pos    map[string]Pos      // field path -> where it was written
-	order  map[string][]string // map field path -> keys in file order
-	nodes  int
-	active map[*yaml.Node]bool // alias targets being walked
+	warns   []*Error
+	errs    []*Error
+	bad     map[string]bool     // fields with a decode error
+	unknown map[string]bool     // fields holding an unknown key
+	blank   map[string]string   // fields whose ${VAR}s expanded to "" -> the text written
+	pos     map[string]Pos      // field path -> where it was written
+	order   map[string][]string // map field path -> keys in file order
+	aliased int                 // > 0 while walking what an alias or << brought in
+	via     *yaml.Node          // then, the outermost alias, where the budget error goes
+	spent   int                 // nodes walked through aliases, against maxAliasNodes
+	active  map[*yaml.Node]bool // alias targets being walked
 }
 
 // spoiled reports whether field or a field inside it failed to decode,
@@ -64,11 +70,36 @@ var (
 	unmarshalerT = reflect.TypeFor[encoding.TextUnmarshaler]()
 )
 
-func (d *decoder) decode(n *yaml.Node, v reflect.Value, field string) {
-	if d.nodes++; d.nodes > maxNodes {
-		if d.nodes == maxNodes+1 {
-			d.fail(n, field, nil, "the document is too large once aliases are expanded; use fewer aliases")
+// spend counts a node reached through an alias; past maxAliasNodes it
+// reports the first one and returns false.
+func (d *decoder) spend(n *yaml.Node, field string) bool {
+	if d.spent++; d.spent <= maxAliasNodes {
+		return true
+	}
+	if d.spent == maxAliasNodes+1 {
+		if d.via != nil {
+			n = d.via
 		}
+		d.fail(n, field, nil, "aliases expand to more than %d values here; use fewer aliases, or alias smaller parts", maxAliasNodes)
+	}
+	return false
+}
+
+// enter starts walking what alias brought in; the func it returns ends it.
+func (d *decoder) enter(alias *yaml.Node) func() {
+	if d.aliased == 0 {
+		d.via = alias
+	}
+	d.aliased++
+	return func() {
+		if d.aliased--; d.aliased == 0 {
+			d.via = nil
+		}
+	}
+}
+
+func (d *decoder) decode(n *yaml.Node, v reflect.Value, field string) {
+	if d.aliased > 0 && !d.spend(n, field) {
 		return
 	}
 	if n.Kind == yaml.AliasNode {
@@ -80,7 +111,9 @@ func (d *decoder) decode(n *yaml.Node, v reflect.Value, field string) {
 			d.active = map[*yaml.Node]bool{}
 		}
 		d.active[n.Alias] = true
+		leave := d.enter(n)
 		d.decode(n.Alias, v, field)
+		leave()
 		delete(d.active, n.Alias)
 		return
 	}
@@ -180,10 +213,21 @@ func (d *decoder) scalar(n *yaml.Node, field, want string) (string, bool) {
 		d.fail(n, field, err, "%v", err)
 		return n.Value, false
 	}
+	if s == "" && n.Value != "" {
+		if d.blank == nil {
+			d.blank = map[string]string{}
+		}
+		d.blank[field] = n.Value
+	}
 	return s, true
 }
 
-type pair struct{ k, v *yaml.Node }
+// pair is a key and its value; via is the alias whose << merge brought
+// it, if one did.
+type pair struct {
+	k, v *yaml.Node
+	via  *yaml.Node
+}
 
 // pairs returns a mapping's key/value pairs with << merge keys applied:
 // explicit keys win over merged ones, earlier merges over later ones.
@@ -205,7 +249,7 @@ func (d *decoder) pairs(n *yaml.Node, field string) []pair {
 			continue
 		}
 		seen[k.Value] = k
-		out = append(out, pair{k, v})
+		out = append(out, pair{k: k, v: v})
 	}
 	for _, p := range merged {
 		if seen[p.k.Value] == nil {
@@ -217,15 +261,22 @@ func (d *decoder) pairs(n *yaml.Node, field string) []pair {
 }
 
 func (d *decoder) mergePairs(v *yaml.Node, field string) []pair {
-	if d.nodes++; d.nodes > maxNodes {
-		return nil
-	}
+	via := d.via
 	for v.Kind == yaml.AliasNode {
 		if d.active[v.Alias] {
 			d.fail(v, field, nil, "alias *%s refers to itself", v.Value)
 			return nil
 		}
+		if via == nil {
+			via = v
+		}
 		v = v.Alias
+	}
+	if via != nil {
+		defer d.enter(via)()
+		if !d.spend(v, field) {
+			return nil
+		}
 	}
 	switch v.Kind {
 	case yaml.MappingNode:
@@ -234,7 +285,13 @@ func (d *decoder) mergePairs(v *yaml.Node, field string) []pair {
 		}
 		d.active[v] = true
 		defer delete(d.active, v)
-		return d.pairs(v, field)
+		out := d.pairs(v, field)
+		for i := range out {
+			if out[i].via == nil {
+				out[i].via = via
+			}
+		}
+		return out
 	case yaml.SequenceNode:
 		var out []pair
 		for _, c := range v.Content {
@@ -263,11 +320,26 @@ func (d *decoder) decodeStruct(n *yaml.Node, v reflect.Value, field string) {
 			continue
 		}
 		if !ok {
-			d.fail(p.k, f, nil, "unknown key; %s", suggest(p.k.Value, slices.Sorted(maps.Keys(fields))))
+			// Not d.fail: nothing was read wrong, so the entry's other
+			// checks still hold (see hides).
+			if d.unknown == nil {
+				d.unknown = map[string]bool{}
+			}
+			d.unknown[field] = true
+			d.errs = append(d.errs, &Error{Pos: d.at(p.k), Field: f, Msg: "unknown key; " + suggest(p.k.Value, slices.Sorted(maps.Keys(fields)))})
 			continue
 		}
-		d.decode(p.v, v.Field(i), f)
+		d.decodeAliased(p, v.Field(i), f)
 	}
+}
+
+// decodeAliased decodes p's value, counting it against maxAliasNodes when
+// a merge of an alias brought it.
+func (d *decoder) decodeAliased(p pair, v reflect.Value, field string) {
+	if p.via != nil {
+		defer d.enter(p.via)()
+	}
+	d.decode(p.v, v, field)
 }
 
 func (d *decoder) decodeMap(n *yaml.Node, v reflect.Value, field string) {
@@ -284,7 +356,7 @@ func (d *decoder) decodeMap(n *yaml.Node, v reflect.Value, field string) {
 			d.pos[f] = d.at(p.k)
 		}
 		e := reflect.New(v.Type().Elem()).Elem()
-		d.decode(p.v, e, f)
+		d.decodeAliased(p, e, f)
 		if e.Kind() == reflect.Pointer && e.IsNil() {
 			e.Set(reflect.New(e.Type().Elem())) // "name:" with no value is an empty entry
 		}

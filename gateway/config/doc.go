@@ -10,8 +10,10 @@
 //
 // Keys starting with x- are ignored, as in compose files, so they can hold
 // YAML anchors for << merge keys. Values may use ${VAR} and ${VAR:-default}; $${ stands for a literal ${.
-// Relative folders and server cwd are resolved against the config file's
-// folder.
+// Relative folders, server cwd and a server command that is a relative
+// path (./server, not a name such as npx looked up in PATH) are resolved
+// against the config file's folder; a command is resolved against cwd
+// when that is set. Args are passed as written.
 //
 // [Import] reads the MCP server entries of Claude Desktop, Claude Code,
 // Cursor and VS Code config files; [MarshalServers] and [Merge] write them

@@ -50,7 +50,7 @@ func FuzzImport(f *testing.F) {
 		if err != nil {
 			return
 		}
-		if _, err := Merge([]byte("servers: {}\n"), im.Servers, im.Order, true); err != nil {
+		if _, err := Merge([]byte("servers: {}\n"), "skillgate.yaml", im.Servers, im.Order, true); err != nil {
 			t.Fatalf("Merge: %v", err)
 		}
 	})

@@ -21,15 +21,18 @@ import (
 // Imported is what Import read from an MCP client's config file.
 type Imported struct {
 	// Format is "mcpServers" (Claude Desktop, Claude Code, Cursor) or
-	// "vscode" (VS Code's servers).
+	// "vscode" (VS Code's servers): the first of them when a file has both,
+	// whose servers are all read.
 	Format string
 	// Servers are the entries, keyed by name. Values are kept as written:
-	// ${VAR} stays for Parse to expand, and VS Code's ${env:VAR} becomes ${VAR}.
+	// ${VAR} stays for Parse to expand, and ${env:VAR} (VS Code, Cursor)
+	// becomes ${VAR}.
 	Servers map[string]*Server
 	// Order holds the keys of Servers in file order.
 	Order []string
-	// Warnings are what the import left behind: unknown keys, VS Code
-	// inputs and variables, names skillgate does not accept.
+	// Warnings are what the import left behind: unknown keys, env files,
+	// editor variables and inputs, names skillgate does not accept, and
+	// servers it skipped (an unknown type, no command or url).
 	Warnings []*Error
 }
 
@@ -38,6 +41,7 @@ type clientEntry struct {
 	Command  string            `yaml:"command"`
 	Args     []string          `yaml:"args"`
 	Env      map[string]string `yaml:"env"`
+	EnvFile  string            `yaml:"envFile"`
 	Cwd      string            `yaml:"cwd"`
 	URL      string            `yaml:"url"`
 	Headers  map[string]string `yaml:"headers"`
@@ -45,12 +49,21 @@ type clientEntry struct {
 	Disabled bool              `yaml:"disabled"`
 }
 
+// serverBlock is an object of named servers in a client's file.
+type serverBlock struct {
+	key    string // as written: mcpServers, servers or mcp.servers
+	format string
+	node   *yaml.Node
+}
+
 // Import reads an MCP client's config: Claude Desktop's
 // claude_desktop_config.json, Claude Code's .mcp.json and Cursor's mcp.json
 // (a top-level mcpServers object), or VS Code's .vscode/mcp.json (a
-// top-level servers object, or mcp.servers in settings.json). Comments and
+// top-level servers object, or mcp.servers in settings.json); a file with
+// both mcpServers and servers gives the servers of both. Comments and
 // trailing commas are accepted, as VS Code writes them. Unknown keys in an
-// entry become warnings; values of the wrong type are errors, with file:line.
+// entry become warnings, and so does a server skipped; values of the wrong
+// type are errors, with file:line.
 func Import(r io.Reader, name string) (*Imported, error) {
 	data, err := io.ReadAll(r)
 	if err != nil {
@@ -60,62 +73,54 @@ func Import(r io.Reader, name string) (*Imported, error) {
 	if err != nil {
 		return nil, err
 	}
-	im := &Imported{Servers: map[string]*Server{}}
-	var servers *yaml.Node
+	var blocks []serverBlock
 	if root.Kind == yaml.MappingNode {
-		if servers = lookupKey(root, "mcpServers"); servers != nil {
-			im.Format = "mcpServers"
-		} else if servers = lookupKey(root, "servers"); servers != nil {
-			im.Format = "vscode"
-		} else if mcp := lookupKey(root, "mcp"); mcp != nil && mcp.Kind == yaml.MappingNode {
-			if servers = lookupKey(mcp, "servers"); servers != nil {
-				im.Format = "vscode"
+		if n := lookupKey(root, "mcpServers"); n != nil {
+			blocks = append(blocks, serverBlock{"mcpServers", "mcpServers", n})
+		}
+		if n := lookupKey(root, "servers"); n != nil {
+			blocks = append(blocks, serverBlock{"servers", "vscode", n})
+		}
+		if mcp := lookupKey(root, "mcp"); len(blocks) == 0 && mcp != nil && mcp.Kind == yaml.MappingNode {
+			if n := lookupKey(mcp, "servers"); n != nil {
+				blocks = append(blocks, serverBlock{"mcp.servers", "vscode", n})
 			}
 		}
 	}
-	if servers == nil {
+	if len(blocks) == 0 {
 		return nil, &Error{Pos: Pos{File: name}, Err: ErrUnknownFormat,
 			Msg: "no mcpServers or servers object; expected a Claude Desktop, Claude Code, Cursor or VS Code MCP config"}
 	}
+	im := &Imported{Format: blocks[0].format, Servers: map[string]*Server{}}
 	d := &decoder{file: name, lenient: true}
-	known := map[string]bool{} // keys whose values are rewritten
-	for k := range yamlFields(reflect.TypeFor[clientEntry]()) {
-		known[k] = true
-	}
-	if servers.Kind != yaml.MappingNode {
-		d.fail(servers, "servers", nil, "want an object of named servers, got %s", kindName(servers))
-	}
-	for i := 0; servers.Kind == yaml.MappingNode && i+1 < len(servers.Content); i += 2 {
-		k, v := servers.Content[i], servers.Content[i+1]
-		if _, dup := im.Servers[k.Value]; dup {
-			d.fail(k, k.Value, nil, "duplicate server name; remove one")
+	for i, b := range blocks {
+		if b.node.Kind != yaml.MappingNode {
+			if i == 0 {
+				d.fail(b.node, b.key, nil, "want an object of named servers, got %s", kindName(b.node))
+			} else {
+				d.warns = append(d.warns, &Error{Pos: d.at(b.node), Field: b.key,
+					Msg: fmt.Sprintf("not an object of named servers but %s; not imported", kindName(b.node))})
+			}
 			continue
 		}
-		if !names.Valid(k.Value) {
-			d.warns = append(d.warns, &Error{Pos: d.at(k), Field: k.Value,
-				Msg: "not a valid skillgate server name (1-64 letters, digits, _ or -); rename it after import"})
-		}
-		if im.Format == "vscode" && v.Kind == yaml.MappingNode {
-			for j := 0; j+1 < len(v.Content); j += 2 {
-				if key := v.Content[j].Value; known[key] {
-					d.vscodeVars(v.Content[j+1], join(k.Value, key))
-				}
+		seen := map[string]bool{}
+		for j := 0; j+1 < len(b.node.Content); j += 2 {
+			k, v := b.node.Content[j], b.node.Content[j+1]
+			if seen[k.Value] {
+				d.fail(k, k.Value, nil, "duplicate server name; remove one")
+				continue
+			}
+			seen[k.Value] = true
+			if prev, dup := im.Servers[k.Value]; dup {
+				d.warns = append(d.warns, &Error{Pos: d.at(k), Field: k.Value,
+					Msg: fmt.Sprintf("also defined under %s at line %d; this one is not imported", blocks[0].key, prev.Pos.Line)})
+				continue
+			}
+			if s := d.clientServer(k, v, b.format == "vscode"); s != nil {
+				im.Servers[k.Value] = s
+				im.Order = append(im.Order, k.Value)
 			}
 		}
-		var e clientEntry
-		d.decode(v, reflect.ValueOf(&e).Elem(), k.Value)
-		s := &Server{Command: e.Command, Args: e.Args, Env: e.Env, Cwd: e.Cwd, URL: e.URL,
-			Headers: e.Headers, Disabled: e.Disabled, Pos: d.at(k)}
-		switch e.Type {
-		case "", "stdio", "http", "streamable-http", "streamableHttp":
-			// Implied by command or url.
-		case "sse":
-			s.Transport = "sse"
-		default:
-			d.fail(v, k.Value+".type", nil, "unknown type %q; use stdio, http or sse", e.Type)
-		}
-		im.Servers[k.Value] = s
-		im.Order = append(im.Order, k.Value)
 	}
 	if len(d.errs) > 0 {
 		return nil, joinSorted(d.errs)
@@ -127,33 +132,95 @@ func Import(r io.Reader, name string) (*Imported, error) {
 	return im, nil
 }
 
+// clientServer reads the entry v named by k, or returns nil, with a
+// warning, for one that cannot be imported.
+func (d *decoder) clientServer(k, v *yaml.Node, vscode bool) *Server {
+	name := k.Value
+	warns, errs := len(d.warns), len(d.errs)
+	if v.Kind == yaml.MappingNode {
+		for j := 0; j+1 < len(v.Content); j += 2 {
+			switch key := v.Content[j].Value; key {
+			case "command", "args", "env", "cwd", "url", "headers":
+				d.clientVars(v.Content[j+1], join(name, key), vscode)
+			}
+		}
+	}
+	var e clientEntry
+	d.decode(v, reflect.ValueOf(&e).Elem(), name)
+	if len(d.errs) > errs {
+		return nil
+	}
+	skip := func(n *yaml.Node, field, format string, args ...any) *Server {
+		// What else it warned about is moot.
+		d.warns = append(d.warns[:warns], &Error{Pos: d.at(n), Field: field, Msg: fmt.Sprintf(format, args...)})
+		return nil
+	}
+	s := &Server{Command: e.Command, Args: e.Args, Env: e.Env, Cwd: e.Cwd, URL: e.URL,
+		Headers: e.Headers, Disabled: e.Disabled, Pos: d.at(k)}
+	switch e.Type {
+	case "", "stdio", "http", "streamable-http", "streamableHttp":
+		// Implied by command or url.
+	case "sse":
+		s.Transport = "sse"
+	default:
+		return skip(lookupKey(v, "type"), name+".type",
+			"unknown type %q; skillgate connects over stdio, http and sse only, so this server is not imported", e.Type)
+	}
+	if e.Command == "" && e.URL == "" {
+		return skip(k, name, "neither command nor url is set, so there is nothing to start or reach; this server is not imported")
+	}
+	if e.EnvFile != "" {
+		d.warns = append(d.warns, &Error{Pos: d.at(lookupKey(v, "envFile")), Field: name + ".envFile",
+			Msg: fmt.Sprintf("not imported: skillgate reads no env files, so the variables in %s are lost; copy the ones the server needs under env:", e.EnvFile)})
+	}
+	if !names.Valid(name) {
+		d.warns = append(d.warns, &Error{Pos: d.at(k), Field: name,
+			Msg: "not a valid skillgate server name (1-64 letters, digits, _ or -); rename it after import"})
+	}
+	return s
+}
+
 var varRef = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\$?\$\{([^}]*)\}`) })
 
-// vscodeVars rewrites ${env:VAR} to ${VAR} in n's values and warns about
-// the VS Code variables skillgate cannot resolve, such as ${input:key}.
-func (d *decoder) vscodeVars(n *yaml.Node, field string) {
+// editorVars are the variables VS Code and Cursor substitute from what the
+// editor has open; skillgate runs outside any editor.
+var editorVars = []string{
+	"workspaceFolder", "workspaceFolderBasename", "userHome", "cwd", "execPath", "pathSeparator", "/",
+	"file", "fileWorkspaceFolder", "relativeFile", "relativeFileDirname", "fileBasename",
+	"fileBasenameNoExtension", "fileExtname", "fileDirname", "fileDirnameBasename",
+	"lineNumber", "selectedText", "defaultBuildTask",
+}
+
+// clientVars rewrites ${env:VAR}, as VS Code and Cursor write it, to
+// ${VAR} in n's values, and warns about the variables skillgate cannot
+// resolve: VS Code's ${input:key}, an editor's ${workspaceFolder} and the
+// like, and in a VS Code file (where ${VAR} means nothing) any other.
+func (d *decoder) clientVars(n *yaml.Node, field string, vscode bool) {
 	switch n.Kind {
 	case yaml.MappingNode:
 		for i := 1; i < len(n.Content); i += 2 {
-			d.vscodeVars(n.Content[i], join(field, n.Content[i-1].Value))
+			d.clientVars(n.Content[i], join(field, n.Content[i-1].Value), vscode)
 		}
 	case yaml.SequenceNode:
 		for i, c := range n.Content {
-			d.vscodeVars(c, fmt.Sprintf("%s[%d]", field, i))
+			d.clientVars(c, fmt.Sprintf("%s[%d]", field, i), vscode)
 		}
 	case yaml.ScalarNode:
 		n.Value = varRef().ReplaceAllStringFunc(n.Value, func(ref string) string {
 			body := varRef().FindStringSubmatch(ref)[1]
+			warn := func(format string, args ...any) {
+				d.warns = append(d.warns, &Error{Pos: d.at(n), Field: field, Msg: fmt.Sprintf(format, args...)})
+			}
 			switch {
 			case strings.HasPrefix(ref, "$$"):
 			case strings.HasPrefix(body, "env:"):
 				return "${" + strings.TrimPrefix(body, "env:") + "}"
 			case strings.HasPrefix(body, "input:"):
-				d.warns = append(d.warns, &Error{Pos: d.at(n), Field: field,
-					Msg: fmt.Sprintf("VS Code input %s is kept as is and skillgate cannot prompt for it; replace it with ${VAR} and set VAR, or write the value", ref)})
-			default:
-				d.warns = append(d.warns, &Error{Pos: d.at(n), Field: field,
-					Msg: fmt.Sprintf("VS Code variable %s is kept as is and skillgate reads it as an environment variable; replace it with a value or ${VAR}", ref)})
+				warn("VS Code input %s is kept as is and skillgate cannot prompt for it; replace it with ${VAR} and set VAR, or write the value", ref)
+			case slices.Contains(editorVars, body) || strings.HasPrefix(body, "config:") || strings.HasPrefix(body, "command:"):
+				warn("editor variable %s is kept as is, but skillgate runs outside the editor and would read it as an environment variable; replace it with the path or value it stands for", ref)
+			case vscode:
+				warn("VS Code variable %s is kept as is and skillgate reads it as an environment variable; replace it with a value or ${VAR}", ref)
 			}
 			return ref
 		})

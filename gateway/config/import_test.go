@@ -64,7 +64,6 @@ func TestImportErrors(t *testing.T) {
 		{"syntax", "{\n  \"mcpServers\": {\"a\": {\"command\" \"x\"}}}", `c.json:2:`},
 		{"wrong type", `{"mcpServers": {"a": {"command": ["x"], "env": {"A": {"b": 1}}}}}`,
 			"c.json:1:34: a.command: want a string, got a list\nc.json:1:54: a.env.A: want a string, got a mapping"},
-		{"bad type", `{"mcpServers": {"a": {"url": "http://x", "type": "websocket"}}}`, `c.json:1:22: a.type: unknown type "websocket"; use stdio, http or sse`},
 		{"duplicate", `{"mcpServers": {"a": {"command": "x"}, "a": {"command": "y"}}}`, "c.json:1:40: a: duplicate server name; remove one"},
 		{"servers not an object", `{"servers": []}`, "c.json:1:13: servers: want an object of named servers, got a list"},
 		{"extra data", `{"servers": {}} {}`, "c.json:1:17: extra data after the top-level object; remove it"},
@@ -81,6 +80,39 @@ func TestImportErrors(t *testing.T) {
 	_, err := Import(strings.NewReader(`{}`), "c.json")
 	if !errors.Is(err, ErrUnknownFormat) {
 		t.Errorf("errors.Is(%v, ErrUnknownFormat) = false", err)
+	}
+}
+
+// TestImportVariables: ${env:NAME}, which VS Code and Cursor write,
+// becomes ${NAME} in every format; editor variables are kept with a warning.
+func TestImportVariables(t *testing.T) {
+	tests := []struct{ name, json, want, warn string }{
+		{"cursor", `{"mcpServers":{"u":{"url":"https://x","headers":{"Authorization":"Bearer ${env:TOK}"}}}}`, "Bearer ${TOK}", ""},
+		{"vscode", `{"servers":{"u":{"url":"https://x","headers":{"Authorization":"Bearer ${env:TOK}"}}}}`, "Bearer ${TOK}", ""},
+		{"claude code", `{"mcpServers":{"u":{"url":"https://x","headers":{"Authorization":"Bearer ${TOK:-x}"}}}}`, "Bearer ${TOK:-x}", ""},
+		{"escaped", `{"mcpServers":{"u":{"url":"https://x","headers":{"Authorization":"$${env:TOK}"}}}}`, "$${env:TOK}", ""},
+		{"workspace", `{"mcpServers":{"u":{"url":"https://x","headers":{"Authorization":"${workspaceFolder}"}}}}`, "${workspaceFolder}",
+			"c.json:1:66: u.headers.Authorization: editor variable ${workspaceFolder} is kept as is, but skillgate runs outside the editor and would read it as an environment variable; replace it with the path or value it stands for"},
+		{"vscode other", `{"servers":{"u":{"url":"https://x","headers":{"Authorization":"${TOK}"}}}}`, "${TOK}",
+			"c.json:1:63: u.headers.Authorization: VS Code variable ${TOK} is kept as is and skillgate reads it as an environment variable; replace it with a value or ${VAR}"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			im, err := Import(strings.NewReader(tt.json), "c.json")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := im.Servers["u"].Headers["Authorization"]; got != tt.want {
+				t.Errorf("Authorization = %q, want %q", got, tt.want)
+			}
+			var warns []string
+			for _, w := range im.Warnings {
+				warns = append(warns, w.Error())
+			}
+			if got := strings.Join(warns, "\n"); got != tt.warn {
+				t.Errorf("warnings:\n%s\nwant:\n%s", got, tt.warn)
+			}
+		})
 	}
 }
 
@@ -118,7 +150,11 @@ func TestMerge(t *testing.T) {
 		keep       []string // text the result must hold
 		err        string
 	}{
-		{name: "clash", base: mergeBase, err: "6:3: servers.everything: already defined; rename the imported server or choose to overwrite it"},
+		{name: "clash", base: mergeBase, err: "6:3: servers.everything: already defined; rename the imported server, or import with --overwrite to replace it"},
+		{name: "two documents", base: "servers: {}\n---\nlisten: {http: ':8811'}\n", err: "2:1: a second YAML document; keep one document per file (remove the ---)"},
+		{name: "YAML error", base: "servers:\n  a: {command: x\n", err: "2:6: invalid YAML: did not find expected ',' or '}'; this { is not closed"},
+		{name: "null document", base: "---\n", keep: []string{"servers:\n  sqlite:\n"}},
+		{name: "not UTF-8", base: "listen: {http: \"\xff\"}\n", err: "1:17: byte 0xff is not UTF-8"},
 		{name: "overwrite keeps comments", base: mergeBase, overwrite: true, keep: []string{
 			"# skillgate config for the team.", "# The reference server, for demos.",
 			"# Script tools live next to this file.", "command: uvx", "sqlite:\n    command: uvx", "${GITHUB_TOKEN}",
@@ -132,10 +168,15 @@ func TestMerge(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			out, err := Merge([]byte(tt.base), add, order, tt.overwrite)
+			out, err := Merge([]byte(tt.base), "", add, order, tt.overwrite)
 			if tt.err != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.err) {
 					t.Fatalf("Merge error = %v, want %q", err, tt.err)
+				}
+				// With the file's name, every error names it.
+				if _, err := Merge([]byte(tt.base), "skillgate.yaml", add, order, tt.overwrite); err == nil ||
+					!strings.HasPrefix(err.Error(), "skillgate.yaml:") || !strings.Contains(err.Error(), tt.err) {
+					t.Errorf("merge error = %v, want skillgate.yaml:...%s", err, tt.err)
 				}
 				if strings.Contains(tt.err, "already defined") && !errors.Is(err, ErrNameClash) {
 					t.Errorf("errors.Is(err, ErrNameClash) = false")

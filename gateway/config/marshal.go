@@ -22,21 +22,29 @@ func MarshalServers(servers map[string]*Server, order []string) ([]byte, error) 
 }
 
 // Merge adds servers to the servers: block of a skillgate.yaml held in
-// cfgYAML, keeping its comments, and returns the new text. A name already
-// in the file is an error wrapping ErrNameClash unless overwrite is true,
-// in which case the entry is replaced. yaml.v3 re-indents the file to two
-// spaces.
-func Merge(cfgYAML []byte, servers map[string]*Server, order []string, overwrite bool) ([]byte, error) {
-	var doc yaml.Node
-	if err := yaml.Unmarshal(cfgYAML, &doc); err != nil {
-		return nil, yamlError(err, "")
+// cfgYAML, read from the file called name (errors name it), keeping its
+// comments, and returns the new text. A name already in the file is an
+// error wrapping ErrNameClash unless overwrite is true, in which case the
+// entry is replaced. yaml.v3 re-indents the file to two spaces. A file of
+// more than one YAML document is an error, as Parse would read only the
+// first.
+func Merge(cfgYAML []byte, name string, servers map[string]*Server, order []string, overwrite bool) ([]byte, error) {
+	if err := checkUTF8(cfgYAML, name); err != nil {
+		return nil, err
 	}
-	if doc.Kind == 0 {
-		doc = yaml.Node{Kind: yaml.DocumentNode, Content: []*yaml.Node{{Kind: yaml.MappingNode, Tag: "!!map"}}}
+	doc, err := readDocument(cfgYAML, name)
+	if err != nil {
+		return nil, err
+	}
+	if doc == nil || len(doc.Content) == 0 {
+		doc = &yaml.Node{Kind: yaml.DocumentNode, Content: []*yaml.Node{{Kind: yaml.MappingNode, Tag: "!!map"}}}
 	}
 	root := doc.Content[0]
+	if root.Kind == yaml.ScalarNode && root.ShortTag() == "!!null" {
+		*root = yaml.Node{Kind: yaml.MappingNode, Tag: "!!map", HeadComment: root.HeadComment, LineComment: root.LineComment, FootComment: root.FootComment}
+	}
 	if root.Kind != yaml.MappingNode {
-		return nil, &Error{Pos: Pos{Line: root.Line, Col: root.Column}, Msg: "the config is not a mapping of keys to values; fix it before merging"}
+		return nil, &Error{Pos: Pos{File: name, Line: root.Line, Col: root.Column}, Msg: "the config is not a mapping of keys to values; fix it before merging"}
 	}
 	block := lookupKey(root, "servers")
 	switch {
@@ -46,7 +54,7 @@ func Merge(cfgYAML []byte, servers map[string]*Server, order []string, overwrite
 	case block.Kind == yaml.ScalarNode && block.ShortTag() == "!!null":
 		*block = yaml.Node{Kind: yaml.MappingNode, Tag: "!!map", LineComment: block.LineComment}
 	case block.Kind != yaml.MappingNode:
-		return nil, &Error{Pos: Pos{Line: block.Line, Col: block.Column}, Field: "servers",
+		return nil, &Error{Pos: Pos{File: name, Line: block.Line, Col: block.Column}, Field: "servers",
 			Msg: "not a mapping of server names; fix it before merging"}
 	}
 	block.Style &^= yaml.FlowStyle
@@ -68,8 +76,8 @@ func Merge(cfgYAML []byte, servers map[string]*Server, order []string, overwrite
 			block.Content = append(block.Content, k, v)
 		case !overwrite:
 			old := block.Content[j]
-			errs = append(errs, &Error{Pos: Pos{Line: old.Line, Col: old.Column}, Field: "servers." + k.Value, Err: ErrNameClash,
-				Msg: "already defined; rename the imported server or choose to overwrite it"})
+			errs = append(errs, &Error{Pos: Pos{File: name, Line: old.Line, Col: old.Column}, Field: "servers." + k.Value, Err: ErrNameClash,
+				Msg: "already defined; rename the imported server, or import with --overwrite to replace it"})
 		default:
 			block.Content[j+1] = v
 		}
@@ -77,7 +85,7 @@ func Merge(cfgYAML []byte, servers map[string]*Server, order []string, overwrite
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
-	return encodeYAML(&doc)
+	return encodeYAML(doc)
 }
 
 func serversNode(servers map[string]*Server, order []string) (*yaml.Node, error) {

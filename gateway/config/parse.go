@@ -1,6 +1,7 @@
 package config
 
 import (
+	"bytes"
 	"cmp"
 	"errors"
 	"fmt"
@@ -10,7 +11,6 @@ import (
 	"reflect"
 	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 
@@ -25,6 +25,9 @@ func Load(path string) (*Config, error) {
 		return nil, fmt.Errorf("load config: %w", err)
 	}
 	defer f.Close()
+	if fi, err := f.Stat(); err == nil && fi.IsDir() {
+		return nil, notAFile(path)
+	}
 	return Parse(f, path, os.LookupEnv)
 }
 
@@ -49,9 +52,11 @@ func Parse(r io.Reader, name string, lookup func(string) (string, bool)) (*Confi
 	c.pos = d.pos
 	c.finish()
 	errs := d.errs
-	for _, e := range c.validate() {
-		if !d.spoiled(e.Field) {
-			errs = append(errs, e)
+	v := c.validate()
+	for _, e := range v.errs {
+		sc := v.scopes[e]
+		if !d.hides(e, sc) {
+			errs = append(errs, d.emptied(e, sc)...)
 		}
 	}
 	if len(errs) > 0 {
@@ -60,9 +65,75 @@ func Parse(r io.Reader, name string, lookup func(string) (string, bool)) (*Confi
 	return c, nil
 }
 
-// finish fills per-entry defaults and resolves relative folders.
+// hides reports whether the validation problem e only echoes a decode
+// problem: a field it is about failed to decode, or it is a required key
+// not set in an entry that has an unknown key (likely that key, misspelt).
+// An unknown key hides nothing else: its siblings were read as written.
+func (d *decoder) hides(e *Error, sc scope) bool {
+	if sc.unset != "" && d.unknown[sc.unset] {
+		return true
+	}
+	if !sc.entry {
+		return d.spoiled(e.Field)
+	}
+	if d.bad[e.Field] {
+		return true
+	}
+	for _, k := range sc.keys {
+		if d.spoiled(e.Field + "." + k) {
+			return true
+		}
+	}
+	return false
+}
+
+// emptied returns e, or, when a field e is about was written with ${VAR}
+// and came out empty, an error at that field saying so: "url is missing"
+// would send the user looking for a key that is there.
+func (d *decoder) emptied(e *Error, sc scope) []*Error {
+	fields := []string{e.Field}
+	for _, k := range sc.keys {
+		fields = append(fields, e.Field+"."+k)
+	}
+	var out []*Error
+	for _, f := range fields {
+		if raw, ok := d.blank[f]; ok {
+			out = append(out, &Error{Pos: d.pos[f], Field: f, Msg: emptyMsg(raw, d.lookup)})
+		}
+	}
+	if len(out) == 0 {
+		return []*Error{e}
+	}
+	return out
+}
+
+var varName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\$?\$\{([A-Za-z_][A-Za-z0-9_]*)`) })
+
+// emptyMsg says that raw, a value with ${VAR} references, expanded to "".
+func emptyMsg(raw string, lookup func(string) (string, bool)) string {
+	var set []string
+	for _, m := range varName().FindAllStringSubmatch(raw, -1) {
+		if strings.HasPrefix(m[0], "$$") || slices.Contains(set, m[1]) || lookup == nil {
+			continue
+		}
+		if v, ok := lookup(m[1]); ok && v == "" {
+			set = append(set, m[1])
+		}
+	}
+	switch len(set) {
+	case 0:
+		return fmt.Sprintf("empty after expanding %q; give it a value", raw)
+	case 1:
+		return fmt.Sprintf("empty after expanding %q: %s is set to an empty value; set it, or give a default: ${%s:-value}", raw, set[0], set[0])
+	}
+	return fmt.Sprintf("empty after expanding %q: %s are set to empty values; set them, or give defaults: ${%s:-value}", raw, strings.Join(set, ", "), set[0])
+}
+
+// finish fills per-entry defaults and resolves relative folders, and the
+// relative paths of server commands when the config came from a file.
 func (c *Config) finish() {
 	base := filepath.Dir(c.Source)
+	fromFile := c.Source != "" && !strings.HasPrefix(c.Source, "<")
 	resolve := func(p string) string {
 		if p == "" || filepath.IsAbs(p) {
 			return p
@@ -98,6 +169,15 @@ func (c *Config) finish() {
 			s.Start = "eager"
 		}
 		s.Cwd = resolve(s.Cwd)
+		if fromFile && s.Cwd == "" && s.Image == "" && isRelPath(s.Command) {
+			// Against the file, not the working folder of whoever runs the
+			// gateway (a desktop client); with cwd set, the stdio executor
+			// resolves it against cwd, itself resolved above.
+			s.Command = resolve(s.Command)
+			if !filepath.IsAbs(s.Command) && !isRelPath(s.Command) {
+				s.Command = "." + string(filepath.Separator) + s.Command // not a name to look up in PATH
+			}
+		}
 		s.Pos = c.pos["servers."+name]
 	}
 	for name, s := range c.Services {
@@ -124,49 +204,63 @@ func (c *Config) finish() {
 	}
 }
 
-var yamlLine = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^yaml: line (\d+): (.*)$`) })
+// isRelPath reports whether a command is a relative path, such as
+// ./server or bin/server, rather than a name looked up in PATH.
+func isRelPath(cmd string) bool {
+	return cmd != "" && !filepath.IsAbs(cmd) && strings.ContainsAny(cmd, "/"+string(filepath.Separator))
+}
 
 // parseYAML returns the single document's root node, or nil for an empty file.
 func parseYAML(r io.Reader, name string) (*yaml.Node, error) {
-	dec := yaml.NewDecoder(r)
+	data, err := readAll(r, name)
+	if err != nil {
+		return nil, err
+	}
+	doc, err := readDocument(data, name)
+	if err != nil || doc == nil || len(doc.Content) == 0 {
+		return nil, err
+	}
+	return doc.Content[0], nil
+}
+
+// readDocument returns data's single YAML document, or nil when there is
+// none. A second document is an error: nothing would read it.
+func readDocument(data []byte, name string) (*yaml.Node, error) {
+	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var doc yaml.Node
 	if err := dec.Decode(&doc); err != nil {
 		if errors.Is(err, io.EOF) {
 			return nil, nil
 		}
-		return nil, yamlError(err, name)
+		return nil, syntaxError(err, data, name)
 	}
 	var extra yaml.Node
 	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
 		if err != nil {
-			return nil, yamlError(err, name)
+			return nil, syntaxError(err, data, name)
 		}
 		return nil, &Error{Pos: Pos{File: name, Line: extra.Line, Col: extra.Column},
 			Msg: "a second YAML document; keep one document per file (remove the ---)"}
 	}
-	if len(doc.Content) == 0 {
-		return nil, nil
-	}
-	return doc.Content[0], nil
+	return &doc, nil
 }
 
-func yamlError(err error, name string) error {
-	msg := strings.TrimPrefix(err.Error(), "yaml: ")
-	if m := yamlLine().FindStringSubmatch(err.Error()); m != nil {
-		line, _ := strconv.Atoi(m[1])
-		return &Error{Pos: Pos{File: name, Line: line}, Msg: "invalid YAML: " + m[2]}
-	}
-	return &Error{Pos: Pos{File: name}, Msg: "invalid YAML: " + msg}
-}
+// maxErrors is how many problems an error lists; a file that is wrong
+// everywhere (a generated one, say) gets the first ones and a count.
+const maxErrors = 100
 
-// joinSorted joins errs in file order.
+// joinSorted joins errs in file order, the first maxErrors of them.
 func joinSorted(errs []*Error) error {
 	slices.SortStableFunc(errs, func(a, b *Error) int {
 		return cmp.Or(cmp.Compare(a.Pos.Line, b.Pos.Line), cmp.Compare(a.Pos.Col, b.Pos.Col), cmp.Compare(a.Field, b.Field))
 	})
-	out := make([]error, len(errs))
-	for i, e := range errs {
-		out[i] = e
+	out := make([]error, 0, min(len(errs), maxErrors+1))
+	for _, e := range errs[:min(len(errs), maxErrors)] {
+		out = append(out, e)
+	}
+	if n := len(errs) - maxErrors; n > 0 {
+		out = append(out, &Error{Pos: Pos{File: errs[maxErrors].Pos.File},
+			Msg: fmt.Sprintf("... and %d more problems; fix these first", n)})
 	}
 	return errors.Join(out...)
 }
@@ -250,6 +344,18 @@ func (d *decoder) serviceFile(c *Config, path, rel string) {
 			d.bad = map[string]bool{}
 		}
 		d.bad[f] = true
+	}
+	for f := range sub.unknown {
+		if d.unknown == nil {
+			d.unknown = map[string]bool{}
+		}
+		d.unknown[f] = true
+	}
+	for f, raw := range sub.blank {
+		if d.blank == nil {
+			d.blank = map[string]string{}
+		}
+		d.blank[f] = raw
 	}
 	for _, name := range sub.order["services"] {
 		s := m[name]

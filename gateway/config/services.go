@@ -262,20 +262,20 @@ var (
 func (v *validator) service(name string, s *Service) {
 	f := "services." + name
 	if !services.ValidName(name) {
-		v.errorf(f, "service name %q must be 1-64 letters, digits, _ or -, starting with a letter or digit; rename it", name)
+		v.about(v.errorf(f, "service name %q must be 1-64 letters, digits, _ or -, starting with a letter or digit; rename it", name))
 	}
 	if s == nil {
 		s = &Service{}
 	}
 	switch {
 	case s.Image == "" && s.Build == nil:
-		v.errorf(f+".image", "no image; set image: such as postgres:16, or build: with a context folder")
+		v.unset(v.errorf(f+".image", "no image; set image: such as postgres:16, or build: with a context folder"), f)
 	case s.Image != "" && !services.ValidImage(s.Image):
 		v.errorf(f+".image", "%q is not an image reference; write it as name:tag, such as postgres:16", s.Image)
 	}
 	if b := s.Build; b != nil {
 		if b.Context == "" {
-			v.errorf(f+".build.context", "no context; name the folder holding the Dockerfile, relative to the config file")
+			v.unset(v.errorf(f+".build.context", "no context; name the folder holding the Dockerfile, relative to the config file"), f+".build")
 		}
 		if flagLike(b.Dockerfile) || filepath.IsAbs(b.Dockerfile) || strings.Contains(b.Dockerfile, "..") {
 			v.errorf(f+".build.dockerfile", "%q must be a file name inside the build context", b.Dockerfile)
@@ -324,7 +324,7 @@ func (v *validator) service(name string, s *Service) {
 	}
 	v.oneOf(f+".policy", s.Policy, "", "auto", "manual")
 	if s.CPUs < 0 || s.Memory < 0 || s.PIDs < 0 {
-		v.errorf(f, "cpus, memory and pids must not be negative")
+		v.about(v.errorf(f, "cpus, memory and pids must not be negative"), "cpus", "memory", "pids")
 	}
 	if s.StartTimeout < 0 {
 		v.errorf(f+".start_timeout", "%s is negative; use a positive duration such as 60s", s.StartTimeout)
@@ -379,7 +379,7 @@ func (v *validator) docker() {
 		}
 	}
 	if d.StartTimeout < 0 || d.HealthTTL < 0 {
-		v.errorf("docker", "start_timeout and health_ttl must not be negative")
+		v.about(v.errorf("docker", "start_timeout and health_ttl must not be negative"), "start_timeout", "health_ttl")
 	}
 	if cyc := serviceCycle(v.c.Services); cyc != nil {
 		v.errorf("services."+cyc[0]+".depends_on", "services depend on each other in a cycle: %s; remove one of these dependencies", strings.Join(cyc, " -> "))
@@ -423,7 +423,7 @@ func (v *validator) serverImage(f string, s *Server) {
 		v.errorf(f+".network", "unknown value %q; use none (the default) or bridge", s.Network)
 	}
 	if s.CPUs < 0 || s.Memory < 0 || s.PIDs < 0 {
-		v.errorf(f, "cpus, memory and pids must not be negative")
+		v.about(v.errorf(f, "cpus, memory and pids must not be negative"), "cpus", "memory", "pids")
 	}
 	v.envNames(f+".env", s.Env)
 }

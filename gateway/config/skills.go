@@ -52,7 +52,10 @@ func (v *validator) skills() {
 	for i, r := range s.Repos {
 		f := fmt.Sprintf("skills.repos[%d]", i)
 		for _, e := range r.problems() {
-			v.errorf(f+"."+e.Field, "%s", e.Msg)
+			ve := v.errorf(f+"."+e.Field, "%s", e.Msg)
+			if e.Field == "url" && r.URL == "" {
+				v.unset(ve, f)
+			}
 		}
 		if j, dup := seen[r.Name]; dup && repoNameRe().MatchString(r.Name) {
 			v.errorf(f+".name", "repository %q is already skills.repos[%d]; give one of them another name:", r.Name, j)

@@ -25,19 +25,57 @@ var (
 // Validate checks the whole config and returns every problem as *Error
 // values joined with errors.Join, in file order, or nil.
 func (c *Config) Validate() error {
-	if errs := c.validate(); len(errs) > 0 {
-		return joinSorted(errs)
+	if v := c.validate(); len(v.errs) > 0 {
+		return joinSorted(v.errs)
 	}
 	return nil
 }
 
 type validator struct {
-	c    *Config
-	errs []*Error
+	c      *Config
+	errs   []*Error
+	scopes map[*Error]scope
 }
 
-func (v *validator) errorf(field, format string, args ...any) {
-	v.errs = append(v.errs, &Error{Pos: v.c.where(field), Field: field, Msg: fmt.Sprintf(format, args...)})
+// scope says which decode problems make a validation problem a mere echo
+// of them, for Parse to leave it out. By default it is any problem in the
+// field or inside it.
+type scope struct {
+	// entry marks a problem with a whole entry (servers.x) that is about
+	// only its keys listed in keys, or about its name when there are none;
+	// a problem in another key leaves it standing.
+	entry bool
+	keys  []string
+	// unset names the entry in which the problem is a required key that is
+	// not set: an unknown key there is likely that key misspelt.
+	unset string
+}
+
+func (v *validator) errorf(field, format string, args ...any) *Error {
+	e := &Error{Pos: v.c.where(field), Field: field, Msg: fmt.Sprintf(format, args...)}
+	v.errs = append(v.errs, e)
+	return e
+}
+
+func (v *validator) rescope(e *Error, set func(*scope)) *Error {
+	if v.scopes == nil {
+		v.scopes = map[*Error]scope{}
+	}
+	sc := v.scopes[e]
+	set(&sc)
+	v.scopes[e] = sc
+	return e
+}
+
+// about marks e as a problem with the entry at its field that concerns
+// only the given keys of it (none: its name).
+func (v *validator) about(e *Error, keys ...string) *Error {
+	return v.rescope(e, func(sc *scope) { sc.entry, sc.keys = true, keys })
+}
+
+// unset marks e as a required key not set in the entry at field entry.
+func (v *validator) unset(e *Error, entry string) *Error {
+	return v.rescope(e, func(sc *scope) { sc.unset = entry })
 }
 
 // oneOf checks val against allowed; "" passes only if allowed holds it.
@@ -58,7 +96,7 @@ func (v *validator) oneOf(field, val string, allowed ...string) {
 	v.errorf(field, "unknown value %q; %s", val, hint)
 }
 
-func (c *Config) validate() []*Error {
+func (c *Config) validate() *validator {
 	v := &validator{c: c}
 
 	// Any host is fine: binding beyond loopback is the user's call.
@@ -110,7 +148,7 @@ func (c *Config) validate() []*Error {
 	for _, name := range slices.Sorted(maps.Keys(c.Executors)) {
 		f := "executors." + name
 		if !slices.Contains([]string{"mcp", "script", "wasm"}, name) {
-			v.errorf(f, "unknown executor %q; the built-in executors are mcp, script and wasm", name)
+			v.about(v.errorf(f, "unknown executor %q; the built-in executors are mcp, script and wasm", name))
 			continue
 		}
 		if e := c.Executors[name]; e != nil {
@@ -119,22 +157,23 @@ func (c *Config) validate() []*Error {
 	}
 	v.limits(&c.Limits)
 	v.disclosure()
-	return v.errs
+	return v
 }
 
 func (v *validator) server(name string, s *Server) {
 	f := "servers." + name
 	if !names.Valid(name) {
-		v.errorf(f, "server name %q must be 1-64 letters, digits, _ or -; rename it", name)
+		v.about(v.errorf(f, "server name %q must be 1-64 letters, digits, _ or -; rename it", name))
 	}
 	if s == nil {
 		s = &Server{}
 	}
 	switch {
 	case s.Command == "" && s.URL == "" && s.Image == "":
-		v.errorf(f, "neither command, url nor image is set; add command: to start a stdio server, url: to reach a remote one, or image: to run one in a container")
+		e := v.errorf(f, "neither command, url nor image is set; add command: to start a stdio server, url: to reach a remote one, or image: to run one in a container")
+		v.unset(v.about(e, "command", "url", "image"), f)
 	case s.Command != "" && s.URL != "":
-		v.errorf(f, "both command and url are set; keep command for a stdio server or url for a remote one")
+		v.about(v.errorf(f, "both command and url are set; keep command for a stdio server or url for a remote one"), "command", "url")
 	case s.Image != "" && (s.Command != "" || s.URL != ""):
 		v.errorf(f+".image", "image is set with command or url; an image server runs its image (give its arguments in args:), so keep one of them")
 	case s.Command != "" || s.Image != "":
@@ -255,11 +294,11 @@ func (v *validator) disclosure() {
 	for _, name := range slices.Sorted(maps.Keys(c.Bundles)) {
 		f := "bundles." + name
 		if !names.Valid(name) {
-			v.errorf(f, "bundle name %q must be 1-64 letters, digits, _ or -; rename it", name)
+			v.about(v.errorf(f, "bundle name %q must be 1-64 letters, digits, _ or -; rename it", name))
 		}
 		b := c.Bundles[name]
 		if len(b.Include) == 0 {
-			v.errorf(f+".include", "the bundle includes nothing; list servers, tools or @bundles under include:")
+			v.unset(v.errorf(f+".include", "the bundle includes nothing; list servers, tools or @bundles under include:"), f)
 		}
 		for i, t := range b.Include {
 			fi := fmt.Sprintf("%s.include[%d]", f, i)
@@ -278,12 +317,12 @@ func (v *validator) disclosure() {
 		}
 	}
 	if cycle := bundleCycle(c.Bundles); cycle != nil {
-		v.errorf("bundles."+cycle[0], "bundles include each other in a cycle: %s; remove one of these includes", "@"+strings.Join(cycle, " -> @"))
+		v.about(v.errorf("bundles."+cycle[0], "bundles include each other in a cycle: %s; remove one of these includes", "@"+strings.Join(cycle, " -> @")), "include")
 	}
 	for _, name := range slices.Sorted(maps.Keys(c.Profiles)) {
 		f := "profiles." + name
 		if !profileRe().MatchString(name) {
-			v.errorf(f, "profile name %q must be 1-64 lower-case letters, digits, _ or -, starting with a letter or digit (it is a URL path segment); rename it", name)
+			v.about(v.errorf(f, "profile name %q must be 1-64 lower-case letters, digits, _ or -, starting with a letter or digit (it is a URL path segment); rename it", name))
 		}
 		p := c.Profiles[name]
 		v.oneOf(f+".disclosure", p.Disclosure, "", "progressive", "all")
@@ -306,8 +345,11 @@ func (v *validator) disclosure() {
 
 func (v *validator) globs(field string, globs []string) {
 	for i, g := range globs {
-		if _, err := path.Match(g, ""); err != nil || g == "" {
-			v.errorf(fmt.Sprintf("%s[%d]", field, i), "%q is not a tool name or glob such as github__* (%v)", g, err)
+		fi := fmt.Sprintf("%s[%d]", field, i)
+		if g == "" {
+			v.errorf(fi, "empty entry; write a tool name or glob such as github__*, or remove it")
+		} else if _, err := path.Match(g, ""); err != nil {
+			v.errorf(fi, "%q is not a tool name or glob such as github__*: %v", g, err)
 		}
 	}
 }
