@@ -89,9 +89,13 @@ type conn struct {
 
 	mu      sync.Mutex
 	byToken map[string]*inflight
-	active  []*inflight // in the order they started
-	relist  int         // kinds waiting to be re-listed
-	kick    chan struct{}
+	// taskRequired names the tools that can only be called as tasks;
+	// tasks holds the tasks running for calls, by id (tasks.go).
+	taskRequired map[string]bool
+	tasks        map[string]*taskCall
+	active       []*inflight // in the order they started
+	relist       int         // kinds waiting to be re-listed
+	kick         chan struct{}
 
 	listen listenState
 
@@ -115,6 +119,7 @@ func newConn(src *source) *conn {
 	c := &conn{
 		src: src, log: src.log,
 		byToken:   map[string]*inflight{},
+		tasks:     map[string]*taskCall{},
 		kick:      make(chan struct{}, 1),
 		noCall:    limiter{per: 20},
 		ambiguous: limiter{per: 20},
@@ -194,7 +199,7 @@ func (c *conn) definitions(ctx context.Context, kinds int, into *sdk.Definitions
 			return fmt.Errorf("%s: %w", l.method, err)
 		}
 		if l.kind == kindTools {
-			items = c.checkTools(items)
+			items = c.withoutTaskSupport(c.checkTools(items))
 		}
 		*l.dst = items
 	}
@@ -339,7 +344,12 @@ func (c *conn) call(ctx context.Context, method string, params json.RawMessage, 
 	if p, err = c.withProtocolMeta(p); err != nil {
 		return nil, &sdk.RPCError{Code: sdk.CodeInvalidParams, Message: err.Error()}
 	}
-	res, err := c.request(ctx, method, p)
+	var res json.RawMessage
+	if method == "tools/call" && c.needsTask(params) {
+		res, err = c.callTask(ctx, ic, p)
+	} else {
+		res, err = c.request(ctx, method, p)
+	}
 	if err == nil && c.modern {
 		res, err = c.roundTrips(ctx, ic, method, p, res)
 	}
@@ -462,6 +472,8 @@ func (c *conn) onNotification(ctx context.Context, method string, params json.Ra
 		c.changed(kindPrompts)
 	case "notifications/resources/updated":
 		c.src.notify(sdk.Notification{Method: method, Params: params})
+	case "notifications/tasks/status":
+		c.onTaskStatus(params)
 	case "notifications/cancelled", "notifications/subscriptions/acknowledged":
 		// A cancelled server request is answered anyway; acknowledgements
 		// of subscriptions/listen need no action.

@@ -4,12 +4,16 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
+	"maps"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -341,7 +345,8 @@ func TestHTTPCallNotes(t *testing.T) {
 
 // TestSessionForgotten restarts server-everything (streamable HTTP) under
 // a loaded source. The new process answers the old session id with 400,
-// not 404: the source must notice, initialize again and serve.
+// not 404 (or the old connection breaks first): either way the source must
+// notice, initialize again and serve.
 func TestSessionForgotten(t *testing.T) {
 	argv := testenv.NodeServer(t, "server-everything")
 	port := strconv.Itoa(testenv.FreePort(t))
@@ -372,6 +377,54 @@ func TestSessionForgotten(t *testing.T) {
 			t.Fatalf("30 s after the server restarted, calls still fail: %s, %v", res, err)
 		}
 		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// TestSessionRejected400 has a server forget its sessions and answer their
+// requests with 400, as a restarted TypeScript SDK server does, on the same
+// connection (so no network error gives the loss away): the source must
+// reconnect, with the reason in its log.
+func TestSessionRejected400(t *testing.T) {
+	s := server.NewMCPServer("forgetful", "1.0.0", server.WithToolCapabilities(true))
+	s.AddTool(mcpgo.NewTool("hi"), func(context.Context, mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
+		return mcpgo.NewToolResultText("hi"), nil
+	})
+	inner := server.NewStreamableHTTPServer(s)
+	var mu sync.Mutex
+	seen, forgotten := map[string]bool{}, map[string]bool{}
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id := r.Header.Get("Mcp-Session-Id")
+		mu.Lock()
+		gone := forgotten[id]
+		if id != "" {
+			seen[id] = true
+		}
+		mu.Unlock()
+		if gone {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusBadRequest)
+			_, _ = io.WriteString(w, `{"jsonrpc":"2.0","error":{"code":-32000,"message":"Bad Request: No valid session ID provided"},"id":null}`)
+			return
+		}
+		inner.ServeHTTP(w, r)
+	}))
+	t.Cleanup(ts.Close)
+	h := newHarness(t)
+	h.load("f", map[string]any{"url": ts.URL, "protocol_version": "2025-11-25"})
+	h.mustCall("f", "hi", nil, nil)
+	mu.Lock()
+	maps.Copy(forgotten, seen)
+	mu.Unlock()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		res, err := h.call("f", "hi", nil, nil)
+		if err == nil && strings.Contains(string(res), `"hi"`) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("20 s after the server forgot the session, calls still fail: %s, %v", res, err)
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 	if !strings.Contains(h.logs.String(), "no longer knows the session") {
 		t.Fatalf("the log does not say why the source reconnected:\n%s", h.logs.String())

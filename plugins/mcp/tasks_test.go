@@ -1,0 +1,86 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/skillgate/skillgate/internal/testenv"
+	"github.com/skillgate/skillgate/plugins/sdk/sdktest"
+)
+
+// TestTaskRequiredTool calls server-everything's simulate-research-query,
+// which can only be called as a task (SEP-1686): the executor runs the task
+// to its end and returns the report as the call's result, relays the
+// server's elicitation while the task waits for input, and publishes the
+// tool without taskSupport.
+func TestTaskRequiredTool(t *testing.T) {
+	argv := testenv.NodeServer(t, "server-everything")
+	h := newHarness(t)
+	defs := h.load("everything", map[string]any{"command": argv[0], "args": argv[1:]})
+	for _, raw := range defs.Tools {
+		var d struct {
+			Name      string          `json:"name"`
+			Execution json.RawMessage `json:"execution"`
+		}
+		if json.Unmarshal(raw, &d) != nil {
+			t.Fatalf("tool %s", raw)
+		}
+		if d.Name == "simulate-research-query" && strings.Contains(string(d.Execution), "taskSupport") {
+			t.Fatalf("published with taskSupport: %s", raw)
+		}
+		if !json.Valid(raw) {
+			t.Fatalf("not JSON after rewriting: %s", raw)
+		}
+	}
+
+	rec := &sdktest.Recorder{}
+	got := text(t, h.mustCall("everything", "simulate-research-query", map[string]any{"topic": "gophers"}, rec))
+	if !strings.Contains(got, "Research Report: gophers") {
+		t.Fatalf("result = %q", got)
+	}
+
+	var asked []string
+	rec = &sdktest.Recorder{RequestFunc: func(_ context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+		asked = append(asked, method)
+		if method != "elicitation/create" {
+			return nil, errors.New(method)
+		}
+		return json.RawMessage(`{"action":"accept","content":{"interpretation":"burrowing rodents"}}`), nil
+	}}
+	got = text(t, h.mustCall("everything", "simulate-research-query", map[string]any{"topic": "gophers", "ambiguous": true}, rec))
+	if len(asked) != 1 || !strings.Contains(got, "burrowing rodents") {
+		t.Fatalf("asked %v; result %q", asked, got)
+	}
+}
+
+func TestWithoutTaskSupport(t *testing.T) {
+	c := newConn(&source{name: "t"})
+	in := []json.RawMessage{
+		json.RawMessage(`{"name":"a","execution":{"taskSupport":"required"}}`),
+		json.RawMessage(`{ "execution" : { "taskSupport" : "optional" } , "name":"b" }`),
+		json.RawMessage(`{"name":"c\"","x":1,"execution":{"taskSupport":"required","other":true},"y":2}`),
+		json.RawMessage(`{"name":"d","description":"taskSupport in text only"}`),
+		json.RawMessage(`{"name":"e","execution":{"taskSupport":"forbidden"}}`),
+	}
+	want := []string{
+		`{"name":"a"}`,
+		`{ "name":"b" }`,
+		`{"name":"c\"","x":1,"execution":{"other":true},"y":2}`,
+		`{"name":"d","description":"taskSupport in text only"}`,
+		`{"name":"e","execution":{"taskSupport":"forbidden"}}`,
+	}
+	out := c.withoutTaskSupport(in)
+	for i := range want {
+		if string(out[i]) != want[i] {
+			t.Errorf("%d: %s, want %s", i, out[i], want[i])
+		}
+	}
+	for name, req := range map[string]bool{"a": true, "b": false, `c"`: true, "d": false, "e": false} {
+		if got := c.needsTask(mustJSON(map[string]any{"name": name})); got != req {
+			t.Errorf("needsTask(%q) = %v", name, got)
+		}
+	}
+}
