@@ -536,3 +536,31 @@ func TestReloadAccess(t *testing.T) {
 		t.Fatalf("/readyz with the new token: %v", body)
 	}
 }
+
+// TestFailedSourceStatus polls a server that cannot start: its restart
+// count only grows as the gateway retries, and its last error reads the
+// same whether the load or the executor's report set it.
+func TestFailedSourceStatus(t *testing.T) {
+	r := startGateway(t, "servers:\n  gone: {command: /nonexistent/mcp-server}\n", nil)
+	prev, seen := 0, map[string]bool{}
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) {
+		st := r.status(t)["gone"]
+		if st.Restarts < prev {
+			t.Fatalf("restarts went from %d to %d", prev, st.Restarts)
+		}
+		prev = st.Restarts
+		if st.LastError != "" {
+			seen[st.LastError] = true
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if prev < 2 {
+		t.Fatalf("restarts = %d after 5 s of retries", prev)
+	}
+	for e := range seen {
+		if strings.HasPrefix(e, "load source") || !strings.Contains(e, "/nonexistent/mcp-server") {
+			t.Errorf("last error %q", e)
+		}
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -43,6 +44,9 @@ type source struct {
 	mu     sync.Mutex
 	st     SourceStatus
 	loaded bool
+	// st.Restarts is retries (loads the gateway tried again after a failed
+	// one) plus execRestarts (the executor's count for its load).
+	retries, execRestarts int
 	// wired holds the services' variables the running server was started
 	// with (nil when it requires none); rewiring serializes restarts for
 	// new ones (services.go).
@@ -187,7 +191,9 @@ func (g *Gateway) load(ctx context.Context, s *source) error {
 	}
 	defs, err := ex.Load(ctx, sdk.LoadRequest{Source: s.id, Kind: kind, Spec: spec})
 	if err != nil {
-		s.setState("failed", err.Error())
+		// The status says what failed as the executor's own reports do,
+		// without the "load source" the error carries for other readers.
+		s.setState("failed", strings.TrimPrefix(err.Error(), fmt.Sprintf("load source %q: ", s.id)))
 		g.log.Error("source failed to load", "source", s.id, "executor", s.execName, "err", err)
 		return err
 	}
@@ -196,7 +202,8 @@ func (g *Gateway) load(ctx context.Context, s *source) error {
 	s.wired = wiring
 	s.st.Tools = len(defs.Tools)
 	if defs.Status != nil {
-		s.st.PID, s.st.Restarts = defs.Status.PID, defs.Status.Restarts
+		s.st.PID, s.execRestarts = defs.Status.PID, defs.Status.Restarts
+		s.st.Restarts = s.retries + s.execRestarts
 	}
 	s.mu.Unlock()
 	g.publish(s, defs)
@@ -242,7 +249,8 @@ func (g *Gateway) retry(s *source) {
 				return
 			}
 			s.mu.Lock()
-			s.st.Restarts++
+			s.retries++
+			s.st.Restarts = s.retries + s.execRestarts
 			s.mu.Unlock()
 			backoff = min(backoff*2, 30*time.Second)
 		}
@@ -277,8 +285,8 @@ func (g *Gateway) onChange(exec string, ch sdk.Change) {
 	}
 	if ch.Status != nil {
 		s.mu.Lock()
-		s.st.PID = ch.Status.PID
-		s.st.Restarts = ch.Status.Restarts
+		s.st.PID, s.execRestarts = ch.Status.PID, ch.Status.Restarts
+		s.st.Restarts = s.retries + s.execRestarts
 		s.mu.Unlock()
 		state := ch.Status.State
 		s.setState(state, ch.Status.LastError)
