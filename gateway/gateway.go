@@ -59,6 +59,9 @@ type Gateway struct {
 	svc atomic.Pointer[serviceState] // services.go; swapped by Reload
 
 	pubMu sync.Mutex // orders catalog updates to the front end
+	// conflicts are the collisions of the last published snapshot, so
+	// that each new one is logged once (guarded by pubMu).
+	conflicts map[catalog.Conflict]bool
 
 	mu      sync.Mutex
 	cfg     *config.Config
@@ -173,14 +176,39 @@ func (g *Gateway) Start(ctx context.Context) error {
 func (g *Gateway) setSource(src ...catalog.Source) {
 	g.pubMu.Lock()
 	defer g.pubMu.Unlock()
-	g.fe.Update(g.store.SetSources(src...))
+	snap := g.store.SetSources(src...)
+	g.fe.Update(snap)
+	g.logConflicts(snap)
 }
 
 // removeSource is setSource's opposite.
 func (g *Gateway) removeSource(id string) {
 	g.pubMu.Lock()
 	defer g.pubMu.Unlock()
-	g.fe.Update(g.store.RemoveSource(id))
+	snap := g.store.RemoveSource(id)
+	g.fe.Update(snap)
+	g.logConflicts(snap)
+}
+
+// logConflicts logs each collision of snap that the last published
+// snapshot did not have: an item renamed, dropped or skipped is reported
+// where the operator looks, not only by `skillgate tools list`. Called
+// with pubMu held.
+func (g *Gateway) logConflicts(snap *catalog.Snapshot) {
+	now := make(map[catalog.Conflict]bool, len(snap.Conflicts()))
+	for _, c := range snap.Conflicts() {
+		now[c] = true
+		if g.conflicts[c] {
+			continue
+		}
+		level := slog.LevelWarn
+		if c.Renamed != "" {
+			level = slog.LevelInfo
+		}
+		g.log.Log(context.Background(), level, "name collision", "kind", c.Kind.String(), "name", c.Name,
+			"winner", c.Winner, "loser", c.Loser, "resolution", c.Resolution)
+	}
+	g.conflicts = now
 }
 
 // Snapshot returns the catalog the front end serves: once an update is

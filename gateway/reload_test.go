@@ -564,3 +564,21 @@ func TestFailedSourceStatus(t *testing.T) {
 		}
 	}
 }
+
+// TestCollisionsLogged runs two servers offering the same resource URIs:
+// the running gateway logs each collision once, where an operator looks.
+func TestCollisionsLogged(t *testing.T) {
+	bin := goBuild(t, "./gateway/testdata/richserver", "richserver")
+	r := startGateway(t, richServers(bin, "one=one", "two=two"), nil)
+	r.waitReady(t, "one", "two")
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(r.log.String(), `msg="name collision" kind=resource name=rich://docs/readme`) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no collision logged for rich://docs/readme:\n%s", r.log.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if n := strings.Count(r.log.String(), `name=rich://docs/readme`); n != 1 {
+		t.Fatalf("the collision was logged %d times", n)
+	}
+}
