@@ -9,11 +9,9 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"text/tabwriter"
 	"time"
 
@@ -25,6 +23,7 @@ import (
 	"github.com/skillgate/skillgate/gateway/disclosure"
 	"github.com/skillgate/skillgate/gateway/frontend"
 	"github.com/skillgate/skillgate/plugins/builtin"
+	"github.com/skillgate/skillgate/plugins/host"
 	"github.com/skillgate/skillgate/plugins/sdk"
 )
 
@@ -569,29 +568,17 @@ func newPluginCmd() *cobra.Command {
 		Short: "Serve a built-in executor as a go-plugin process (the gateway runs this itself)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ex, ok := builtin.New(args[0], builtin.PluginLogger())
+			log := builtin.PluginLogger()
+			ex, ok := builtin.New(args[0], log)
 			if !ok {
 				return fmt.Errorf("no built-in executor %q (have %v)", args[0], builtin.Names())
 			}
 			builtin.TuneProcess(args[0])
-			if c, ok := ex.(io.Closer); ok {
-				// Upstreams the executor started die with it, grandchildren included.
-				defer c.Close()
-			}
-			// go-plugin leaves SIGINT to the gateway (a Ctrl-C reaches the
-			// whole terminal's group, and the gateway stops its plugins in
-			// order), but SIGTERM (a supervisor stopping everything, kill)
-			// ends the executor: its upstreams are stopped gracefully first.
-			term := make(chan os.Signal, 1)
-			signal.Notify(term, syscall.SIGTERM)
-			go func() {
-				<-term
-				if c, ok := ex.(io.Closer); ok {
-					_ = c.Close()
-				}
-				os.Exit(0)
-			}()
-			sdk.Serve(ex)
+			// Ends when the gateway stops it, on SIGTERM, or when the
+			// gateway dies (even of SIGKILL); what the executor started,
+			// grandchildren included, is stopped first. SIGINT is left to
+			// the gateway, which stops its plugins in order.
+			host.ServeBuiltin(ex, log)
 			return nil
 		},
 	})

@@ -55,6 +55,13 @@
 // attribute; JSON lines (hclog's or slog's) keep their level, message and
 // fields.
 //
+// A gateway that is killed (SIGKILL, a crash) can do none of this; all a
+// plugin learns is that its stdin reached EOF. A built-in executor serves
+// through [ServeBuiltin], which then stops everything the executor
+// started, grandchildren included, and removes go-plugin's socket
+// directory before the process exits. A third-party executor exits (see
+// sdk.Serve) and is on its own for what it started.
+//
 // Sessions and process groups are a Unix thing; on Windows the plugin's
 // process tree is killed instead (untested).
 package host

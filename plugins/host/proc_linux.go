@@ -33,14 +33,29 @@ func waitExitNoReap(pid int) error {
 	}
 }
 
-// killSession SIGKILLs the live members of session sid, found in /proc. A
-// member may fork while it is being killed, so it looks again until a pass
-// finds no one new (a few passes at most).
+// killSession SIGKILLs the live members of session sid, found in /proc.
 func killSession(sid int) {
+	killAll(func(ps []procStat) []int {
+		var pids []int
+		for _, p := range ps {
+			if p.sid == sid && p.live() {
+				pids = append(pids, p.pid)
+			}
+		}
+		return pids
+	})
+}
+
+// killAll SIGKILLs the processes pick chooses from a fresh read of /proc. A
+// victim may fork while it is being killed, so it looks again until a pass
+// finds no one new. That takes a few passes at most: a process with a
+// SIGKILL pending can no longer fork, so each pass only finds children
+// forked before the previous one's kill.
+func killAll(pick func([]procStat) []int) {
 	killed := map[int]bool{}
-	for range 5 {
+	for range 20 {
 		fresh := false
-		for _, pid := range sessionMembers(sid) {
+		for _, pid := range pick(processes()) {
 			if !killed[pid] {
 				killed[pid] = true
 				fresh = true
@@ -53,46 +68,60 @@ func killSession(sid int) {
 	}
 }
 
-// sessionMembers lists the processes of session sid that have not exited.
-func sessionMembers(sid int) []int {
+// procStat is what /proc/PID/stat says about a process that this package
+// needs.
+type procStat struct {
+	pid, ppid, sid int
+	state          byte
+}
+
+// live reports whether the process has not exited (zombies have).
+func (p procStat) live() bool { return p.state != 'Z' && p.state != 'X' }
+
+// processes reads every process in /proc; nil where there is no /proc.
+func processes() []procStat {
 	dir, err := os.Open("/proc")
 	if err != nil {
 		return nil
 	}
 	defer dir.Close()
 	names, _ := dir.Readdirnames(-1)
-	var pids []int
+	ps := make([]procStat, 0, len(names))
 	buf := make([]byte, 512)
 	for _, name := range names {
 		pid, err := strconv.Atoi(name)
 		if err != nil {
 			continue
 		}
-		if s, state, ok := readSession(pid, buf); ok && s == sid && state != 'Z' && state != 'X' {
-			pids = append(pids, pid)
+		if p, ok := readStat(pid, buf); ok {
+			ps = append(ps, p)
 		}
 	}
-	return pids
+	return ps
 }
 
-// readSession reads a process's session id and state from /proc/PID/stat:
-// "pid (comm) state ppid pgrp session ...", where comm may hold anything.
-func readSession(pid int, buf []byte) (sid int, state byte, ok bool) {
+// readStat reads /proc/PID/stat: "pid (comm) state ppid pgrp session ...",
+// where comm may hold anything.
+func readStat(pid int, buf []byte) (procStat, bool) {
 	f, err := os.Open("/proc/" + strconv.Itoa(pid) + "/stat")
 	if err != nil {
-		return 0, 0, false
+		return procStat{}, false
 	}
 	n, _ := f.Read(buf)
 	f.Close()
 	data := buf[:n]
 	i := bytes.LastIndexByte(data, ')')
 	if i < 0 {
-		return 0, 0, false
+		return procStat{}, false
 	}
 	fields := bytes.Fields(data[i+1:])
 	if len(fields) < 4 || len(fields[0]) != 1 {
-		return 0, 0, false
+		return procStat{}, false
 	}
-	sid, err = strconv.Atoi(string(fields[3]))
-	return sid, fields[0][0], err == nil
+	ppid, err1 := strconv.Atoi(string(fields[1]))
+	sid, err2 := strconv.Atoi(string(fields[3]))
+	if err1 != nil || err2 != nil {
+		return procStat{}, false
+	}
+	return procStat{pid: pid, ppid: ppid, sid: sid, state: fields[0][0]}, true
 }

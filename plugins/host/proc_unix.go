@@ -4,6 +4,7 @@ package host
 
 import (
 	"io/fs"
+	"os"
 	"os/exec"
 	"syscall"
 )
@@ -33,3 +34,14 @@ func killGroup(pid int) {
 
 // executable reports whether a file named name with mode may be executed.
 func executable(_ string, mode fs.FileMode) bool { return mode&0o111 != 0 }
+
+// pollableStdin returns stdin read through the runtime's network poller
+// (as the SDK reads it): a blocking read would park a thread holding its P
+// until sysmon takes it back, stalling a GOMAXPROCS=1 executor meanwhile.
+func pollableStdin() *os.File {
+	if err := syscall.SetNonblock(int(os.Stdin.Fd()), true); err != nil {
+		return os.Stdin
+	}
+	// NewFile sees the non-blocking descriptor and registers it with the poller.
+	return os.NewFile(os.Stdin.Fd(), "/dev/stdin")
+}

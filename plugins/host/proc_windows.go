@@ -2,6 +2,7 @@ package host
 
 import (
 	"io/fs"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
@@ -22,3 +23,6 @@ func killGroup(pid int) {
 func executable(name string, _ fs.FileMode) bool {
 	return strings.EqualFold(filepath.Ext(name), ".exe")
 }
+
+// pollableStdin returns os.Stdin: only Unix pipes can join the poller.
+func pollableStdin() *os.File { return os.Stdin }

@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
@@ -122,14 +123,19 @@ func startStdio(spec *Spec, log *slog.Logger, h wireHandlers) (*stdioWire, error
 		Stderr:      errW,
 		SysProcAttr: sysProcAttr(),
 	}
-	err = cmd.Start()
+	var w *stdioWire
+	built := make(chan struct{})
+	err = startLocked(cmd, func() {
+		<-built
+		w.waitLoop()
+	})
 	closeAll(inR, outW, errW) // the child holds its own copies
 	if err != nil {
 		closeAll(inW, outR, errR)
 		return nil, fmt.Errorf("start %s: %w", spec.Command, err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	w := &stdioWire{
+	w = &stdioWire{
 		log: log.With("pid", cmd.Process.Pid), h: h, grace: time.Duration(spec.ShutdownGrace),
 		cmd: cmd, stdin: inW, stdout: outR, stderr: errR,
 		ctx: ctx, cancel: cancel,
@@ -140,8 +146,30 @@ func startStdio(spec *Spec, log *slog.Logger, h wireHandlers) (*stdioWire, error
 	}
 	go w.readLoop()
 	go w.stderrLoop()
-	go w.waitLoop()
+	close(built)
 	return w, nil
+}
+
+// startLocked starts cmd on a goroutine locked to its OS thread and, once
+// it started, runs wait there, which must return only after cmd was reaped.
+// The kernel sends a child its Pdeathsig (sysProcAttr) when the thread that
+// forked it exits, not the process, and the Go runtime ends a thread when
+// a goroutine exits while locked to it: a child forked on a thread that
+// another goroutine later locks and ends would be killed with the executor
+// still running. This costs no thread: waiting for the child holds one in
+// a system call anyway.
+func startLocked(cmd *exec.Cmd, wait func()) error {
+	errc := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		err := cmd.Start()
+		errc <- err
+		if err == nil {
+			wait()
+		}
+	}()
+	return <-errc
 }
 
 func (w *stdioWire) pid() int                    { return w.cmd.Process.Pid }

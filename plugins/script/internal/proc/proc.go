@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"os/exec"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -93,7 +94,7 @@ func Start(cfg Config) (*Process, error) {
 		cmd.Env = []string{}
 	}
 	cmd.Dir = cfg.Dir
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL, Credential: cfg.Credential}
+	cmd.SysProcAttr = sysProcAttr(cfg.Credential)
 	// Wait returns this long after the process exits even when a
 	// grandchild still holds the output pipes.
 	cmd.WaitDelay = 500 * time.Millisecond
@@ -112,11 +113,32 @@ func Start(cfg Config) (*Process, error) {
 		p.stdin = w
 	}
 	p.last.Store(time.Now().UnixNano())
-	if err := cmd.Start(); err != nil {
+	if err := startLocked(cmd, p.wait); err != nil {
 		return nil, fmt.Errorf("start %s: %w", cfg.Argv[0], err)
 	}
-	go p.wait()
 	return p, nil
+}
+
+// startLocked starts cmd on a goroutine locked to its OS thread and, once
+// it started, runs wait there, which must return only after cmd was reaped.
+// The kernel sends a child its Pdeathsig (sysProcAttr) when the thread that
+// forked it exits, not the process, and the Go runtime ends a thread when
+// a goroutine exits while locked to it: a child forked on a thread that
+// another goroutine later locks and ends would be killed with the executor
+// still running. This costs no thread: waiting for the child holds one in
+// a system call anyway.
+func startLocked(cmd *exec.Cmd, wait func()) error {
+	errc := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		err := cmd.Start()
+		errc <- err
+		if err == nil {
+			wait()
+		}
+	}()
+	return <-errc
 }
 
 func (p *Process) wait() {

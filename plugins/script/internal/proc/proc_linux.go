@@ -1,0 +1,10 @@
+package proc
+
+import "syscall"
+
+// sysProcAttr makes the child lead its own process group and has the
+// kernel kill it if the thread that started it exits (see startLocked),
+// which happens only when the executor does.
+func sysProcAttr(cred *syscall.Credential) *syscall.SysProcAttr {
+	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL, Credential: cred}
+}
