@@ -582,3 +582,42 @@ func TestCollisionsLogged(t *testing.T) {
 		t.Fatalf("the collision was logged %d times", n)
 	}
 }
+
+// TestExecutorRestartStatus kills the executor plugin that runs a stdio
+// server: once it is back, the server's status shows the server's own pid
+// (not the executor's) and one more restart than before.
+func TestExecutorRestartStatus(t *testing.T) {
+	bin := goBuild(t, "./gateway/testdata/richserver", "richserver")
+	r := startGateway(t, richServers(bin, "a=a"), nil)
+	before := waitPIDs(t, r, "a")["a"]
+	var execPID int
+	for _, e := range r.gw.ExecutorsStatus() {
+		if e.Name == "mcp" {
+			execPID = e.PID
+		}
+	}
+	if execPID == 0 {
+		t.Fatalf("no mcp executor pid: %+v", r.gw.ExecutorsStatus())
+	}
+	if err := syscall.Kill(execPID, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	var st gateway.SourceStatus
+	for deadline := time.Now().Add(30 * time.Second); ; {
+		st = r.status(t)["a"]
+		if st.State == "ready" && st.PID != 0 && st.PID != before.PID {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("30 s after the executor was killed: %+v", st)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	c := newRawClient(t, ctx, r.url+"/mcp", legacyVersion)
+	wantWho(t, ctx, c, "a__whoami", fmt.Sprintf("a %d", st.PID))
+	if st.Restarts != before.Restarts+1 {
+		t.Fatalf("restarts %d -> %d; want one more", before.Restarts, st.Restarts)
+	}
+}

@@ -174,6 +174,11 @@ type Plugin struct {
 type source struct {
 	req sdk.LoadRequest
 	seq uint64
+	// base is added to the restart count of the source's status changes:
+	// the restarts it had under earlier processes of the plugin, each
+	// restart of the plugin restarting it once more. last is the count
+	// last delivered.
+	base, last int
 }
 
 type watcher struct {
@@ -439,6 +444,15 @@ func (p *Plugin) deliver(ch sdk.Change) {
 	p.emitMu.Lock()
 	defer p.emitMu.Unlock()
 	p.mu.Lock()
+	if ch.Status != nil {
+		if src, ok := p.sources[ch.Source]; ok {
+			st := *ch.Status
+			st.Restarts += src.base
+			src.last = st.Restarts
+			p.sources[ch.Source] = src
+			ch.Status = &st
+		}
+	}
 	ws := make([]*watcher, 0, len(p.watchers))
 	for w := range p.watchers {
 		ws = append(ws, w)

@@ -75,14 +75,20 @@ func (p *Plugin) markDown(inst *instance) bool {
 	p.status.Protocol = 0
 	p.status.LastError = inst.cause
 	p.status.Since = time.Now()
-	restarts := p.status.Restarts
 	names := p.sourceNamesLocked()
+	for _, name := range names {
+		// Each source restarts with the plugin: its count goes on from
+		// where it was, one more.
+		src := p.sources[name]
+		src.base = src.last + 1
+		p.sources[name] = src
+	}
 	p.mu.Unlock()
 
 	p.log.Warn("executor went down", "pid", inst.pid, "cause", inst.cause)
 	reason := fmt.Sprintf("executor %q %s", p.spec.Name, inst.cause)
 	for _, name := range names {
-		p.deliver(sdk.Change{Source: name, Status: &sdk.Status{State: sourceStarting, Restarts: restarts, LastError: reason}})
+		p.deliver(sdk.Change{Source: name, Status: &sdk.Status{State: sourceStarting, LastError: reason}})
 	}
 	return true
 }
@@ -211,9 +217,6 @@ func (p *Plugin) reload(ctx context.Context, inst *instance, info sdk.Info) ([]r
 // A source loaded or unloaded again since the re-load began is skipped:
 // that newer answer went to its caller.
 func (p *Plugin) emitReloaded(inst *instance, results []reloadResult) {
-	p.mu.Lock()
-	restarts := p.status.Restarts
-	p.mu.Unlock()
 	for _, r := range results {
 		p.mu.Lock()
 		cur, ok := p.sources[r.src.req.Source]
@@ -224,12 +227,18 @@ func (p *Plugin) emitReloaded(inst *instance, results []reloadResult) {
 		ch := sdk.Change{Source: r.src.req.Source}
 		if r.err != nil {
 			p.log.Warn("source failed to re-load after a restart", "source", ch.Source, "error", r.err)
-			ch.Status = &sdk.Status{State: sourceFailed, PID: inst.pid, Restarts: restarts,
+			ch.Status = &sdk.Status{State: sourceFailed,
 				LastError: fmt.Sprintf("re-load after executor %q restarted: %v", p.spec.Name, r.err)}
 		} else {
 			defs := r.defs
 			ch.Definitions = &defs
-			ch.Status = &sdk.Status{State: sourceReady, PID: inst.pid, Restarts: restarts}
+			// The source's own state (its upstream's pid, say), as a load
+			// reports it; deliver adds the restarts before this process.
+			st := sdk.Status{State: sourceReady}
+			if defs.Status != nil {
+				st = *defs.Status
+			}
+			ch.Status = &st
 		}
 		p.deliver(ch)
 	}
