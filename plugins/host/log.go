@@ -134,7 +134,12 @@ func (w *lineLogger) line(b []byte) {
 func (w *lineLogger) logJSON(fields map[string]any) {
 	level := slog.LevelInfo
 	msg := ""
-	attrs := []any{"stream", w.stream}
+	var attrs []any
+	if _, ok := fields["stream"]; !ok {
+		// A line of the plugin's own that names a stream (an upstream's
+		// stderr, relayed) keeps that one alone.
+		attrs = append(attrs, "stream", w.stream)
+	}
 	for _, k := range slices.Sorted(maps.Keys(fields)) {
 		v := fields[k]
 		switch k {

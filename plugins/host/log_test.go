@@ -48,6 +48,7 @@ func TestLineLogger(t *testing.T) {
 		{"prefix", "[WARN] careful\n", slog.LevelWarn, "[WARN] careful", "", nil},
 		{"hclog json", `{"@level":"error","@message":"bad","@timestamp":"2026-01-02T03:04:05.000000Z","n":1}` + "\n", slog.LevelError, "bad", "n", 1.0},
 		{"slog json", `{"time":"x","level":"DEBUG","msg":"dbg","k":"v"}` + "\n", slog.LevelDebug, "dbg", "k", "v"},
+		{"json naming its stream", `{"@level":"info","@message":"upstream says","stream":"stdout"}` + "\n", slog.LevelInfo, "upstream says", "stream", "stdout"},
 		{"slog level offset", `{"level":"WARN+2","msg":"w"}` + "\n", slog.LevelWarn + 2, "w", "", nil},
 		{"json message not a string", `{"@message":5,"@level":7}` + "\n", slog.LevelInfo, "5", "", nil},
 		{"json that is not an object", "[1,2]\n", slog.LevelInfo, "[1,2]", "", nil},
@@ -71,6 +72,13 @@ func TestLineLogger(t *testing.T) {
 			}
 			if tc.key != "" && attr(r, tc.key) != tc.val {
 				t.Errorf("%s = %#v, want %#v", tc.key, attr(r, tc.key), tc.val)
+			}
+			keys := map[string]int{}
+			r.Attrs(func(a slog.Attr) bool { keys[a.Key]++; return true })
+			for k, n := range keys {
+				if n > 1 {
+					t.Errorf("key %s %d times", k, n)
+				}
 			}
 		})
 	}

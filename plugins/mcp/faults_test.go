@@ -506,3 +506,18 @@ func TestInProcess(t *testing.T) {
 	}
 	checkNoLeaks(t, base)
 }
+
+// TestStderrFirstError starts node on a missing script: Node prints the
+// error, then more stack lines than the tail keeps; the failure still
+// names the error.
+func TestStderrFirstError(t *testing.T) {
+	node := testenv.NodeServer(t, "server-everything")[0]
+	h := newHarness(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	_, err := h.c.Load(ctx, sdk.LoadRequest{Source: "nope", Kind: Kind,
+		Spec: mustJSON(map[string]any{"command": node, "args": []string{"/nonexistent/nope.js"}})})
+	if err == nil || !strings.Contains(err.Error(), "Cannot find module '/nonexistent/nope.js'") {
+		t.Fatalf("err = %v", err)
+	}
+}

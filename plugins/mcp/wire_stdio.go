@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -78,6 +79,10 @@ type stdioWire struct {
 	mu      sync.Mutex
 	pending map[int64]chan *rpcResponse
 	tail    []string // last stderr lines
+	// firstErr is the first stderr line that names an error: a runtime's
+	// report (Node's "Error: Cannot find module ...") often comes before
+	// more lines of stack than the tail keeps.
+	firstErr string
 
 	deadCh    chan struct{}
 	deadOnce  sync.Once
@@ -507,6 +512,9 @@ func (w *stdioWire) stderrLoop() {
 			w.tail = w.tail[1:]
 		}
 		w.tail = append(w.tail, truncate(text, stderrTailLen))
+		if w.firstErr == "" && errorLine(text) {
+			w.firstErr = truncate(text, stderrTailLen)
+		}
 		w.mu.Unlock()
 	}
 }
@@ -546,7 +554,23 @@ func (w *stdioWire) stderrTail() string {
 	if len(w.tail) == 0 {
 		return "; it wrote nothing on stderr"
 	}
-	return "; last stderr: " + strings.Join(w.tail, " | ")
+	first := ""
+	if w.firstErr != "" && !slices.Contains(w.tail, w.firstErr) {
+		first = "; first error on stderr: " + w.firstErr
+	}
+	return first + "; last stderr: " + strings.Join(w.tail, " | ")
+}
+
+// errorLine reports whether a stderr line names an error, in the words
+// runtimes and loggers use.
+func errorLine(s string) bool {
+	l := strings.ToLower(s)
+	for _, w := range []string{"error", "fatal", "panic", "exception", "traceback"} {
+		if strings.Contains(l, w) {
+			return true
+		}
+	}
+	return false
 }
 
 // signal sends sig to the child's process group while the leader is not
@@ -569,7 +593,7 @@ func (w *stdioWire) close() error {
 		if !waitFor(w.exited, half) {
 			w.signal(syscall.SIGTERM)
 			if !waitFor(w.exited, w.grace-half) {
-				w.log.Warn("upstream did not exit in time; killing it", "grace", w.grace)
+				w.log.Warn("upstream did not exit in time; killing it", "grace", w.grace.String())
 				w.signal(syscall.SIGKILL)
 			}
 		}
