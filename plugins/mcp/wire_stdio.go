@@ -484,7 +484,7 @@ func (w *stdioWire) serve(id json.RawMessage, method string, params json.RawMess
 	}
 	if err := w.write(append(line, "}\n"...)); err != nil && w.cause() == nil {
 		level := slog.LevelWarn
-		if errors.Is(err, os.ErrClosed) {
+		if errors.Is(err, os.ErrClosed) || w.closing.Load() {
 			level = slog.LevelDebug // we are stopping the upstream
 		}
 		w.log.Log(w.ctx, level, "answering the upstream's request failed", "method", method, "err", err)
