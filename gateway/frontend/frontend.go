@@ -131,7 +131,9 @@ func New(router Router, opts Options) *Server {
 		server.WithPromptCompletionProvider(completer{s}),
 		server.WithResourceCompletionProvider(completer{s}),
 		server.WithToolFilter(rawListFilter),
+		server.WithToolFilter(s.servedTools),
 		server.WithPromptFilter(rawPromptFilter),
+		server.WithPromptFilter(s.servedPrompts),
 	}
 	if opts.Instructions != "" {
 		srvOpts = append(srvOpts, server.WithInstructions(opts.Instructions))
@@ -549,6 +551,46 @@ func (s *Server) invoke(ctx context.Context, it *catalog.Item, args json.RawMess
 	return raw, err
 }
 
+// servedTools is mcp-go's tool filter: it keeps the tools the request's
+// endpoint serves (Disclosure.Serves). mcp-go applies it to a tools/call
+// too, with the one tool called, and refuses a tool it drops exactly as a
+// tool that does not exist (-32602, "tool 'x' not found"): a profile's
+// client cannot tell a tool outside the profile from no tool at all.
+func (s *Server) servedTools(ctx context.Context, tools []mcp.Tool) []mcp.Tool {
+	snap, d, req := s.snap.Load(), s.Disclosure(), s.discRequest(ctx)
+	return keepOnly(tools, func(t mcp.Tool) bool {
+		it, ok := snap.Tool(t.Name)
+		return ok && d.Serves(req, it) || disclosure.IsMeta(t.Name)
+	})
+}
+
+// servedPrompts is servedTools for prompts (prompts/get).
+func (s *Server) servedPrompts(ctx context.Context, prompts []mcp.Prompt) []mcp.Prompt {
+	snap, d, req := s.snap.Load(), s.Disclosure(), s.discRequest(ctx)
+	return keepOnly(prompts, func(p mcp.Prompt) bool {
+		it, ok := snap.Prompt(p.Name)
+		return ok && d.Serves(req, it)
+	})
+}
+
+// keepOnly returns the items keep keeps; items itself when that is all of
+// them, else a new slice (the filter does not change what mcp-go gave it).
+func keepOnly[T any](items []T, keep func(T) bool) []T {
+	for i, v := range items {
+		if keep(v) {
+			continue
+		}
+		out := slices.Clone(items[:i])
+		for _, v := range items[i+1:] {
+			if keep(v) {
+				out = append(out, v)
+			}
+		}
+		return out
+	}
+	return items
+}
+
 // profileKey carries the endpoint's profile name in a request's context.
 type profileKey struct{}
 
@@ -671,12 +713,13 @@ func encode(v any) []byte {
 }
 
 // completer forwards completion/complete to the source of the prompt or
-// resource template named in the request.
+// resource template named in the request. One the request's endpoint does
+// not serve is refused as one that does not exist.
 type completer struct{ s *Server }
 
 func (c completer) CompletePromptArgument(ctx context.Context, name string, arg mcp.CompleteArgument, cctx mcp.CompleteContext) (*mcp.Completion, error) {
 	it, ok := c.s.snap.Load().Prompt(name)
-	if !ok {
+	if !ok || !c.s.Disclosure().Serves(c.s.discRequest(ctx), it) {
 		return nil, fmt.Errorf("unknown prompt %q", name)
 	}
 	return c.complete(ctx, it, map[string]any{"type": "ref/prompt", "name": it.Original}, arg, cctx)
@@ -691,7 +734,7 @@ func (c completer) CompleteResourceArgument(ctx context.Context, uri string, arg
 			break
 		}
 	}
-	if it == nil {
+	if it == nil || !c.s.Disclosure().Serves(c.s.discRequest(ctx), it) {
 		return nil, fmt.Errorf("unknown resource template %q", uri)
 	}
 	return c.complete(ctx, it, map[string]any{"type": "ref/resource", "uri": uri}, arg, cctx)

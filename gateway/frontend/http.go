@@ -4,9 +4,10 @@ import (
 	"bytes"
 	"context"
 	"crypto/subtle"
-
+	"encoding/json"
 	"fmt"
 	"io"
+	"mime"
 	"net"
 	"net/http"
 	"net/url"
@@ -49,6 +50,7 @@ func (s *Server) Handler() http.Handler {
 		// guard checks the Host of every request, with listen.allowed_hosts,
 		// which mcp-go's own loopback check knows nothing of.
 		server.WithDisableLocalhostProtection(true),
+		server.WithSessionIdManager(sessionIDs{s}),
 	)
 	return &guard{s: s, path: path, next: inner}
 }
@@ -123,90 +125,146 @@ func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if profile != "" {
 		r = r.WithContext(context.WithValue(r.Context(), profileKey{}, profile))
 	}
-	if r.Method == http.MethodPost && r.Body != nil {
-		bodyCap := g.s.access.Load().BodyCap
-		body, err := io.ReadAll(io.LimitReader(r.Body, bodyCap+1))
-		if err != nil {
-			http.Error(w, "Bad Request: reading body: "+err.Error(), http.StatusBadRequest)
+	sessID := r.Header.Get("Mcp-Session-Id")
+	switch r.Method {
+	case http.MethodPost:
+		if r.Body != nil {
+			g.servePost(w, r, profile, sessID)
 			return
 		}
-		if int64(len(body)) > bodyCap {
-			http.Error(w, fmt.Sprintf("Request Entity Too Large: the body exceeds %d bytes (limits.http_body_cap)", bodyCap), http.StatusRequestEntityTooLarge)
-			return
-		}
-		if trimmed := bytes.TrimLeft(body, " \t\r\n"); len(trimmed) > 0 && trimmed[0] == '[' {
-			w.Header().Set("Content-Type", "application/json")
-			w.WriteHeader(http.StatusBadRequest)
-			_, _ = io.WriteString(w, `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"JSON-RPC batches are not supported; send one request per POST"}}`)
-			return
-		}
-		r.Body = io.NopCloser(bytes.NewReader(body))
-		r.ContentLength = int64(len(body))
-		if req, ok := parseRequest(body); ok {
-			_, isList := listKeys[req.Method]
-			dreq := disclosure.Request{Profile: profile}
-			if id := r.Header.Get("Mcp-Session-Id"); id != "" && !modernRequest(r, req) {
-				dreq.Session = id
-				r = r.WithContext(withClient(r.Context(), id))
-			}
-			modern := modernRequest(r, req)
-			if m, ok := g.s.opts.Methods[req.Method]; ok && len(req.ID) > 0 && (!modern || modernPlain(r, &req)) {
-				g.s.serveMethod(w, r, m, req.ID, body, modern)
+	case http.MethodGet, http.MethodDelete:
+		// mcp-go opens a stream (GET) and ends a session (DELETE) under
+		// any id it is given.
+		if sessID != "" && !mcp.IsModernProtocol(r.Header.Get("Mcp-Protocol-Version")) {
+			if !g.s.knownSession(sessID) {
+				sessionGone(w, nil)
 				return
 			}
-			switch {
-			case len(req.ID) == 0 && strings.HasPrefix(req.Method, "notifications/") &&
-				mcp.IsModernProtocol(r.Header.Get("MCP-Protocol-Version")) && req.protocolVersion() == "":
-				// The version is in the header only (see withMetaVersion).
-				body = withMetaVersion(body, r.Header.Get("MCP-Protocol-Version"))
-				r.Body = io.NopCloser(bytes.NewReader(body))
-				r.ContentLength = int64(len(body))
-			case modern && (req.Method == string(mcp.MethodToolsList) && req.Params.Cursor == nil || req.Method == string(mcp.MethodToolsCall)) && modernPlain(r, &req):
-				if req.Method == string(mcp.MethodToolsList) {
-					g.s.serveList(w, req, dreq, true)
-					return
-				}
-				if g.s.serveFastCall(w, r, nil, &req, dreq) {
-					return
-				}
-			case req.Method == "initialize":
-				g.next.ServeHTTP(&sessionTracker{ResponseWriter: w, s: g.s, caps: declaredCaps(body)}, r)
-				return
-			case isList && req.Params.Cursor == nil && len(req.ID) > 0:
-				if _, ok := g.legacySession(r, req); ok {
-					g.s.serveList(w, req, dreq, false)
-					return
-				}
-			case req.Method == string(mcp.MethodToolsCall):
-				if sess, ok := g.legacySession(r, req); ok && g.s.serveFastCall(w, r, sess, &req, dreq) {
-					return
-				}
-			case req.Method == "" && len(req.ID) > 0:
-				// A client's answer to a server-to-client request.
-				if id := r.Header.Get("Mcp-Session-Id"); id != "" && g.s.answerFast(id, req.ID, body) {
-					w.WriteHeader(http.StatusAccepted)
-					return
-				}
-			case req.Method == string(mcp.MethodNotificationCancelled):
-				if id := r.Header.Get("Mcp-Session-Id"); id != "" && g.s.cancelFast(id, body) {
-					w.WriteHeader(http.StatusAccepted)
-					return
-				}
+			if r.Method == http.MethodDelete {
+				defer g.s.sessions.Delete(sessID)
+				defer g.s.Disclosure().EndSession(sessID)
 			}
-			defer g.s.drained(r.Header.Get("Mcp-Session-Id"), g.s.notified.Load())
-			if rewrites(req.Method) && (!isList || req.Params.Cursor == nil) {
-				g.s.serveRewritten(w, r, g.next, req.Method, dreq)
-				return
-			}
-		}
-	}
-	if r.Method == http.MethodDelete {
-		if id := r.Header.Get("Mcp-Session-Id"); id != "" {
-			defer g.s.sessions.Delete(id)
-			defer g.s.Disclosure().EndSession(id)
 		}
 	}
 	g.next.ServeHTTP(w, r)
+}
+
+// servePost serves a POST: the front end answers what it can itself and
+// hands the rest to mcp-go, judging each request as mcp-go would first.
+func (g *guard) servePost(w http.ResponseWriter, r *http.Request, profile, sessID string) {
+	bodyCap := g.s.access.Load().BodyCap
+	body, err := io.ReadAll(io.LimitReader(r.Body, bodyCap+1))
+	if err != nil {
+		http.Error(w, "Bad Request: reading body: "+err.Error(), http.StatusBadRequest)
+		return
+	}
+	if int64(len(body)) > bodyCap {
+		http.Error(w, fmt.Sprintf("Request Entity Too Large: the body exceeds %d bytes (limits.http_body_cap)", bodyCap), http.StatusRequestEntityTooLarge)
+		return
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	r.ContentLength = int64(len(body))
+	if !jsonContent(r.Header.Get("Content-Type")) {
+		g.next.ServeHTTP(w, r) // mcp-go's 400 names the type it wants
+		return
+	}
+	if trimmed := bytes.TrimLeft(body, " \t\r\n"); len(trimmed) > 0 && trimmed[0] == '[' {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusBadRequest)
+		_, _ = io.WriteString(w, `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"JSON-RPC batches are not supported; send one request per POST"}}`)
+		return
+	}
+	req, ok := parseRequest(body)
+	if !ok {
+		// mcp-go answers what does not decode; a session it does not know
+		// it refuses (sessionIDs).
+		g.next.ServeHTTP(w, r)
+		return
+	}
+	_, isList := listKeys[req.Method]
+	modern := modernRequest(r, req)
+	if sessID != "" && !modern && req.Method != string(mcp.MethodInitialize) && !g.s.knownSession(sessID) {
+		sessionGone(w, req.ID)
+		return
+	}
+	dreq := disclosure.Request{Profile: profile}
+	if sessID != "" && !modern {
+		dreq.Session = sessID
+		r = r.WithContext(withClient(r.Context(), sessID))
+	}
+	// The front end answers only requests mcp-go would take as they are
+	// (request.plain); anything else goes to mcp-go, which says what is
+	// wrong with it, so a request is judged the same whichever path it
+	// would have taken.
+	plain := req.plain()
+	if m, ok := g.s.opts.Methods[req.Method]; ok && req.valid() && hasValue(req.ID) &&
+		(modern && modernPlain(r, &req) || !modern && legacyVersion(r)) {
+		g.s.serveMethod(w, r, m, req.ID, body, modern)
+		return
+	}
+	switch {
+	case len(req.ID) == 0 && strings.HasPrefix(req.Method, "notifications/") &&
+		mcp.IsModernProtocol(r.Header.Get("MCP-Protocol-Version")) && req.protocolVersion() == "":
+		// The version is in the header only (see withMetaVersion).
+		body = withMetaVersion(body, r.Header.Get("MCP-Protocol-Version"))
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		r.ContentLength = int64(len(body))
+	case plain && modern && (req.Method == string(mcp.MethodToolsList) && req.Params.Cursor == nil || req.Method == string(mcp.MethodToolsCall)) && modernPlain(r, &req):
+		if req.Method == string(mcp.MethodToolsList) {
+			g.s.serveList(w, req, dreq, true)
+			return
+		}
+		if g.s.serveFastCall(w, r, nil, &req, dreq) {
+			return
+		}
+	case req.Method == string(mcp.MethodInitialize):
+		g.next.ServeHTTP(&sessionTracker{ResponseWriter: w, s: g.s, caps: declaredCaps(body)}, r)
+		return
+	case plain && isList && req.Params.Cursor == nil:
+		if _, ok := g.legacySession(r, req); ok {
+			g.s.serveList(w, req, dreq, false)
+			return
+		}
+	case plain && req.Method == string(mcp.MethodToolsCall):
+		if sess, ok := g.legacySession(r, req); ok && g.s.serveFastCall(w, r, sess, &req, dreq) {
+			return
+		}
+	case req.Method == "" && len(req.ID) > 0:
+		// A client's answer to a server-to-client request.
+		if sessID != "" && g.s.answerFast(sessID, req.ID, body) {
+			w.WriteHeader(http.StatusAccepted)
+			return
+		}
+	case req.valid() && req.Method == string(mcp.MethodNotificationCancelled):
+		if sessID != "" && g.s.cancelFast(sessID, body) {
+			w.WriteHeader(http.StatusAccepted)
+			return
+		}
+	}
+	defer g.s.drained(sessID, g.s.notified.Load())
+	if rewrites(req.Method) && (!isList || req.Params.Cursor == nil) {
+		g.s.serveRewritten(w, r, g.next, req.Method, dreq)
+		return
+	}
+	g.next.ServeHTTP(w, r)
+}
+
+// jsonContent reports whether a POST's Content-Type is JSON, as mcp-go
+// requires of every POST.
+func jsonContent(ct string) bool {
+	if ct == "application/json" {
+		return true
+	}
+	mt, _, err := mime.ParseMediaType(ct)
+	return err == nil && mt == "application/json"
+}
+
+// legacyVersion reports whether mcp-go takes the MCP-Protocol-Version of a
+// request of the 2025-11-25 era or older: a version it implements, or none
+// (2025-03-26 clients send none).
+func legacyVersion(r *http.Request) bool {
+	pv := r.Header.Get("Mcp-Protocol-Version")
+	return pv == "" || mcp.IsValidProtocolVersion(pv)
 }
 
 // legacySession reports whether r belongs to a live session of the
@@ -224,16 +282,63 @@ func (g *guard) legacySession(r *http.Request, req request) (*session, bool) {
 	if !ok {
 		return nil, false
 	}
-	if pv := r.Header.Get("MCP-Protocol-Version"); pv != "" && !slices.Contains(mcp.ValidProtocolVersions, pv) {
+	if !legacyVersion(r) {
 		return nil, false // mcp-go answers an unsupported version with its error
 	}
 	sess := v.(*session)
 	return sess, sess.drained.Load() == g.s.notified.Load()
 }
 
+// knownSession reports whether id names a session of the 2025-11-25 era
+// or older that the front end saw mcp-go issue and that has not ended.
+func (s *Server) knownSession(id string) bool {
+	_, ok := s.sessions.Load(id)
+	return ok
+}
+
+// sessionGone answers a request in a session the gateway did not issue or
+// that ended (a DELETE, or the gateway restarted), as the transport
+// prescribes: 404, upon which the client initializes a new session. id is
+// the request's JSON-RPC id, if it has one.
+func sessionGone(w http.ResponseWriter, id json.RawMessage) {
+	if len(id) == 0 {
+		id = json.RawMessage("null")
+	}
+	msg := rpcEnvelope(id, `,"error":`, []byte(`{"code":-32001,"message":"Session not found: this gateway did not issue the Mcp-Session-Id, or the session ended (DELETE, or a gateway restart); send initialize without it to start a new session"}`))
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusNotFound)
+	_, _ = w.Write(append(msg, '\n'))
+}
+
+// sessionIDs is mcp-go's session id manager. mcp-go's default one checks
+// only an id's format; this one takes the ids the front end knows (see
+// knownSession), so a request that reaches mcp-go under any other id is
+// refused there too (guard answers most of them before mcp-go sees them).
+// Ids are made as mcp-go's default makes them.
+type sessionIDs struct{ s *Server }
+
+var _ server.SessionIdManager = sessionIDs{}
+
+// Generate implements server.SessionIdManager.
+func (sessionIDs) Generate() string {
+	return (&server.StatelessGeneratingSessionIdManager{}).Generate()
+}
+
+// Validate implements server.SessionIdManager.
+func (m sessionIDs) Validate(id string) (isTerminated bool, err error) {
+	if !m.s.knownSession(id) {
+		return false, fmt.Errorf("unknown session %q", id)
+	}
+	return false, nil
+}
+
+// Terminate implements server.SessionIdManager: guard forgets the session
+// when mcp-go has ended it.
+func (sessionIDs) Terminate(string) (isNotAllowed bool, err error) { return false, nil }
+
 // modernRequest reports whether r is of the 2026-07-28 era or later.
 func modernRequest(r *http.Request, req request) bool {
-	return mcp.IsModernProtocol(r.Header.Get("MCP-Protocol-Version")) || mcp.IsModernProtocol(req.protocolVersion())
+	return mcp.IsModernProtocol(r.Header.Get("Mcp-Protocol-Version")) || mcp.IsModernProtocol(req.protocolVersion())
 }
 
 // profile maps a request path to the profile it names: "" for the

@@ -14,8 +14,8 @@ import (
 )
 
 // TestToolsListIsTheSnapshotsBytes checks the legacy fast path: a known
-// session's tools/list is the meta-tools then the snapshot's bytes; an unknown or ended session
-// is left to mcp-go.
+// session's tools/list is the meta-tools then the snapshot's bytes; an
+// unknown or ended session gets no list.
 func TestToolsListIsTheSnapshotsBytes(t *testing.T) {
 	tool := `{"name":"t","description":"a & b","inputSchema":{"type":"object","x-new":1.50}}`
 	fe := New(echoRouter{}, Options{})
@@ -49,7 +49,7 @@ func TestToolsListIsTheSnapshotsBytes(t *testing.T) {
 	if code, body, _ := do(http.MethodPost, session, `{"jsonrpc":"2.0","id":"x7","method":"tools/list"}`); code != 200 || body != want {
 		t.Fatalf("tools/list = %d %q\nwant %q", code, body, want)
 	}
-	// A session id mcp-go would refuse is left to mcp-go to refuse.
+	// A session id the gateway did not issue is refused.
 	if code, body, _ := do(http.MethodPost, "bogus", `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`); code == 200 || strings.Contains(body, `"s__t"`) {
 		t.Fatalf("a bogus session got a list: %d %q", code, body)
 	}

@@ -40,9 +40,10 @@ func rawPromptFilter(ctx context.Context, prompts []mcp.Prompt) []mcp.Prompt {
 // request is what the front end reads of a single JSON-RPC request, in
 // one decode: enough to route it and, for tools/call, to serve it.
 type request struct {
-	ID     json.RawMessage `json:"id"`
-	Method string          `json:"method"`
-	Params struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id"`
+	Method  string          `json:"method"`
+	Params  struct {
 		Cursor    *string         `json:"cursor"`
 		Name      string          `json:"name"`
 		Arguments json.RawMessage `json:"arguments"`
@@ -71,8 +72,11 @@ func (r *request) protocolVersion() string {
 // with one validity check and one walk of the members it needs instead of
 // a reflective decode: this runs on every request. It reports false where
 // that decode would fail (invalid JSON, not an object, a member of the
-// wrong type); keys match exactly, as JSON-RPC spells them (encoding/json
-// would also take "Method"; such a request goes to mcp-go unread).
+// wrong type). encoding/json also takes a key that differs from a member's
+// name in letter case only ("Method", "JSONRPC"), the last one given
+// winning, and so does mcp-go: a body with such a key is decoded by
+// encoding/json itself, so that the front end and mcp-go never read one
+// request two ways.
 func parseRequest(body []byte) (request, bool) {
 	var req request
 	if !json.Valid(body) {
@@ -81,9 +85,15 @@ func parseRequest(body []byte) (request, bool) {
 	if string(bytes.TrimSpace(body)) == "null" {
 		return req, true // as encoding/json decodes null into a struct
 	}
-	ok := true
+	ok, twin := true, false
 	isObject := jsonscan.Members(body, func(key, value []byte, _, _ int) {
 		switch string(key) {
+		case "jsonrpc":
+			if string(value) == `"2.0"` {
+				req.JSONRPC = "2.0" // without a copy: every request has it
+				return
+			}
+			req.JSONRPC, ok = jsonString(value, ok)
 		case "id":
 			req.ID = value
 		case "method":
@@ -114,12 +124,58 @@ func parseRequest(body []byte) (request, bool) {
 					req.Params.InputResponses = value
 				case "requestState":
 					req.Params.RequestState = value
+				default:
+					twin = twin || caseTwin(key, paramKeys)
 				}
 			})
 			ok = ok && isObject
+		default:
+			twin = twin || caseTwin(key, topKeys)
 		}
 	})
+	if twin && isObject {
+		var dec request
+		return dec, json.Unmarshal(body, &dec) == nil
+	}
 	return req, isObject && ok
+}
+
+// The keys parseRequest reads, at the top and in params.
+var (
+	topKeys   = [][]byte{[]byte("jsonrpc"), []byte("id"), []byte("method"), []byte("params")}
+	paramKeys = [][]byte{[]byte("cursor"), []byte("name"), []byte("arguments"), []byte("_meta"), []byte("task"), []byte("inputResponses"), []byte("requestState")}
+)
+
+// caseTwin reports whether key is one of names in other letter case, as
+// encoding/json matches keys (Unicode case folding: "ſ" is an "s").
+func caseTwin(key []byte, names [][]byte) bool {
+	for _, n := range names {
+		if bytes.EqualFold(key, n) {
+			return true
+		}
+	}
+	return false
+}
+
+// valid reports whether req is a JSON-RPC 2.0 message as mcp-go reads it:
+// mcp-go answers any other "jsonrpc" with its Invalid Request error.
+func (r *request) valid() bool { return r.JSONRPC == "2.0" }
+
+// plain reports whether req is a valid request whose id is one MCP allows,
+// a string or an integer: the only requests the front end answers itself.
+// mcp-go takes a null id for a notification's, and echoes other ids as it
+// decodes them (1e3 as 1000): those requests are left to it.
+func (r *request) plain() bool {
+	if !r.valid() || len(r.ID) == 0 {
+		return false
+	}
+	switch c := r.ID[0]; {
+	case c == '"':
+		return true
+	case c == '-' || c >= '0' && c <= '9':
+		return !bytes.ContainsAny(r.ID, ".eE")
+	}
+	return false
 }
 
 // jsonString decodes a JSON string value; ok turns false (and stays so)

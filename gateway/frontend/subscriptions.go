@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strconv"
 	"sync"
@@ -14,7 +13,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
-	"github.com/skillgate/skillgate/gateway/disclosure"
+	"github.com/skillgate/skillgate/gateway/catalog"
 	"github.com/skillgate/skillgate/internal/keylock"
 )
 
@@ -26,7 +25,8 @@ import (
 // it when the last of them unsubscribes or ends (a stream ends with its
 // request). The source's notifications/resources/updated then goes to
 // those clients only. A URI no source lists is acknowledged and goes
-// nowhere.
+// nowhere; one the client's endpoint (a profile) does not serve is refused,
+// for every client, as reading it is.
 
 // subscriptions records which sessions subscribed to which URIs.
 type subscriptions struct {
@@ -38,9 +38,6 @@ type subscriptions struct {
 	bySess  map[string]map[string]bool // subscriber -> URIs
 	streams map[string]server.ClientSession
 }
-
-// errUnrouted means no source the client sees lists the resource.
-var errUnrouted = errors.New("no source lists the resource")
 
 // unsubscribeTimeout bounds an unsubscribe the front end sends on its own
 // (a session ended).
@@ -136,25 +133,30 @@ func (s *Server) deliverUpdate(uri string, params map[string]any) {
 }
 
 // subscribe records that session subscribed to uri, subscribing the source
-// first if no session had.
+// first if no session had. A resource the request's endpoint does not serve
+// is refused, for every subscriber, as reading it is.
 func (s *Server) subscribe(ctx context.Context, session, uri string) error {
 	unlock := s.subs.locks.Lock(uri)
 	defer unlock()
+	it, listed := resourceItem(s.snap.Load(), uri)
+	if listed && !s.Disclosure().Serves(s.discRequest(ctx), it) {
+		return fmt.Errorf("unknown resource %q", uri)
+	}
 	s.subs.mu.Lock()
 	known, first := s.subs.bySess[session][uri], len(s.subs.byURI[uri]) == 0
 	s.subs.mu.Unlock()
 	if known {
 		return nil
 	}
+	if !listed {
+		// No source lists it: acknowledged, as mcp-go does, with no
+		// source to tell (a server may accept URIs it does not list, but
+		// which server is anyone's guess).
+		s.log.Debug("subscription to a resource no source lists", "uri", uri)
+		return nil
+	}
 	if first {
-		dreq := s.discRequest(ctx)
-		if err := s.forwardSubscription(ctx, &dreq, uri, true); errors.Is(err, errUnrouted) {
-			// No source lists it: acknowledged, as mcp-go does, with no
-			// source to tell (a server may accept URIs it does not list,
-			// but which server is anyone's guess).
-			s.log.Debug("subscription to a resource no source lists", "uri", uri)
-			return nil
-		} else if err != nil {
+		if err := s.forwardSubscription(ctx, it, uri, true); err != nil {
 			return err
 		}
 	}
@@ -182,10 +184,15 @@ func (s *Server) unsubscribe(ctx context.Context, session, uri string) {
 	removeFrom(s.subs.bySess, session, uri)
 	last := len(s.subs.byURI[uri]) == 0
 	s.subs.mu.Unlock()
-	if last {
-		if err := s.forwardSubscription(ctx, nil, uri, false); err != nil {
-			s.log.Warn("unsubscribing the source of a resource", "uri", uri, "err", err)
-		}
+	if !last {
+		return
+	}
+	it, ok := resourceItem(s.snap.Load(), uri)
+	if !ok {
+		return // gone meanwhile: nothing left to undo there
+	}
+	if err := s.forwardSubscription(ctx, it, uri, false); err != nil {
+		s.log.Warn("unsubscribing the source of a resource", "uri", uri, "err", err)
 	}
 }
 
@@ -218,21 +225,17 @@ func (s *Server) subscribers(uri string) []string {
 	return out
 }
 
+// resourceItem finds the resource uri, or the template it matches.
+func resourceItem(snap *catalog.Snapshot, uri string) (*catalog.Item, bool) {
+	if it, ok := snap.Resource(uri); ok {
+		return it, true
+	}
+	return snap.MatchTemplate(uri)
+}
+
 // forwardSubscription sends resources/subscribe (on) or
-// resources/unsubscribe to the source that serves uri; a subscribe only
-// when the endpoint of dreq serves the resource.
-func (s *Server) forwardSubscription(ctx context.Context, dreq *disclosure.Request, uri string, on bool) error {
-	snap := s.snap.Load()
-	it, ok := snap.Resource(uri)
-	if !ok {
-		it, ok = snap.MatchTemplate(uri)
-	}
-	if !ok || on && !s.Disclosure().Serves(*dreq, it) {
-		if !on {
-			return nil // gone meanwhile: nothing left to undo there
-		}
-		return errUnrouted
-	}
+// resources/unsubscribe of uri to the source of it.
+func (s *Server) forwardSubscription(ctx context.Context, it *catalog.Item, uri string, on bool) error {
 	method := mcp.MethodResourcesSubscribe
 	if !on {
 		method = mcp.MethodResourcesUnsubscribe

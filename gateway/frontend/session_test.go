@@ -1,0 +1,171 @@
+package frontend
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/skillgate/skillgate/gateway/catalog"
+	"github.com/skillgate/skillgate/plugins/sdk"
+)
+
+// exchange is one HTTP request to a front end and what came back.
+type exchange struct {
+	status int
+	header http.Header
+	body   string
+}
+
+// rpcError is the JSON-RPC error of the answer, or nil.
+func (e exchange) rpcError(t *testing.T) *sdk.RPCError {
+	t.Helper()
+	body := e.body
+	for _, line := range strings.Split(body, "\n") {
+		if data, ok := strings.CutPrefix(line, "data: "); ok {
+			body = data // an SSE answer: its last event
+		}
+	}
+	var msg struct {
+		Error *sdk.RPCError `json:"error"`
+	}
+	if err := json.Unmarshal([]byte(body), &msg); err != nil {
+		t.Fatalf("answer %d %q is not JSON-RPC: %v", e.status, e.body, err)
+	}
+	return msg.Error
+}
+
+// do sends one request to the front end at url+path with headers (a "-"
+// value leaves the header out; Content-Type and Accept default to what
+// clients send).
+func do(t *testing.T, method, url, body string, headers map[string]string) exchange {
+	t.Helper()
+	// A GET stream mcp-go opens lasts until this ends.
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, method, url, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	for k, v := range headers {
+		if v == "-" {
+			req.Header.Del(k)
+			continue
+		}
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return exchange{resp.StatusCode, resp.Header, string(b)}
+}
+
+// legacyHeaders are a 2025-11-25 request's headers in session id.
+func legacyHeaders(id string) map[string]string {
+	return map[string]string{"MCP-Protocol-Version": "2025-11-25", "Mcp-Session-Id": id}
+}
+
+// initSession initializes a 2025-11-25 session at url and returns its id.
+func initSession(t *testing.T, url string) string {
+	t.Helper()
+	e := do(t, http.MethodPost, url, initBody, nil)
+	id := e.header.Get("Mcp-Session-Id")
+	if e.status != http.StatusOK || id == "" {
+		t.Fatalf("initialize: %d %q, session %q", e.status, e.body, id)
+	}
+	do(t, http.MethodPost, url, `{"jsonrpc":"2.0","method":"notifications/initialized"}`, legacyHeaders(id))
+	return id
+}
+
+// TestSessionsMustBeIssued: a 2025-11-25 request under a session id the
+// gateway never issued, or of a session that ended (DELETE), is answered
+// 404 with a JSON-RPC error telling the client to initialize again, on
+// every path: the fast paths, the meta-tools, extension methods, mcp-go's
+// own methods, GET streams and DELETE. Nothing is kept for such an id.
+// 2026-07-28 requests have no session and ignore the header.
+func TestSessionsMustBeIssued(t *testing.T) {
+	fe := New(echoRouter{}, Options{Methods: map[string]Method{
+		"x/echo": func(context.Context, json.RawMessage, sdk.Call) (json.RawMessage, error) {
+			return json.RawMessage(`{"ok":true}`), nil
+		},
+	}})
+	fe.Update(catalog.Build([]catalog.Source{{ID: "s", Namespace: "s", Executor: "x", Defs: sdk.Definitions{
+		Tools:     []json.RawMessage{json.RawMessage(`{"name":"t","inputSchema":{"type":"object"}}`)},
+		Resources: []json.RawMessage{json.RawMessage(`{"uri":"demo://doc","name":"doc"}`)},
+	}}}, catalog.Options{}))
+	ts := httptest.NewServer(fe.Handler())
+	defer ts.Close()
+	url := ts.URL + "/mcp"
+
+	requests := []struct{ name, method, body string }{
+		{"tools/call", http.MethodPost, `{"jsonrpc":"2.0","id":11,"method":"tools/call","params":{"name":"s__t","arguments":{}}}`},
+		{"tools/list", http.MethodPost, `{"jsonrpc":"2.0","id":12,"method":"tools/list"}`},
+		{"meta-tool", http.MethodPost, `{"jsonrpc":"2.0","id":13,"method":"tools/call","params":{"name":"activate","arguments":{"targets":["s__t"]}}}`},
+		{"ping", http.MethodPost, `{"jsonrpc":"2.0","id":"p","method":"ping"}`},
+		{"prompts/list", http.MethodPost, `{"jsonrpc":"2.0","id":14,"method":"prompts/list"}`},
+		{"extension method", http.MethodPost, `{"jsonrpc":"2.0","id":15,"method":"x/echo"}`},
+		{"resources/subscribe", http.MethodPost, `{"jsonrpc":"2.0","id":16,"method":"resources/subscribe","params":{"uri":"demo://doc"}}`},
+		{"notification", http.MethodPost, `{"jsonrpc":"2.0","method":"notifications/roots/list_changed"}`},
+		// Not what the front end reads as a request: mcp-go refuses it.
+		{"unparsed", http.MethodPost, `{"jsonrpc":"2.0","id":17,"method":"tools/call","params":{"name":3}}`},
+		{"GET stream", http.MethodGet, ``},
+		{"DELETE", http.MethodDelete, ``},
+	}
+	refused := func(t *testing.T, session string) {
+		t.Helper()
+		for _, rq := range requests {
+			e := do(t, rq.method, url, rq.body, legacyHeaders(session))
+			if e.status != http.StatusNotFound {
+				t.Errorf("%s under session %q: %d %q; want 404", rq.name, session, e.status, e.body)
+				continue
+			}
+			if rq.name == "unparsed" {
+				continue // mcp-go's own 404
+			}
+			if err := e.rpcError(t); err == nil || err.Code != -32001 || !strings.Contains(err.Message, "initialize") {
+				t.Errorf("%s under session %q: %q; want a JSON-RPC error telling to initialize", rq.name, session, e.body)
+			}
+		}
+	}
+
+	live := initSession(t, url)
+	for _, bogus := range []string{"mcp-session-3f6b8c2e-1d4a-4f5e-9b7c-0a1b2c3d4e5f", "bogus"} {
+		t.Run("never issued "+bogus, func(t *testing.T) { refused(t, bogus) })
+	}
+	if n := fe.Disclosure().Sessions(); n != 0 {
+		t.Errorf("%d disclosure sessions kept for ids never issued", n)
+	}
+	if got := fe.subscribers("demo://doc"); len(got) != 0 {
+		t.Errorf("subscribers recorded for ids never issued: %v", got)
+	}
+
+	// The live session works, until it ends.
+	if e := do(t, http.MethodPost, url, requests[0].body, legacyHeaders(live)); e.status != http.StatusOK || e.rpcError(t) != nil {
+		t.Fatalf("tools/call in a live session: %d %q", e.status, e.body)
+	}
+	if e := do(t, http.MethodDelete, url, "", legacyHeaders(live)); e.status != http.StatusOK {
+		t.Fatalf("DELETE: %d %q", e.status, e.body)
+	}
+	t.Run("terminated", func(t *testing.T) { refused(t, live) })
+
+	// initialize under an old id starts a new session.
+	if e := do(t, http.MethodPost, url, initBody, legacyHeaders(live)); e.status != http.StatusOK || e.header.Get("Mcp-Session-Id") == "" || e.header.Get("Mcp-Session-Id") == live {
+		t.Errorf("initialize with an ended session's id: %d %q, session %q", e.status, e.body, e.header.Get("Mcp-Session-Id"))
+	}
+
+	// A 2026-07-28 request has no session: the header means nothing.
+	modern := map[string]string{"MCP-Protocol-Version": "2026-07-28", "Mcp-Session-Id": live, "Mcp-Method": "tools/call", "Mcp-Name": "s__t"}
+	body := `{"jsonrpc":"2.0","id":21,"method":"tools/call","params":{"name":"s__t","arguments":{},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"t","version":"1"},"io.modelcontextprotocol/clientCapabilities":{}}}}`
+	if e := do(t, http.MethodPost, url, body, modern); e.status != http.StatusOK || e.rpcError(t) != nil {
+		t.Errorf("2026-07-28 tools/call with an ended session's id: %d %q", e.status, e.body)
+	}
+}
