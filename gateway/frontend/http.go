@@ -197,6 +197,16 @@ func (g *guard) servePost(w http.ResponseWriter, r *http.Request, profile, sessI
 	// wrong with it, so a request is judged the same whichever path it
 	// would have taken.
 	plain := req.plain()
+	if isList && req.Params.Cursor != nil && plain && hasValue(req.ID) {
+		// The gateway answers every list whole and issues no cursors: an
+		// empty one is the start, any other is not one of ours. (mcp-go
+		// would page its own copy of the catalog, every profile's.)
+		if *req.Params.Cursor != "" {
+			invalidCursor(w, req.ID, modern)
+			return
+		}
+		req.Params.Cursor = nil
+	}
 	if m, ok := g.s.opts.Methods[req.Method]; ok && req.valid() && hasValue(req.ID) &&
 		(modern && modernPlain(r, &req) || !modern && legacyVersion(r)) {
 		g.s.serveMethod(w, r, m, req.ID, body, modern)
@@ -307,6 +317,17 @@ func sessionGone(w http.ResponseWriter, id json.RawMessage) {
 	msg := rpcEnvelope(id, `,"error":`, []byte(`{"code":-32001,"message":"Session not found: this gateway did not issue the Mcp-Session-Id, or the session ended (DELETE, or a gateway restart); send initialize without it to start a new session"}`))
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusNotFound)
+	_, _ = w.Write(append(msg, '\n'))
+}
+
+// invalidCursor answers a list request whose cursor the gateway did not
+// issue: invalid params, which 2026-07-28 maps to HTTP 400.
+func invalidCursor(w http.ResponseWriter, id json.RawMessage, modern bool) {
+	msg := rpcEnvelope(id, `,"error":`, []byte(`{"code":-32602,"message":"invalid cursor: the gateway answers every list whole and issues no cursors; send the request without one"}`))
+	w.Header().Set("Content-Type", "application/json")
+	if modern {
+		w.WriteHeader(http.StatusBadRequest)
+	}
 	_, _ = w.Write(append(msg, '\n'))
 }
 

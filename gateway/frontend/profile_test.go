@@ -212,3 +212,27 @@ func TestUnknownToolsLookTheSame(t *testing.T) {
 		t.Errorf("find_tools on the profile via mcp-go: %q", e.body)
 	}
 }
+
+// TestListCursors: the gateway answers lists whole and issues no cursors.
+// An empty cursor is the start; any other is refused, on a profile too,
+// where mcp-go would otherwise page through every server's items.
+func TestListCursors(t *testing.T) {
+	_, url := profileServer(t, &sourceRouter{})
+	prof := url + "/p/p"
+	ps := initSession(t, prof)
+	for _, c := range []struct{ method, served, other string }{
+		{"resources/list", "demo://a/doc", "demo://b/doc"},
+		{"resources/templates/list", "demo://a/{id}", "demo://b/{id}"},
+		{"tools/list", "a__t", "b__t"},
+		{"prompts/list", "a__q", "b__q"},
+	} {
+		e := do(t, http.MethodPost, prof, `{"jsonrpc":"2.0","id":4,"method":"`+c.method+`","params":{"cursor":""}}`, legacyHeaders(ps))
+		if e.rpcError(t) != nil || !strings.Contains(e.body, c.served) || strings.Contains(e.body, c.other) {
+			t.Errorf("%s with an empty cursor on the profile: %q", c.method, e.body)
+		}
+		e = do(t, http.MethodPost, prof, `{"jsonrpc":"2.0","id":4,"method":"`+c.method+`","params":{"cursor":"MTA="}}`, legacyHeaders(ps))
+		if err := e.rpcError(t); err == nil || err.Code != -32602 || strings.Contains(e.body, c.other) {
+			t.Errorf("%s with a cursor the gateway did not issue: %d %q", c.method, e.status, e.body)
+		}
+	}
+}
