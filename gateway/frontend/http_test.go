@@ -3,7 +3,6 @@ package frontend
 import (
 	"context"
 	"encoding/json"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -84,24 +83,8 @@ func TestHTTPGuard(t *testing.T) {
 // the body.
 func guardCase(t *testing.T, url, body string, headers map[string]string, want int, inBody string) {
 	t.Helper()
-	req, _ := http.NewRequest(http.MethodPost, url+"/mcp", strings.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	for k, v := range headers {
-		if k == "Host" {
-			req.Host = v
-			continue
-		}
-		req.Header.Set(k, v)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	got, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != want || !strings.Contains(string(got), inBody) {
-		t.Fatalf("status %d body %q; want %d containing %q", resp.StatusCode, got, want, inBody)
+	if e := do(t, http.MethodPost, url+"/mcp", body, headers); e.status != want || !strings.Contains(e.body, inBody) {
+		t.Fatalf("status %d body %q; want %d containing %q", e.status, e.body, want, inBody)
 	}
 }
 

@@ -40,8 +40,8 @@ func (e exchange) rpcError(t *testing.T) *sdk.RPCError {
 }
 
 // do sends one request to the front end at url+path with headers (a "-"
-// value leaves the header out; Content-Type and Accept default to what
-// clients send).
+// value leaves the header out; "Host" sets the request's Host; Content-Type
+// and Accept default to what clients send).
 func do(t *testing.T, method, url, body string, headers map[string]string) exchange {
 	t.Helper()
 	// A GET stream mcp-go opens lasts until this ends.
@@ -54,11 +54,14 @@ func do(t *testing.T, method, url, body string, headers map[string]string) excha
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
 	for k, v := range headers {
-		if v == "-" {
+		switch {
+		case v == "-":
 			req.Header.Del(k)
-			continue
+		case k == "Host":
+			req.Host = v
+		default:
+			req.Header.Set(k, v)
 		}
-		req.Header.Set(k, v)
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {

@@ -12,7 +12,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"sort"
 	"strconv"
@@ -22,6 +21,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/skillgate/skillgate/internal/childproc"
 	"github.com/skillgate/skillgate/internal/jsonscan"
 
 	"github.com/skillgate/skillgate/plugins/sdk"
@@ -130,7 +130,7 @@ func startStdio(spec *Spec, log *slog.Logger, h wireHandlers) (*stdioWire, error
 	}
 	var w *stdioWire
 	built := make(chan struct{})
-	err = startLocked(cmd, func() {
+	err = childproc.Start(cmd, func() {
 		<-built
 		w.waitLoop()
 	})
@@ -153,28 +153,6 @@ func startStdio(spec *Spec, log *slog.Logger, h wireHandlers) (*stdioWire, error
 	go w.stderrLoop()
 	close(built)
 	return w, nil
-}
-
-// startLocked starts cmd on a goroutine locked to its OS thread and, once
-// it started, runs wait there, which must return only after cmd was reaped.
-// The kernel sends a child its Pdeathsig (sysProcAttr) when the thread that
-// forked it exits, not the process, and the Go runtime ends a thread when
-// a goroutine exits while locked to it: a child forked on a thread that
-// another goroutine later locks and ends would be killed with the executor
-// still running. This costs no thread: waiting for the child holds one in
-// a system call anyway.
-func startLocked(cmd *exec.Cmd, wait func()) error {
-	errc := make(chan error, 1)
-	go func() {
-		runtime.LockOSThread()
-		defer runtime.UnlockOSThread()
-		err := cmd.Start()
-		errc <- err
-		if err == nil {
-			wait()
-		}
-	}()
-	return <-errc
 }
 
 func (w *stdioWire) pid() int                    { return w.cmd.Process.Pid }

@@ -11,11 +11,12 @@ import (
 	"fmt"
 	"io"
 	"os/exec"
-	"runtime"
 	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/skillgate/skillgate/internal/childproc"
 )
 
 // Config describes a process to start.
@@ -113,32 +114,10 @@ func Start(cfg Config) (*Process, error) {
 		p.stdin = w
 	}
 	p.last.Store(time.Now().UnixNano())
-	if err := startLocked(cmd, p.wait); err != nil {
+	if err := childproc.Start(cmd, p.wait); err != nil {
 		return nil, fmt.Errorf("start %s: %w", cfg.Argv[0], err)
 	}
 	return p, nil
-}
-
-// startLocked starts cmd on a goroutine locked to its OS thread and, once
-// it started, runs wait there, which must return only after cmd was reaped.
-// The kernel sends a child its Pdeathsig (sysProcAttr) when the thread that
-// forked it exits, not the process, and the Go runtime ends a thread when
-// a goroutine exits while locked to it: a child forked on a thread that
-// another goroutine later locks and ends would be killed with the executor
-// still running. This costs no thread: waiting for the child holds one in
-// a system call anyway.
-func startLocked(cmd *exec.Cmd, wait func()) error {
-	errc := make(chan error, 1)
-	go func() {
-		runtime.LockOSThread()
-		defer runtime.UnlockOSThread()
-		err := cmd.Start()
-		errc <- err
-		if err == nil {
-			wait()
-		}
-	}()
-	return <-errc
 }
 
 func (p *Process) wait() {

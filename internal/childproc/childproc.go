@@ -1,0 +1,31 @@
+// Package childproc starts child processes whose parent-death signal
+// (SysProcAttr.Pdeathsig on Linux) fires only when the parent dies, not
+// when some thread of it ends.
+package childproc
+
+import (
+	"os/exec"
+	"runtime"
+)
+
+// Start starts cmd on a goroutine locked to its OS thread and, once it
+// started, runs wait there; wait must return only after cmd was reaped
+// (cmd.Wait). The kernel sends a child its parent-death signal when the
+// thread that forked it exits, not the process, and the Go runtime ends a
+// thread when a goroutine exits while locked to it: a child forked on a
+// thread that another goroutine later locks and ends would be killed with
+// its parent still running. This costs no thread: waiting for the child
+// holds one in a system call anyway.
+func Start(cmd *exec.Cmd, wait func()) error {
+	errc := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		err := cmd.Start()
+		errc <- err
+		if err == nil {
+			wait()
+		}
+	}()
+	return <-errc
+}
