@@ -31,6 +31,7 @@ type session struct {
 	// caps are the capabilities for server-to-client requests the client
 	// declared in initialize (capSampling, ...).
 	caps clientCaps
+	use  sessionUse // for expiry (expiry.go)
 }
 
 // clientCaps is a set of client capabilities that server-to-client

@@ -53,6 +53,9 @@ type Options struct {
 	// Extensions are announced in the initialize result's capabilities,
 	// e.g. {"io.modelcontextprotocol/skills": {}}.
 	Extensions map[string]any
+	// SessionIdle ends a 2025-11-25-era session unused for this long, as a
+	// DELETE would (expiry.go); default 24 h.
+	SessionIdle time.Duration
 }
 
 // Server is the gateway's MCP front end.
@@ -88,6 +91,7 @@ type Server struct {
 	notified   atomic.Uint64 // notifications sent to all sessions so far
 	raw        *stash
 	disc       atomic.Pointer[disclosure.Disclosure]
+	swept      atomic.Int64 // when expireSessions last looked, unix ns
 	// access holds the HTTP access rules (origins, tokens, body cap) a
 	// reload may change; the endpoint path is fixed at Handler.
 	access atomic.Pointer[HTTPOptions]

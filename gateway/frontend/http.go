@@ -13,6 +13,7 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -143,6 +144,14 @@ func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			if r.Method == http.MethodDelete {
 				defer g.s.sessions.Delete(sessID)
 				defer g.s.Disclosure().EndSession(sessID)
+			}
+			if r.Method == http.MethodGet {
+				// A session listening on its stream is in use.
+				if v, ok := g.s.sessions.Load(sessID); ok {
+					use := &v.(*session).use
+					use.streams.Add(1)
+					defer func() { use.touch(time.Now()); use.streams.Add(-1) }()
+				}
 			}
 		}
 	}
@@ -302,7 +311,10 @@ func (g *guard) legacySession(r *http.Request, req request) (*session, bool) {
 // knownSession reports whether id names a session of the 2025-11-25 era
 // or older that the front end saw mcp-go issue and that has not ended.
 func (s *Server) knownSession(id string) bool {
-	_, ok := s.sessions.Load(id)
+	v, ok := s.sessions.Load(id)
+	if ok {
+		v.(*session).use.touch(time.Now())
+	}
 	return ok
 }
 

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/skillgate/skillgate/internal/jsonscan"
 
@@ -266,7 +267,12 @@ func (st *sessionTracker) Write(p []byte) (int, error) {
 // session may be told of list changes made while it initialized.
 func (st *sessionTracker) track() {
 	if id := st.Header().Get("Mcp-Session-Id"); id != "" {
-		st.s.sessions.LoadOrStore(id, &session{id: id, caps: st.caps})
+		now := time.Now()
+		sess := &session{id: id, caps: st.caps}
+		sess.use.touch(now)
+		if _, loaded := st.s.sessions.LoadOrStore(id, sess); !loaded {
+			st.s.expireSessions(now)
+		}
 	}
 }
 

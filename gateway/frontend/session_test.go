@@ -172,3 +172,56 @@ func TestSessionsMustBeIssued(t *testing.T) {
 		t.Errorf("2026-07-28 tools/call with an ended session's id: %d %q", e.status, e.body)
 	}
 }
+
+// TestSessionsExpire: a session unused for SessionIdle ends as a DELETE
+// would end it (404 next time, its activations and mcp-go's session gone),
+// once a new session starts after that; one listening on its GET stream is
+// in use and stays.
+func TestSessionsExpire(t *testing.T) {
+	const idle = 300 * time.Millisecond
+	fe := New(echoRouter{}, Options{SessionIdle: idle})
+	fe.Update(catalog.Build([]catalog.Source{{ID: "s", Namespace: "s", Executor: "x", Defs: sdk.Definitions{
+		Tools: []json.RawMessage{json.RawMessage(`{"name":"t","inputSchema":{"type":"object"}}`)},
+	}}}, catalog.Options{}))
+	ts := httptest.NewServer(fe.Handler())
+	defer ts.Close()
+	url := ts.URL + "/mcp"
+	ping := func(id string) int {
+		return do(t, http.MethodPost, url, `{"jsonrpc":"2.0","id":1,"method":"ping"}`, legacyHeaders(id)).status
+	}
+
+	unused, used, listening := initSession(t, url), initSession(t, url), initSession(t, url)
+	ctx, stop := context.WithCancel(t.Context())
+	defer stop()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	for k, v := range legacyHeaders(listening) {
+		req.Header.Set(k, v)
+	}
+	req.Header.Set("Accept", "text/event-stream")
+	go func() {
+		if resp, err := http.DefaultClient.Do(req); err == nil {
+			_, _ = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+		}
+	}()
+	for end := time.Now().Add(2 * idle); time.Now().Before(end); time.Sleep(idle / 4) {
+		if got := ping(used); got != http.StatusOK {
+			t.Fatalf("ping of a session in use: %d", got)
+		}
+	}
+	if _, ok := fe.clients.Load(unused); !ok {
+		t.Fatal("mcp-go does not know the unused session before it expired")
+	}
+	initSession(t, url) // starting a session looks for unused ones
+	if got := ping(unused); got != http.StatusNotFound {
+		t.Fatalf("ping of the unused session after %v: %d, want 404", 2*idle, got)
+	}
+	if _, ok := fe.clients.Load(unused); ok {
+		t.Error("mcp-go still has the expired session")
+	}
+	for _, id := range []string{used, listening} {
+		if got := ping(id); got != http.StatusOK {
+			t.Errorf("ping of a session in use: %d", got)
+		}
+	}
+}
