@@ -238,8 +238,16 @@ func TestValidateAndVersion(t *testing.T) {
 	if err := os.WriteFile(good, []byte("servers: {}\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, stderr, err := runCLI(t, "validate", good); err != nil || !strings.Contains(stderr, good+": ok") {
+	if _, stderr, err := runCLI(t, "validate", good); err != nil || !strings.Contains(stderr, good+": ok, but it serves nothing") {
 		t.Fatalf("validate FILE: %v, %q", err, stderr)
+	}
+	cmd := newRootCmd()
+	var stderr bytes.Buffer
+	cmd.SetIn(strings.NewReader("servers: {a: {command: echo}}\n"))
+	cmd.SetErr(&stderr)
+	cmd.SetArgs([]string{"validate", "-"})
+	if err := cmd.Execute(); err != nil || stderr.String() != "<stdin>: ok\n" {
+		t.Fatalf("validate -: %v, %q", err, stderr.String())
 	}
 	if _, _, err := runCLI(t, "validate", good, "-c", filepath.Join(dir, "other.yaml")); err == nil || !strings.Contains(err.Error(), "two files") {
 		t.Fatalf("validate with two files: err = %v", err)

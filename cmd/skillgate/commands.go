@@ -37,6 +37,7 @@ bundles, profiles, and every problem at once, each with file:line.
 
   skillgate validate skillgate.yaml
   skillgate validate -c skillgate.yaml
+  generate-config | skillgate validate -     # - reads standard input
 
 Exit status: 0 when the file is valid, 1 otherwise.`,
 		Args: cobra.MaximumNArgs(1),
@@ -51,11 +52,26 @@ Exit status: 0 when the file is valid, 1 otherwise.`,
 			if path == "" {
 				return errors.New("validate needs a file: skillgate validate skillgate.yaml")
 			}
-			if _, err := config.Load(path); err != nil {
+			var cfg *config.Config
+			var err error
+			shown := path
+			if path == "-" {
+				shown = "<stdin>"
+				// Relative paths resolve against the working directory.
+				cfg, err = config.Parse(cmd.InOrStdin(), "<stdin>", os.LookupEnv)
+			} else {
+				cfg, err = config.Load(path)
+			}
+			if err != nil {
 				fmt.Fprintln(cmd.ErrOrStderr(), err)
 				return exitError(1)
 			}
-			fmt.Fprintf(cmd.ErrOrStderr(), "%s: ok\n", path)
+			if len(cfg.Servers) == 0 && len(cfg.Tools.Dirs) == 0 && len(cfg.Pipelines.Dirs) == 0 && cfg.Pipelines.Inline == nil &&
+				len(cfg.Skills.Dirs) == 0 && len(cfg.Plugins.Dirs) == 0 && len(cfg.Services) == 0 {
+				fmt.Fprintf(cmd.ErrOrStderr(), "%s: ok, but it serves nothing: add servers:, or tools:, pipelines: or skills: dirs\n", shown)
+				return nil
+			}
+			fmt.Fprintf(cmd.ErrOrStderr(), "%s: ok\n", shown)
 			return nil
 		},
 	}
@@ -72,18 +88,24 @@ skillgate.yaml servers block, or merge them into an existing skillgate.yaml
 (keeping its comments) with --merge.
 
   skillgate import ~/Library/Application\ Support/Claude/claude_desktop_config.json
-  skillgate import .mcp.json --merge skillgate.yaml --write`,
+  skillgate import .mcp.json --merge skillgate.yaml --write
+  pbpaste | skillgate import -        # - reads standard input`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if merge == "" && (write || overwrite) {
 				return errors.New("--write and --overwrite work on the file --merge names: add --merge skillgate.yaml")
 			}
-			f, err := os.Open(args[0])
-			if err != nil {
-				return err
+			var in io.Reader = cmd.InOrStdin()
+			name := "<stdin>"
+			if args[0] != "-" {
+				f, err := os.Open(args[0])
+				if err != nil {
+					return err
+				}
+				defer f.Close()
+				in, name = f, args[0]
 			}
-			defer f.Close()
-			im, err := config.Import(f, args[0])
+			im, err := config.Import(in, name)
 			if err != nil {
 				return err
 			}
@@ -103,11 +125,11 @@ skillgate.yaml servers block, or merge them into an existing skillgate.yaml
 			if err != nil {
 				return err
 			}
-			name := merge
-			if name == "" {
-				name = "the imported servers"
+			result := merge
+			if result == "" {
+				result = "the imported servers"
 			}
-			if _, err := config.Parse(bytes.NewReader(out), name, os.LookupEnv); err != nil {
+			if _, err := config.Parse(bytes.NewReader(out), result, os.LookupEnv); err != nil {
 				fmt.Fprintf(cmd.ErrOrStderr(), "warning: the result does not validate yet; fix these before running it:\n%v\n", err)
 			}
 			if write {
