@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -113,16 +114,54 @@ func New(opts Options) (*Gateway, error) {
 	g.tools = newToolFolders(g)
 	g.newServices(cfg)
 	g.fe = frontend.New(router{g}, frontend.Options{
-		Name:         "skillgate",
-		Version:      opts.Version,
-		Logger:       g.log,
-		Disclosure:   disc,
-		StdioProfile: opts.StdioProfile,
-		Methods:      g.skillsMethods(),
-		Extensions:   skillsExtensions(cfg),
-		HTTP:         httpAccess(cfg),
+		Name:            "skillgate",
+		Version:         opts.Version,
+		Logger:          g.log,
+		Disclosure:      disc,
+		StdioProfile:    opts.StdioProfile,
+		Methods:         g.skillsMethods(),
+		Extensions:      skillsExtensions(cfg),
+		HTTP:            httpAccess(cfg),
+		UnknownToolHint: g.unknownToolHint,
 	})
 	return g, nil
+}
+
+// unknownToolHint explains a call of a tool the catalog lacks when its
+// name starts with the namespace of a server that is not ready: its tools
+// are missing because the server is.
+func (g *Gateway) unknownToolHint(name string) string {
+	g.mu.Lock()
+	sep := g.cfg.Names.Separator
+	var match *source
+	for _, s := range g.sources {
+		if !s.internal && s.namespace != "" && strings.HasPrefix(name, s.namespace+sep) {
+			match = s
+			break
+		}
+	}
+	g.mu.Unlock()
+	if match == nil {
+		return ""
+	}
+	st := match.status()
+	if st.State == "ready" {
+		return ""
+	}
+	hint := fmt.Sprintf("its server %q is %s", st.Name, st.State)
+	if st.LastError != "" {
+		hint += ": " + oneLine(st.LastError, 300)
+	}
+	return hint + " (see /readyz or skillgate servers)"
+}
+
+// oneLine is s on one line, cut to n bytes.
+func oneLine(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > n {
+		s = s[:n] + "…"
+	}
+	return s
 }
 
 // httpAccess is the HTTP endpoint's access rules in cfg; a reload applies
@@ -495,6 +534,9 @@ func (h hostLog) Log(_ context.Context, level, msg string, attrs map[string]stri
 func (g *Gateway) CallTool(ctx context.Context, name string, args json.RawMessage, call sdk.Call) (json.RawMessage, error) {
 	it, ok := g.store.Load().Tool(name)
 	if !ok {
+		if hint := g.unknownToolHint(name); hint != "" {
+			return nil, fmt.Errorf("%w: %s: %s", frontend.ErrUnknownTool, name, hint)
+		}
 		return nil, fmt.Errorf("%w: %s (see `skillgate tools list`)", frontend.ErrUnknownTool, name)
 	}
 	params, err := json.Marshal(map[string]any{"name": it.Original, "arguments": args})

@@ -563,6 +563,24 @@ func TestFailedSourceStatus(t *testing.T) {
 			t.Errorf("last error %q", e)
 		}
 	}
+
+	// A call of one of its tools says why the tool is missing, in both
+	// eras; a name no server's namespace starts is not found, plainly.
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	for _, era := range []string{legacyVersion, modernVersion} {
+		c := newRawClient(t, ctx, r.url+"/mcp", era)
+		_, err := c.call(ctx, "tools/call", `{"name":"gone__anything","arguments":{}}`)
+		if err == nil || !strings.Contains(err.Error(), `-32602`) || !strings.Contains(err.Error(), `its server \"gone\" is failed`) || !strings.Contains(err.Error(), "/nonexistent/mcp-server") {
+			t.Errorf("%s: call of a missing server's tool: %v", era, err)
+		}
+		if _, err := c.call(ctx, "tools/call", `{"name":"nope__anything","arguments":{}}`); err == nil || strings.Contains(err.Error(), "its server") {
+			t.Errorf("%s: call of an unknown tool: %v", era, err)
+		}
+	}
+	if _, err := r.gw.CallTool(ctx, "gone__anything", nil, nil); err == nil || !strings.Contains(err.Error(), `its server "gone" is failed`) {
+		t.Errorf("CallTool: %v", err)
+	}
 }
 
 // TestCollisionsLogged runs two servers offering the same resource URIs:

@@ -21,7 +21,6 @@ import (
 	"github.com/skillgate/skillgate/gateway/catalog"
 	"github.com/skillgate/skillgate/gateway/config"
 	"github.com/skillgate/skillgate/gateway/disclosure"
-	"github.com/skillgate/skillgate/gateway/frontend"
 	"github.com/skillgate/skillgate/plugins/builtin"
 	"github.com/skillgate/skillgate/plugins/host"
 	"github.com/skillgate/skillgate/plugins/sdk"
@@ -384,7 +383,8 @@ other errors (unknown tool, bad arguments, gateway unreachable).`,
 				defer gw.Close()
 				def, ok := gw.ToolDefinition(args[0])
 				if !ok {
-					return fmt.Errorf("%w: %s (see `skillgate tools list`)", frontend.ErrUnknownTool, args[0])
+					_, err := gw.CallTool(cmd.Context(), args[0], nil, call) // says why the tool is missing
+					return err
 				}
 				callArgs, err2 := in.build(inputSchema(def))
 				if err2 != nil {

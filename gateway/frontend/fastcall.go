@@ -78,6 +78,12 @@ func (s *Server) serveFastCall(w http.ResponseWriter, r *http.Request, sess *ses
 	snap := s.snap.Load()
 	meta := disclosure.IsMeta(req.Params.Name)
 	it, ok := snap.Tool(req.Params.Name)
+	if !meta && !ok && dreq.Profile == "" && s.opts.UnknownToolHint != nil {
+		if hint := s.opts.UnknownToolHint(req.Params.Name); hint != "" {
+			unknownTool(w, req.ID, req.Params.Name, hint, sess == nil)
+			return true
+		}
+	}
 	if !meta && (!ok || !s.Disclosure().Serves(dreq, it)) {
 		return false
 	}
@@ -164,6 +170,20 @@ func answer(id json.RawMessage, raw json.RawMessage, err error) []byte {
 
 // rpcEnvelope is {"jsonrpc":"2.0","id":ID<member>VALUE}, in one allocation
 // with room for the newline finish may add.
+// unknownTool refuses a call of a tool the catalog does not have, as
+// mcp-go does (invalid params; HTTP 400 in 2026-07-28), saying why.
+func unknownTool(w http.ResponseWriter, id json.RawMessage, name, hint string, modern bool) {
+	e, _ := json.Marshal(struct {
+		Code    int    `json:"code"`
+		Message string `json:"message"`
+	}{sdk.CodeInvalidParams, fmt.Sprintf("tool '%s' not found: %s", name, hint)})
+	w.Header().Set("Content-Type", "application/json")
+	if modern {
+		w.WriteHeader(http.StatusBadRequest)
+	}
+	_, _ = w.Write(append(rpcEnvelope(id, `,"error":`, e), '\n'))
+}
+
 func rpcEnvelope(id json.RawMessage, member string, value []byte) []byte {
 	const head = `{"jsonrpc":"2.0","id":`
 	out := make([]byte, 0, len(head)+len(id)+len(member)+len(value)+2)

@@ -56,6 +56,11 @@ type Options struct {
 	// SessionIdle ends a 2025-11-25-era session unused for this long, as a
 	// DELETE would (expiry.go); default 24 h.
 	SessionIdle time.Duration
+	// UnknownToolHint, when set, may explain why the default endpoint has
+	// no tool of that name (its server is not ready, say); "" when it has
+	// nothing to say. Profiles never hint: their clients must not learn of
+	// servers outside them.
+	UnknownToolHint func(name string) string
 }
 
 // Server is the gateway's MCP front end.

@@ -236,3 +236,28 @@ func TestListCursors(t *testing.T) {
 		}
 	}
 }
+
+// TestUnknownToolHint: the default endpoint says why a tool is missing
+// when the gateway knows (UnknownToolHint); a profile never does, so its
+// clients learn nothing of servers outside it.
+func TestUnknownToolHint(t *testing.T) {
+	fe := New(&sourceRouter{}, Options{
+		Disclosure:      disclosure.New(disclosure.Options{Profiles: []disclosure.Profile{{Name: "p", Servers: []string{"a"}}}}),
+		UnknownToolHint: func(name string) string { return "hint for " + name },
+	})
+	fe.Update(catalog.Build([]catalog.Source{{ID: "a", Namespace: "a", Executor: "x", Defs: sdk.Definitions{
+		Tools: []json.RawMessage{json.RawMessage(`{"name":"t","inputSchema":{"type":"object"}}`)},
+	}}}, catalog.Options{}))
+	ts := httptest.NewServer(fe.Handler())
+	t.Cleanup(ts.Close)
+	url := ts.URL + "/mcp"
+	call := func(endpoint string) exchange {
+		return do(t, http.MethodPost, endpoint, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"b__t"}}`, legacyHeaders(initSession(t, endpoint)))
+	}
+	if e := call(url); e.rpcError(t) == nil || e.rpcError(t).Code != -32602 || !strings.Contains(e.body, "hint for b__t") {
+		t.Errorf("default endpoint: %d %q", e.status, e.body)
+	}
+	if e := call(url + "/p/p"); e.rpcError(t) == nil || strings.Contains(e.body, "hint") {
+		t.Errorf("profile: %d %q", e.status, e.body)
+	}
+}
