@@ -38,9 +38,9 @@ func (s *Server) sessionIdle() time.Duration {
 	return defaultSessionIdle
 }
 
-// expireSessions ends the sessions unused for sessionIdle. It runs as new
-// sessions start, at most once per interval (a minute, or the idle limit
-// when shorter), so a gateway nobody talks to has nothing to do.
+// expireSessions ends the sessions unused for sessionIdle. It runs as
+// sessions start and are used, at most once per interval (a minute, or the
+// idle limit when shorter), so a gateway nobody talks to has nothing to do.
 func (s *Server) expireSessions(now time.Time) {
 	idle := s.sessionIdle()
 	last := s.swept.Load()
@@ -61,6 +61,7 @@ func (s *Server) expireSessions(now time.Time) {
 // endSession forgets session id and everything kept for it.
 func (s *Server) endSession(id string) {
 	s.sessions.Delete(id)
+	s.endSessionStreams(id)
 	s.Disclosure().EndSession(id)
 	if _, ok := s.clients.Load(id); ok {
 		s.mcp.UnregisterSession(context.Background(), id) // its hook ends the subscriptions

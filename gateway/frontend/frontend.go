@@ -97,6 +97,7 @@ type Server struct {
 	raw        *stash
 	disc       atomic.Pointer[disclosure.Disclosure]
 	swept      atomic.Int64 // when expireSessions last looked, unix ns
+	streams    sync.Map     // *openStream -> struct{}: the long-lived streams (streams.go)
 	// access holds the HTTP access rules (origins, tokens, body cap) a
 	// reload may change; the endpoint path is fixed at Handler.
 	access atomic.Pointer[HTTPOptions]

@@ -67,6 +67,7 @@ func (s *Server) SetAccess(o HTTPOptions) {
 	o.AllowedHosts = slices.Clone(o.AllowedHosts)
 	o.Tokens = slices.Clone(o.Tokens)
 	s.access.Store(&o)
+	s.endRevokedStreams(o.Tokens)
 }
 
 // guard applies the gateway's HTTP rules before mcp-go sees a request.
@@ -144,6 +145,7 @@ func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			if r.Method == http.MethodDelete {
 				defer g.s.sessions.Delete(sessID)
 				defer g.s.Disclosure().EndSession(sessID)
+				defer g.s.endSessionStreams(sessID)
 			}
 			if r.Method == http.MethodGet {
 				// A session listening on its stream is in use.
@@ -153,6 +155,11 @@ func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 					defer func() { use.touch(time.Now()); use.streams.Add(-1) }()
 				}
 			}
+		}
+		if r.Method == http.MethodGet {
+			var done func()
+			r, done = g.s.trackStream(r, sessID)
+			defer done()
 		}
 	}
 	g.next.ServeHTTP(w, r)
@@ -260,6 +267,11 @@ func (g *guard) servePost(w http.ResponseWriter, r *http.Request, profile, sessI
 			return
 		}
 	}
+	if req.Method == "subscriptions/listen" {
+		var done func()
+		r, done = g.s.trackStream(r, "")
+		defer done()
+	}
 	defer g.s.drained(sessID, g.s.notified.Load())
 	if rewrites(req.Method) && (!isList || req.Params.Cursor == nil) {
 		g.s.serveRewritten(w, r, g.next, req.Method, dreq)
@@ -311,9 +323,11 @@ func (g *guard) legacySession(r *http.Request, req request) (*session, bool) {
 // knownSession reports whether id names a session of the 2025-11-25 era
 // or older that the front end saw mcp-go issue and that has not ended.
 func (s *Server) knownSession(id string) bool {
+	now := time.Now()
+	s.expireSessions(now) // at most once a minute; this one may be the expired one
 	v, ok := s.sessions.Load(id)
 	if ok {
-		v.(*session).use.touch(time.Now())
+		v.(*session).use.touch(now)
 	}
 	return ok
 }
@@ -326,7 +340,7 @@ func sessionGone(w http.ResponseWriter, id json.RawMessage) {
 	if len(id) == 0 {
 		id = json.RawMessage("null")
 	}
-	msg := rpcEnvelope(id, `,"error":`, []byte(`{"code":-32001,"message":"Session not found: this gateway did not issue the Mcp-Session-Id, or the session ended (DELETE, or a gateway restart); send initialize without it to start a new session"}`))
+	msg := rpcEnvelope(id, `,"error":`, []byte(`{"code":-32001,"message":"Session not found: this gateway did not issue the Mcp-Session-Id, or the session ended (DELETE, 24 h unused, or a gateway restart); send initialize without it to start a new session"}`))
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusNotFound)
 	_, _ = w.Write(append(msg, '\n'))

@@ -174,9 +174,8 @@ func TestSessionsMustBeIssued(t *testing.T) {
 }
 
 // TestSessionsExpire: a session unused for SessionIdle ends as a DELETE
-// would end it (404 next time, its activations and mcp-go's session gone),
-// once a new session starts after that; one listening on its GET stream is
-// in use and stays.
+// would end it (404 next time, its activations and mcp-go's session gone);
+// one listening on its GET stream is in use and stays.
 func TestSessionsExpire(t *testing.T) {
 	const idle = 300 * time.Millisecond
 	fe := New(echoRouter{}, Options{SessionIdle: idle})
@@ -191,6 +190,9 @@ func TestSessionsExpire(t *testing.T) {
 	}
 
 	unused, used, listening := initSession(t, url), initSession(t, url), initSession(t, url)
+	if _, ok := fe.clients.Load(unused); !ok {
+		t.Fatal("mcp-go does not know the unused session before it expired")
+	}
 	ctx, stop := context.WithCancel(t.Context())
 	defer stop()
 	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
@@ -209,10 +211,6 @@ func TestSessionsExpire(t *testing.T) {
 			t.Fatalf("ping of a session in use: %d", got)
 		}
 	}
-	if _, ok := fe.clients.Load(unused); !ok {
-		t.Fatal("mcp-go does not know the unused session before it expired")
-	}
-	initSession(t, url) // starting a session looks for unused ones
 	if got := ping(unused); got != http.StatusNotFound {
 		t.Fatalf("ping of the unused session after %v: %d, want 404", 2*idle, got)
 	}
@@ -224,4 +222,82 @@ func TestSessionsExpire(t *testing.T) {
 			t.Errorf("ping of a session in use: %d", got)
 		}
 	}
+}
+
+// TestStreamsEnd: a GET stream ends when the token it was opened with is
+// revoked (SetAccess, as a reload does), and when its session is deleted;
+// a stream whose token is still accepted stays open.
+func TestStreamsEnd(t *testing.T) {
+	fe := New(echoRouter{}, Options{HTTP: HTTPOptions{Tokens: []string{"old", "kept"}}})
+	ts := httptest.NewServer(fe.Handler())
+	t.Cleanup(ts.Close) // after t.Context ends the stream still open
+	url := ts.URL + "/mcp"
+	with := func(h map[string]string, token string) map[string]string {
+		h["Authorization"] = "Bearer " + token
+		return h
+	}
+	session := func(token string) string {
+		e := do(t, http.MethodPost, url, initBody, with(map[string]string{}, token))
+		id := e.header.Get("Mcp-Session-Id")
+		if id == "" {
+			t.Fatalf("initialize: %d %q", e.status, e.body)
+		}
+		do(t, http.MethodPost, url, `{"jsonrpc":"2.0","method":"notifications/initialized"}`, with(legacyHeaders(id), token))
+		return id
+	}
+	// listen opens the session's GET stream and returns a channel closed
+	// when the stream ends.
+	listen := func(id, token string) <-chan struct{} {
+		ended := make(chan struct{})
+		req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, url, nil)
+		for k, v := range with(legacyHeaders(id), token) {
+			req.Header.Set(k, v)
+		}
+		req.Header.Set("Accept", "text/event-stream")
+		before := streamCount(fe)
+		go func() {
+			defer close(ended)
+			// mcp-go sends the stream's headers with its first event.
+			if resp, err := http.DefaultClient.Do(req); err == nil {
+				_, _ = io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+			}
+		}()
+		for deadline := time.Now().Add(5 * time.Second); streamCount(fe) == before; time.Sleep(10 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatal("the GET stream never opened")
+			}
+		}
+		return ended
+	}
+	waitEnd := func(what string, ended <-chan struct{}) {
+		t.Helper()
+		select {
+		case <-ended:
+		case <-time.After(5 * time.Second):
+			t.Fatalf("%s: the stream is still open", what)
+		}
+	}
+	revoked, kept := listen(session("old"), "old"), listen(session("kept"), "kept")
+	fe.SetAccess(HTTPOptions{Tokens: []string{"kept", "new"}})
+	waitEnd("token revoked", revoked)
+	select {
+	case <-kept:
+		t.Fatal("a stream whose token is still accepted ended")
+	case <-time.After(200 * time.Millisecond):
+	}
+
+	id := session("kept")
+	deleted := listen(id, "kept")
+	if e := do(t, http.MethodDelete, url, "", with(legacyHeaders(id), "kept")); e.status != http.StatusOK {
+		t.Fatalf("DELETE: %d %q", e.status, e.body)
+	}
+	waitEnd("session deleted", deleted)
+}
+
+// streamCount is the number of long-lived streams fe serves.
+func streamCount(fe *Server) int {
+	n := 0
+	fe.streams.Range(func(any, any) bool { n++; return true })
+	return n
 }
