@@ -3,7 +3,6 @@ package gateway_test
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,7 +13,6 @@ import (
 	"time"
 
 	"github.com/skillgate/skillgate/gateway"
-	"github.com/skillgate/skillgate/gateway/frontend"
 	"github.com/skillgate/skillgate/internal/testenv"
 	"github.com/skillgate/skillgate/plugins/sdk"
 )
@@ -123,14 +121,17 @@ func TestCallRemote(t *testing.T) {
 			}}, &recorder{})
 		return res, schema, err
 	}
-	for _, url := range []string{r.url + "/mcp", r.url, r.url + "/"} {
+	for _, url := range []string{r.url + "/mcp", r.url, r.url + "/", strings.TrimPrefix(r.url, "http://")} {
 		res, schema, err := call(url, "tok", "conf__test_tool_with_progress")
 		if err != nil || !strings.Contains(string(res), `"content"`) || !strings.Contains(string(schema), `"type":"object"`) {
 			t.Fatalf("CallRemote(%s) = %s, %v (inputSchema %s)", url, res, err, schema)
 		}
 	}
-	if _, _, err := call(r.url, "tok", "conf__nope"); !errors.Is(err, frontend.ErrUnknownTool) {
+	if _, _, err := call(r.url, "tok", "conf__nope"); err == nil || !strings.Contains(err.Error(), "tool 'conf__nope' not found") {
 		t.Fatalf("unknown tool: err = %v", err)
+	}
+	if _, _, err := call(r.url, "wrong", "conf__test_simple_text"); err == nil || !strings.Contains(err.Error(), "refused the token") {
+		t.Fatalf("wrong token: err = %v", err)
 	}
 	if _, _, err := call(r.url, "", "conf__test_simple_text"); err == nil || !strings.Contains(err.Error(), "--token") {
 		t.Fatalf("no token: err = %v", err)

@@ -11,7 +11,6 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/skillgate/skillgate/gateway/frontend"
 	"github.com/skillgate/skillgate/plugins/builtin"
 	"github.com/skillgate/skillgate/plugins/sdk"
 )
@@ -55,27 +54,27 @@ func CallRemote(ctx context.Context, log *slog.Logger, rc RemoteCall, call sdk.C
 		switch {
 		case errors.Is(err, syscall.ECONNREFUSED), strings.Contains(err.Error(), "connection refused"):
 			hint = " (is the gateway running? `skillgate run` serves http://127.0.0.1:8811/mcp)"
-		case strings.Contains(err.Error(), "authorization required"):
+		case strings.Contains(err.Error(), "authorization required") && rc.Token == "":
 			hint = " (the gateway has auth.tokens: pass one with --token or SKILLGATE_TOKEN)"
+		case strings.Contains(err.Error(), "authorization required"):
+			hint = " (the gateway refused the token given: check --token or SKILLGATE_TOKEN against its auth.tokens)"
 		}
 		return nil, fmt.Errorf("connect to %s: %w%s", endpoint, err, hint)
 	}
 	defer ex.Unload(context.Background(), "remote")
 	var schema json.RawMessage
-	found := false
 	for _, t := range defs.Tools {
 		var d struct {
 			Name        string          `json:"name"`
 			InputSchema json.RawMessage `json:"inputSchema"`
 		}
 		if json.Unmarshal(t, &d) == nil && d.Name == rc.Tool {
-			schema, found = d.InputSchema, true
+			schema = d.InputSchema
 			break
 		}
 	}
-	if !found {
-		return nil, fmt.Errorf("%w: %s at %s (see `skillgate tools list`)", frontend.ErrUnknownTool, rc.Tool, endpoint)
-	}
+	// A tool the list lacks is called all the same: the gateway says why
+	// it is missing (its server is not ready, say), or refuses it.
 	args, err := rc.Args(schema)
 	if err != nil {
 		return nil, err
@@ -88,9 +87,12 @@ func CallRemote(ctx context.Context, log *slog.Logger, rc RemoteCall, call sdk.C
 }
 
 // MCPURL is the MCP endpoint of a gateway given by its base URL
-// (http://127.0.0.1:8811 means http://127.0.0.1:8811/mcp) or by the
-// endpoint itself.
+// (http://127.0.0.1:8811, or 127.0.0.1:8811, means
+// http://127.0.0.1:8811/mcp) or by the endpoint itself.
 func MCPURL(base string) string {
+	if !strings.Contains(base, "://") {
+		base = "http://" + base // 127.0.0.1:8811
+	}
 	u, err := url.Parse(base)
 	if err != nil || (u.Path != "" && u.Path != "/") {
 		return base

@@ -548,7 +548,7 @@ func notAllReady(st []gateway.SourceStatus) error {
 }
 
 func fetchStatus(ctx context.Context, rem remote) ([]gateway.SourceStatus, []gateway.ExecutorStatus, error) {
-	base := strings.TrimSuffix(strings.TrimSuffix(rem.url, "/"), "/mcp")
+	base := strings.TrimSuffix(strings.TrimSuffix(gateway.MCPURL(rem.url), "/"), "/mcp")
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/readyz", nil)
@@ -575,6 +575,9 @@ func fetchStatus(ctx context.Context, rem remote) ([]gateway.SourceStatus, []gat
 		return nil, nil, fmt.Errorf("%s/readyz: not a skillgate status (%w)", base, err)
 	}
 	if body.Sources == nil {
+		if body.Detail != "" && rem.bearer() != "" {
+			return nil, nil, fmt.Errorf("%s/readyz did not accept the token given: check --token or SKILLGATE_TOKEN against its auth.tokens", base)
+		}
 		if body.Detail != "" {
 			return nil, nil, fmt.Errorf("%s/readyz shows no details without a token: pass one of its auth.tokens with --token or SKILLGATE_TOKEN", base)
 		}

@@ -156,9 +156,7 @@ func (c *conn) callTask(ctx context.Context, ic *inflight, params json.RawMessag
 		return nil, err
 	}
 	var created struct {
-		Task *struct {
-			TaskID string `json:"taskId"`
-		} `json:"task"`
+		Task *taskStatus `json:"task"`
 	}
 	if json.Unmarshal(res, &created) != nil || created.Task == nil || created.Task.TaskID == "" {
 		return res, nil // answered at once after all
@@ -167,6 +165,9 @@ func (c *conn) callTask(ctx context.Context, ic *inflight, params json.RawMessag
 	c.mu.Lock()
 	c.tasks[id] = &taskCall{ic: ic}
 	c.mu.Unlock()
+	// The status the task starts with is the first progress; a status
+	// notification the server sent before this answer found no call.
+	c.taskProgress(*created.Task)
 	defer func() {
 		c.mu.Lock()
 		delete(c.tasks, id)
@@ -190,34 +191,45 @@ func (c *conn) callTask(ctx context.Context, ic *inflight, params json.RawMessag
 // taskCall is a task the executor runs for a call.
 type taskCall struct {
 	ic    *inflight
-	steps int // status messages so far, the progress reported
+	steps int    // status messages so far, the progress reported
+	last  string // the last one, not repeated
+}
+
+// taskStatus is a task's state as CreateTaskResult and
+// notifications/tasks/status carry it.
+type taskStatus struct {
+	TaskID        string `json:"taskId"`
+	Status        string `json:"status"`
+	StatusMessage string `json:"statusMessage"`
 }
 
 // onTaskStatus turns a task's status notification into progress of the
 // call that runs it.
 func (c *conn) onTaskStatus(params json.RawMessage) {
-	var st struct {
-		TaskID        string `json:"taskId"`
-		Status        string `json:"status"`
-		StatusMessage string `json:"statusMessage"`
+	var st taskStatus
+	if json.Unmarshal(params, &st) == nil {
+		c.taskProgress(st)
 	}
-	if json.Unmarshal(params, &st) != nil {
-		return
+}
+
+// taskProgress reports a task's status to the call that runs it, as
+// progress, unless it says what the last one said.
+func (c *conn) taskProgress(st taskStatus) {
+	msg := st.StatusMessage
+	if msg == "" {
+		msg = st.Status
 	}
 	c.mu.Lock()
 	tc := c.tasks[st.TaskID]
 	var n int
-	if tc != nil {
+	if tc != nil && msg != tc.last {
 		tc.steps++
+		tc.last = msg
 		n = tc.steps
 	}
 	c.mu.Unlock()
-	if tc == nil || tc.ic.ev == nil {
+	if n == 0 || tc.ic.ev == nil {
 		return
-	}
-	msg := st.StatusMessage
-	if msg == "" {
-		msg = st.Status
 	}
 	tc.ic.ev.push(event{progress: &sdk.Progress{Progress: float64(n), Message: msg}})
 }

@@ -41,6 +41,11 @@ func TestTaskRequiredTool(t *testing.T) {
 	if !strings.Contains(got, "Research Report: gophers") {
 		t.Fatalf("result = %q", got)
 	}
+	// The task's status messages arrive as progress, the first one too
+	// (it comes with the task, before any status notification).
+	if len(rec.Progresses) == 0 || !strings.HasPrefix(rec.Progresses[0].Message, "Gathering sources") {
+		t.Fatalf("progress = %+v", rec.Progresses)
+	}
 
 	var asked []string
 	rec = &sdktest.Recorder{RequestFunc: func(_ context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
