@@ -470,12 +470,11 @@ func originAllowed(a *HTTPOptions, origin string) bool {
 }
 
 func authorized(a *HTTPOptions, r *http.Request) bool {
-	h := r.Header.Get("Authorization")
-	const prefix = "Bearer "
-	if len(h) <= len(prefix) || !strings.EqualFold(h[:len(prefix)], prefix) {
+	tok := bearerToken(r)
+	if tok == "" {
 		return false
 	}
-	got := []byte(h[len(prefix):])
+	got := []byte(tok)
 	ok := 0
 	for _, t := range a.Tokens {
 		ok |= subtle.ConstantTimeCompare(got, []byte(t))
