@@ -20,6 +20,7 @@ import (
 	"github.com/skillgate/skillgate/gateway/config"
 	"github.com/skillgate/skillgate/gateway/disclosure"
 	"github.com/skillgate/skillgate/gateway/frontend"
+	"github.com/skillgate/skillgate/internal/oneline"
 	"github.com/skillgate/skillgate/plugins/sdk"
 )
 
@@ -150,18 +151,9 @@ func (g *Gateway) unknownToolHint(name string) string {
 	}
 	hint := fmt.Sprintf("its server %q is %s", st.Name, st.State)
 	if st.LastError != "" {
-		hint += ": " + oneLine(st.LastError, 300)
+		hint += ": " + oneline.Cut(st.LastError, 300)
 	}
 	return hint + " (see /readyz or skillgate servers)"
-}
-
-// oneLine is s on one line, cut to n bytes.
-func oneLine(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if len(s) > n {
-		s = s[:n] + "…"
-	}
-	return s
 }
 
 // httpAccess is the HTTP endpoint's access rules in cfg; a reload applies

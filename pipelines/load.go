@@ -7,10 +7,10 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strings"
-	"sync"
+
+	"github.com/skillgate/skillgate/internal/yamldoc"
 
 	"gopkg.in/yaml.v3"
 )
@@ -107,8 +107,6 @@ func (l *Loader) ParseNode(n *yaml.Node, filename string) ([]*Pipeline, error) {
 	return l.batch(docs, errs)
 }
 
-var yamlLine = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^yaml: line (\d+): (.*)$`) })
-
 func (l *Loader) read(r io.Reader, filename string) ([]doc, []*Error) {
 	b, err := io.ReadAll(io.LimitReader(r, maxFileSize+1))
 	if err != nil {
@@ -117,9 +115,13 @@ func (l *Loader) read(r io.Reader, filename string) ([]doc, []*Error) {
 	if len(b) > maxFileSize {
 		return nil, []*Error{{Pos: Pos{File: filename}, Msg: fmt.Sprintf("the file is larger than %d bytes; split it", maxFileSize)}}
 	}
+	if p, bad := yamldoc.UTF8(b); bad {
+		return nil, []*Error{problemError(filename, p)}
+	}
 	base := strings.TrimSuffix(filepath.Base(filename), filepath.Ext(filename))
 	dec := yaml.NewDecoder(bytes.NewReader(b))
 	var docs []doc
+	var errs []*Error
 	for i := 0; ; i++ {
 		var n yaml.Node
 		err := dec.Decode(&n)
@@ -127,7 +129,11 @@ func (l *Loader) read(r io.Reader, filename string) ([]doc, []*Error) {
 			break
 		}
 		if err != nil {
-			return docs, []*Error{yamlError(filename, err)}
+			return docs, append(errs, syntaxError(filename, err, b))
+		}
+		if es := aliasErrors(filename, &n); es != nil {
+			errs = append(errs, es...)
+			continue
 		}
 		d := &decoder{file: filename}
 		name := base
@@ -136,22 +142,53 @@ func (l *Loader) read(r io.Reader, filename string) ([]doc, []*Error) {
 		}
 		docs = append(docs, doc{d: d, node: &n, name: name})
 	}
-	return docs, nil
+	return docs, errs
 }
 
-func yamlError(filename string, err error) *Error {
-	e := &Error{Pos: Pos{File: filename}, Msg: "invalid YAML: " + err.Error()}
-	if m := yamlLine().FindStringSubmatch(err.Error()); m != nil {
-		fmt.Sscan(m[1], &e.Pos.Line)
-		e.Msg = "invalid YAML: " + m[2]
+// syntaxError is err, yaml.v3's error for data, at the place of the
+// problem. An expression in a { } or [ ] value is the usual cause of an
+// unclosed one: the braces of ${{ }} end it early.
+func syntaxError(filename string, err error, data []byte) *Error {
+	p := yamldoc.Syntax(err, data)
+	if strings.HasPrefix(p.Msg, "did not find expected ',' or") && strings.Contains(line(data, p.Line), "${{") {
+		msg, _, _ := strings.Cut(p.Msg, ";")
+		p.Msg = msg + `; a value holding ${{ }} inside { } or [ ] must be quoted: write "${{ ... }}"`
 	}
-	if strings.Contains(err.Error(), "did not find expected ',' or") || strings.Contains(err.Error(), "mapping values are not allowed") {
-		e.Msg += "; a value holding ${{ }} inside { } or [ ], or holding \": \", must be quoted"
+	p.Msg = "invalid YAML: " + p.Msg
+	return problemError(filename, p)
+}
+
+// line returns the nth line of data, counting from 1.
+func line(data []byte, n int) string {
+	for i := 1; i < n; i++ {
+		_, rest, ok := bytes.Cut(data, []byte("\n"))
+		if !ok {
+			return ""
+		}
+		data = rest
 	}
-	return e
+	l, _, _ := bytes.Cut(data, []byte("\n"))
+	return string(l)
+}
+
+// aliasErrors returns the problems yamldoc.Aliases finds in n: a
+// document with one is not walked.
+func aliasErrors(filename string, n *yaml.Node) []*Error {
+	var errs []*Error
+	for _, p := range yamldoc.Aliases(n) {
+		errs = append(errs, problemError(filename, p))
+	}
+	return errs
+}
+
+func problemError(filename string, p yamldoc.Problem) *Error {
+	return &Error{Pos: Pos{File: filename, Line: p.Line, Col: p.Col}, Field: p.Field, Msg: p.Msg}
 }
 
 func (l *Loader) nodeDocs(n *yaml.Node, filename string) ([]doc, []*Error) {
+	if errs := aliasErrors(filename, n); errs != nil {
+		return nil, errs
+	}
 	d := &decoder{file: filename}
 	n = d.resolve(n, "")
 	if n == nil {

@@ -12,15 +12,13 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-// maxYAMLNodes bounds the work of walking a document whose aliases expand
-// exponentially.
-const maxYAMLNodes = 100_000
-
-// decoder walks yaml.Node trees strictly and keeps every problem.
+// decoder walks yaml.Node trees strictly and keeps every problem. It
+// follows aliases without counting: the loader walks only documents whose
+// aliases do not loop and bring a bounded number of values (see
+// yamldoc.Aliases).
 type decoder struct {
-	file  string
-	errs  []*Error
-	nodes int
+	file string
+	errs []*Error
 }
 
 func (d *decoder) at(n *yaml.Node) Pos { return Pos{File: d.file, Line: n.Line, Col: n.Column} }
@@ -29,7 +27,7 @@ func (d *decoder) fail(n *yaml.Node, field, format string, args ...any) {
 	d.errs = append(d.errs, &Error{Pos: d.at(n), Field: field, Msg: fmt.Sprintf(format, args...)})
 }
 
-// resolve follows aliases and counts nodes; nil means give up.
+// resolve follows aliases; nil means give up.
 func (d *decoder) resolve(n *yaml.Node, field string) *yaml.Node {
 	for depth := 0; n != nil && n.Kind == yaml.AliasNode; depth++ {
 		if depth > 100 {
@@ -37,12 +35,6 @@ func (d *decoder) resolve(n *yaml.Node, field string) *yaml.Node {
 			return nil
 		}
 		n = n.Alias
-	}
-	if d.nodes++; d.nodes > maxYAMLNodes {
-		if d.nodes == maxYAMLNodes+1 {
-			d.fail(n, field, "the document is too large once aliases are expanded; use fewer aliases")
-		}
-		return nil
 	}
 	if n != nil && n.Kind == yaml.DocumentNode && len(n.Content) == 1 {
 		return d.resolve(n.Content[0], field)

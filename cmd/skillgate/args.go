@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+
+	"github.com/skillgate/skillgate/internal/oneline"
 )
 
 // toolArgs are a tool's arguments as the command line gives them: one
@@ -24,11 +26,11 @@ type toolArgs struct {
 func (a toolArgs) build(schema json.RawMessage) (json.RawMessage, error) {
 	args := map[string]json.RawMessage{}
 	if a.rawJSON != "" {
-		if err := json.Unmarshal([]byte(a.rawJSON), &args); err != nil || args == nil {
-			if err == nil {
-				err = fmt.Errorf("got %s", strings.TrimSpace(a.rawJSON))
-			}
-			return nil, fmt.Errorf(`--json: want one JSON object such as '{"name":"value"}': %w`, err)
+		if got := jsonKind(a.rawJSON); got != "an object" {
+			return nil, fmt.Errorf(`--json must be a JSON object such as '{"name":"value"}', not %s`, got)
+		}
+		if err := json.Unmarshal([]byte(a.rawJSON), &args); err != nil {
+			return nil, fmt.Errorf(`--json must be a JSON object such as '{"name":"value"}': %w`, err)
 		}
 	}
 	strs := stringProperties(schema)
@@ -48,6 +50,31 @@ func (a toolArgs) build(schema json.RawMessage) (json.RawMessage, error) {
 		args[k] = s
 	}
 	return json.Marshal(args)
+}
+
+// jsonKind names what s is as JSON: "an object", "an array", "a string",
+// "a number", "a boolean", "null", or text that is not JSON.
+func jsonKind(s string) string {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return "empty text"
+	}
+	if err := json.Unmarshal([]byte(s), new(any)); err != nil {
+		return fmt.Sprintf("'%s', which is not JSON (%v)", oneline.Cut(s, 40), err)
+	}
+	switch s[0] {
+	case '{':
+		return "an object"
+	case '[':
+		return "an array"
+	case '"':
+		return "a string"
+	case 't', 'f':
+		return "a boolean"
+	case 'n':
+		return "null"
+	}
+	return "a number"
 }
 
 // stringProperties names the properties of an inputSchema whose type is

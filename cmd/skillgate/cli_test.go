@@ -31,6 +31,15 @@ func TestUnknownSubcommand(t *testing.T) {
 			t.Errorf("%s nosuch: err = %v", group, err)
 		}
 	}
+	// So does cobra's completion command, naming the shells it knows.
+	for arg, want := range map[string]string{
+		"bogus": `unknown shell "bogus" for "skillgate completion"; the shells are bash, fish, powershell, zsh (see skillgate completion --help)`,
+		"bas":   `unknown shell "bas" for "skillgate completion"; did you mean "bash"? (see skillgate completion --help)`,
+	} {
+		if _, _, err := runCLI(t, "completion", arg); err == nil || err.Error() != want {
+			t.Errorf("completion %s: err = %v, want %s", arg, err, want)
+		}
+	}
 	if out, _, err := runCLI(t, "tools"); err != nil || !strings.Contains(out, "Available Commands") {
 		t.Errorf("tools alone: %v, %q; want its help", err, out)
 	}
@@ -55,16 +64,21 @@ func TestToolArgs(t *testing.T) {
 		{"--arg over --json", toolArgs{rawJSON: `{"a":1,"b":2}`, kv: []string{"b=3"}}, nil, `{"a":1,"b":3}`, ""},
 		{"string properties stay text", toolArgs{kv: []string{"message=123", "maybe=true", "either=7", "n=5"}}, schema, `{"either":7,"maybe":"true","message":"123","n":5}`, ""},
 		{"a quoted string is JSON", toolArgs{kv: []string{`message="a b"`}}, schema, `{"message":"a b"}`, ""},
-		{"--json null", toolArgs{rawJSON: "null", kv: []string{"a=1"}}, nil, "", "want one JSON object"},
-		{"--json array", toolArgs{rawJSON: "[1]"}, nil, "", "want one JSON object"},
-		{"--json trailing", toolArgs{rawJSON: `{"a":1} x`}, nil, "", "want one JSON object"},
-		{"--arg without =", toolArgs{kv: []string{"flag"}}, nil, "", "write key=value"},
+		{"--json null", toolArgs{rawJSON: "null", kv: []string{"a=1"}}, nil, "", `--json must be a JSON object such as '{"name":"value"}', not null`},
+		{"--json array", toolArgs{rawJSON: "[]"}, nil, "", `--json must be a JSON object such as '{"name":"value"}', not an array`},
+		{"--json string", toolArgs{rawJSON: ` "hi" `}, nil, "", `--json must be a JSON object such as '{"name":"value"}', not a string`},
+		{"--json number", toolArgs{rawJSON: "42"}, nil, "", `--json must be a JSON object such as '{"name":"value"}', not a number`},
+		{"--json boolean", toolArgs{rawJSON: "true"}, nil, "", `--json must be a JSON object such as '{"name":"value"}', not a boolean`},
+		{"--json blank", toolArgs{rawJSON: " "}, nil, "", `--json must be a JSON object such as '{"name":"value"}', not empty text`},
+		{"--json trailing", toolArgs{rawJSON: `{"a":1} x`}, nil, "",
+			`--json must be a JSON object such as '{"name":"value"}', not '{"a":1} x', which is not JSON (invalid character 'x' after top-level value)`},
+		{"--arg without =", toolArgs{kv: []string{"flag"}}, nil, "", `--arg "flag": write key=value`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			got, err := c.in.build(c.schema)
 			if c.err != "" {
-				if err == nil || !strings.Contains(err.Error(), c.err) {
-					t.Fatalf("build = %s, %v; want an error with %q", got, err, c.err)
+				if err == nil || err.Error() != c.err {
+					t.Fatalf("build = %s, %v; want the error %s", got, err, c.err)
 				}
 				return
 			}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -21,6 +22,7 @@ import (
 	"github.com/skillgate/skillgate/gateway/catalog"
 	"github.com/skillgate/skillgate/gateway/config"
 	"github.com/skillgate/skillgate/gateway/disclosure"
+	"github.com/skillgate/skillgate/internal/oneline"
 	"github.com/skillgate/skillgate/plugins/builtin"
 	"github.com/skillgate/skillgate/plugins/host"
 	"github.com/skillgate/skillgate/plugins/sdk"
@@ -193,6 +195,22 @@ func replaceFile(path string, data []byte) error {
 
 // startFromConfig starts a gateway from --config for one-shot commands.
 func startFromConfig(cmd *cobra.Command) (*gateway.Gateway, error) {
+	return startGateway(cmd, newLogger(cmd, cmd.ErrOrStderr()))
+}
+
+// startReporting is startFromConfig for a command that tells of each
+// server that is not ready itself (printNotReady, or the error of a call
+// of its tool): unless --log-level asks for the log, the gateway's records
+// of those failures are left out, so that each is told once.
+func startReporting(cmd *cobra.Command) (*gateway.Gateway, error) {
+	log := newLogger(cmd, cmd.ErrOrStderr())
+	if lv, _ := cmd.Flags().GetString("log-level"); lv == "" {
+		log = slog.New(withoutServerFailures{log.Handler()})
+	}
+	return startGateway(cmd, log)
+}
+
+func startGateway(cmd *cobra.Command, log *slog.Logger) (*gateway.Gateway, error) {
 	cfg, err := loadConfig(cmd)
 	if err != nil {
 		return nil, err
@@ -201,7 +219,7 @@ func startFromConfig(cmd *cobra.Command) (*gateway.Gateway, error) {
 	if err != nil {
 		return nil, err
 	}
-	gw, err := gateway.New(gateway.Options{Config: cfg, Logger: newLogger(cmd, cmd.ErrOrStderr()), Version: version, ExecutorProtocol: proto})
+	gw, err := gateway.New(gateway.Options{Config: cfg, Logger: log, Version: version, ExecutorProtocol: proto})
 	if err != nil {
 		return nil, err
 	}
@@ -224,11 +242,12 @@ shortened; the ORIGINAL column shows what the server calls the tool.
 Collisions are listed after the tools.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			gw, err := startFromConfig(cmd)
+			gw, err := startReporting(cmd)
 			if err != nil {
 				return err
 			}
 			defer gw.Close()
+			defer printNotReady(cmd.ErrOrStderr(), gw) // after the list
 			if tokens {
 				return printStats(cmd, gw.Stats(), nil, asJSON)
 			}
@@ -246,16 +265,11 @@ Collisions are listed after the tools.`,
 			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "NAME\tSOURCE\tORIGINAL\tDESCRIPTION")
 			for _, t := range snap.Tools() {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", t.Name, t.Source, t.Original, oneLine(t.Description, 60))
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", t.Name, t.Source, t.Original, oneline.Cut(t.Description, 60))
 			}
 			tw.Flush()
 			for _, c := range snap.Conflicts() {
 				fmt.Fprintf(cmd.ErrOrStderr(), "conflict: %s %q: %s wins over %s (%s)\n", c.Kind, c.Name, c.Winner, c.Loser, c.Resolution)
-			}
-			for _, s := range gw.Status() {
-				if s.State != "ready" {
-					fmt.Fprintf(cmd.ErrOrStderr(), "server %s is %s: %s\n", s.Name, s.State, s.LastError)
-				}
 			}
 			return nil
 		},
@@ -265,6 +279,24 @@ Collisions are listed after the tools.`,
 	tools.AddCommand(list)
 	addToolStoreCmds(tools)
 	return tools
+}
+
+// printNotReady tells of each server of gw that is not ready, one line
+// each, with what went wrong.
+func printNotReady(w io.Writer, gw *gateway.Gateway) {
+	for _, s := range gw.Status() {
+		if s.State == "ready" {
+			continue
+		}
+		line := fmt.Sprintf("server %s is %s", s.Name, s.State)
+		if s.State == "failed" {
+			line = fmt.Sprintf("server %s failed", s.Name)
+		}
+		if s.LastError != "" {
+			line += ": " + s.LastError
+		}
+		fmt.Fprintln(w, line)
+	}
 }
 
 func newProfilesCmd() *cobra.Command {
@@ -332,14 +364,6 @@ func printStats(cmd *cobra.Command, stats []disclosure.EndpointStats, desc map[s
 	return nil
 }
 
-func oneLine(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if len(s) > n {
-		s = s[:n-1] + "…"
-	}
-	return s
-}
-
 func newCallCmd() *cobra.Command {
 	var in toolArgs
 	var rem remote
@@ -376,7 +400,7 @@ other errors (unknown tool, bad arguments, gateway unreachable).`,
 				if _, err := in.build(nil); err != nil {
 					return err // before starting anything
 				}
-				gw, err2 := startFromConfig(cmd)
+				gw, err2 := startReporting(cmd)
 				if err2 != nil {
 					return err2
 				}
@@ -489,7 +513,7 @@ printed either way), 1 on other errors.`,
 				if s.PID > 0 {
 					pid = strconv.Itoa(s.PID)
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%s\n", s.Name, s.Executor, s.State, pid, s.Restarts, s.Tools, oneLine(s.LastError, 80))
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%s\n", s.Name, s.Executor, s.State, pid, s.Restarts, s.Tools, oneline.Cut(s.LastError, 80))
 			}
 			if err := tw.Flush(); err != nil {
 				return err
@@ -531,7 +555,7 @@ func printExecutors(w io.Writer, execs []gateway.ExecutorStatus) error {
 		if e.Calls != "" {
 			calls = e.Calls
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\n", e.Name, e.State, pid, proto, calls, e.Restarts, oneLine(e.LastError, 80))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\n", e.Name, e.State, pid, proto, calls, e.Restarts, oneline.Cut(e.LastError, 80))
 	}
 	return tw.Flush()
 }

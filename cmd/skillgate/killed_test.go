@@ -276,13 +276,6 @@ func waitPIDs(t *testing.T, gw *testenv.Process, file string) []int {
 	}
 }
 
-func writeFile(t *testing.T, path, data string) {
-	t.Helper()
-	if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
-
 // parent returns the parent pid of pid, 0 if it is gone.
 func parent(pid int) int {
 	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))

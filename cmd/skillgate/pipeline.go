@@ -14,6 +14,7 @@ import (
 
 	"github.com/skillgate/skillgate/gateway"
 	"github.com/skillgate/skillgate/gateway/config"
+	"github.com/skillgate/skillgate/internal/oneline"
 	"github.com/skillgate/skillgate/pipelines"
 	"github.com/skillgate/skillgate/plugins/sdk"
 )
@@ -252,7 +253,7 @@ checked; "pipeline validate --all" does). Problems go to stderr.`,
 			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "TOOL\tSTEPS\tFILE\tDESCRIPTION")
 			for _, p := range list {
-				fmt.Fprintf(tw, "%s\t%d\t%s\t%s\n", p.ToolName, len(p.Steps), p.Pos, oneLine(p.Description, 60))
+				fmt.Fprintf(tw, "%s\t%d\t%s\t%s\n", p.ToolName, len(p.Steps), p.Pos, oneline.Cut(p.Description, 60))
 			}
 			tw.Flush()
 			for _, p := range problems {

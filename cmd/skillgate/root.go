@@ -1,16 +1,17 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"log/slog"
 	"runtime"
 	"runtime/debug"
-	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/skillgate/skillgate/gateway/config"
+	"github.com/skillgate/skillgate/internal/suggest"
 	"github.com/skillgate/skillgate/plugins/sdk"
 )
 
@@ -60,6 +61,10 @@ Start small: list only the meta-tools and what a session activates:
 		newServersCmd(), newProfilesCmd(), newVersionCmd(), newPluginCmd(), newServicesCmd(),
 		newPipelineCmd(), newSkillsCmd(),
 	)
+	// Cobra adds its completion command as Execute starts; added now, it
+	// is a group like the others. Its scripts go to the process's stdout
+	// (the command's output as it is now), whatever SetOut says later.
+	root.InitDefaultCompletionCmd()
 	refuseUnknownSubcommands(root)
 	return root
 }
@@ -79,11 +84,18 @@ func refuseUnknownSubcommands(c *cobra.Command) {
 		if len(args) == 0 {
 			return cmd.Help()
 		}
-		msg := fmt.Sprintf("unknown command %q for %q", args[0], cmd.CommandPath())
-		if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
-			msg += "; did you mean " + strings.Join(s, " or ") + "?"
+		what := "command"
+		if cmd.Name() == "completion" && cmd.Parent() == cmd.Root() {
+			what = "shell"
 		}
-		return fmt.Errorf("%s (see %s --help)", msg, cmd.CommandPath())
+		var names []string
+		for _, sub := range cmd.Commands() {
+			if sub.IsAvailableCommand() {
+				names = append(names, sub.Name())
+			}
+		}
+		return fmt.Errorf("unknown %s %q for %q; %s (see %s --help)", what, args[0], cmd.CommandPath(),
+			suggest.Hint(args[0], names, "the "+what+"s"), cmd.CommandPath())
 	}
 }
 
@@ -117,6 +129,31 @@ func newLogger(cmd *cobra.Command, w io.Writer) *slog.Logger {
 	var level slog.Level
 	_ = level.UnmarshalText([]byte(lv)) // checked in PersistentPreRunE
 	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: level}))
+}
+
+// withoutServerFailures leaves out the gateway's log records of a server
+// failing to start or load, each of which repeats the LastError of its
+// status, for commands that report that status themselves.
+type withoutServerFailures struct{ slog.Handler }
+
+// serverFailures are the messages of those records.
+var serverFailures = map[string]bool{
+	"source failed": true, "source failed to load": true, "tool folder invalid": true, "wasm tool build failed": true,
+}
+
+func (h withoutServerFailures) Handle(ctx context.Context, r slog.Record) error {
+	if serverFailures[r.Message] {
+		return nil
+	}
+	return h.Handler.Handle(ctx, r)
+}
+
+func (h withoutServerFailures) WithAttrs(attrs []slog.Attr) slog.Handler {
+	return withoutServerFailures{h.Handler.WithAttrs(attrs)}
+}
+
+func (h withoutServerFailures) WithGroup(name string) slog.Handler {
+	return withoutServerFailures{h.Handler.WithGroup(name)}
 }
 
 func newVersionCmd() *cobra.Command {

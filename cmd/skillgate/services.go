@@ -17,6 +17,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/skillgate/skillgate/gateway"
+	"github.com/skillgate/skillgate/internal/oneline"
 	"github.com/skillgate/skillgate/services"
 )
 
@@ -117,7 +118,7 @@ func servicesStatusCmd() *cobra.Command {
 					fmt.Fprintf(w, "  env        %s=%s\n", k, s.Env[k])
 				}
 				if s.HealthLog != "" {
-					fmt.Fprintf(w, "  last check %s\n", oneLine(s.HealthLog, 200))
+					fmt.Fprintf(w, "  last check %s\n", oneline.Cut(s.HealthLog, 200))
 				}
 				if s.LastError != "" {
 					fmt.Fprintf(w, "  last error %s\n", s.LastError)
@@ -307,7 +308,7 @@ func (p *progressBars) report(ev services.Progress) {
 	}
 	_ = bar.Set64(ev.Current)
 	if ev.Phase == "build" && ev.Message != "" {
-		bar.Describe(key + ": " + oneLine(strings.TrimSpace(ev.Message), 40))
+		bar.Describe(key + ": " + oneline.Cut(strings.TrimSpace(ev.Message), 40))
 	}
 }
 
@@ -330,7 +331,7 @@ func printRequires(w io.Writer, st []gateway.SourceStatus) {
 		for _, d := range s.Services {
 			p := d.Name + " (" + d.State
 			if d.LastError != "" {
-				p += ": " + oneLine(d.LastError, 100)
+				p += ": " + oneline.Cut(d.LastError, 100)
 			}
 			parts = append(parts, p+")")
 		}

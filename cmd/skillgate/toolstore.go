@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/skillgate/skillgate/gateway/toolstore"
+	"github.com/skillgate/skillgate/internal/oneline"
 )
 
 // addToolStoreCmds adds the commands that work on the tool folders of the
@@ -55,7 +56,7 @@ func addToolStoreCmds(tools *cobra.Command) {
 				if v.Live {
 					live = "live"
 				}
-				fmt.Fprintf(tw, "%d\t%s\t%s\t%s\n", v.N, v.Time.Format("2006-01-02 15:04:05"), live, oneLine(v.Description, 60))
+				fmt.Fprintf(tw, "%d\t%s\t%s\t%s\n", v.N, v.Time.Format("2006-01-02 15:04:05"), live, oneline.Cut(v.Description, 60))
 			}
 			return tw.Flush()
 		},

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/skillgate/skillgate/internal/yamldoc"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
@@ -404,20 +406,6 @@ func TestSyntaxErrors(t *testing.T) {
 	}
 }
 
-// TestSyntaxErrorLargeFile: past maxLocate the line yaml.v3 printed is kept,
-// made 1-based.
-func TestSyntaxErrorLargeFile(t *testing.T) {
-	var b strings.Builder
-	b.WriteString("servers:\n  a:\n    command: echo\n   args: [x]\n")
-	for b.Len() <= maxLocate {
-		b.WriteString("# padding padding padding padding padding padding padding\n")
-	}
-	_, err := Parse(strings.NewReader(b.String()), "f.yaml", nil)
-	if want := "f.yaml:2: invalid YAML: did not find expected key"; err == nil || err.Error() != want {
-		t.Errorf("got %v, want %s", err, want)
-	}
-}
-
 func TestReadErrors(t *testing.T) {
 	dir := t.TempDir()
 	if _, err := Load(dir); err == nil || err.Error() != dir+": is a directory, not a config file; give the path of a YAML file such as skillgate.yaml" {
@@ -531,12 +519,12 @@ func TestManyProblems(t *testing.T) {
 
 // TestLargeFile: a big file without aliases is no "alias" problem.
 func TestLargeFile(t *testing.T) {
-	in := "pinned: [" + strings.Repeat("a, ", maxAliasNodes) + "b]\n"
+	in := "pinned: [" + strings.Repeat("a, ", yamldoc.MaxAliasValues) + "b]\n"
 	c, err := Parse(strings.NewReader(in), "f.yaml", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(c.Pinned) != maxAliasNodes+1 {
+	if len(c.Pinned) != yamldoc.MaxAliasValues+1 {
 		t.Errorf("%d pinned", len(c.Pinned))
 	}
 }

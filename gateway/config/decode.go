@@ -14,15 +14,11 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-// maxAliasNodes bounds the values reached through aliases and << merges,
-// the work of walking a document whose aliases expand exponentially
-// ("billion laughs"). Values written out are not counted: yaml.v3 has read
-// them already, and walking them is as cheap.
-const maxAliasNodes = 100_000
-
 // decoder walks a yaml.Node tree into Go values strictly: every key must
 // name a field, every value must fit its type, and every problem is kept.
 // yaml.v3's own Node.Decode loses KnownFields strictness in nested nodes.
+// It follows aliases without counting: readDocument has checked that none
+// loops and that they bring a bounded number of values.
 type decoder struct {
 	file   string
 	lookup func(string) (string, bool)
@@ -37,10 +33,6 @@ type decoder struct {
 	blank   map[string]string   // fields whose ${VAR}s expanded to "" -> the text written
 	pos     map[string]Pos      // field path -> where it was written
 	order   map[string][]string // map field path -> keys in file order
-	aliased int                 // > 0 while walking what an alias or << brought in
-	via     *yaml.Node          // then, the outermost alias, where the budget error goes
-	spent   int                 // nodes walked through aliases, against maxAliasNodes
-	active  map[*yaml.Node]bool // alias targets being walked
 }
 
 // spoiled reports whether field or a field inside it failed to decode,
@@ -70,51 +62,9 @@ var (
 	unmarshalerT = reflect.TypeFor[encoding.TextUnmarshaler]()
 )
 
-// spend counts a node reached through an alias; past maxAliasNodes it
-// reports the first one and returns false.
-func (d *decoder) spend(n *yaml.Node, field string) bool {
-	if d.spent++; d.spent <= maxAliasNodes {
-		return true
-	}
-	if d.spent == maxAliasNodes+1 {
-		if d.via != nil {
-			n = d.via
-		}
-		d.fail(n, field, nil, "aliases expand to more than %d values here; use fewer aliases, or alias smaller parts", maxAliasNodes)
-	}
-	return false
-}
-
-// enter starts walking what alias brought in; the func it returns ends it.
-func (d *decoder) enter(alias *yaml.Node) func() {
-	if d.aliased == 0 {
-		d.via = alias
-	}
-	d.aliased++
-	return func() {
-		if d.aliased--; d.aliased == 0 {
-			d.via = nil
-		}
-	}
-}
-
 func (d *decoder) decode(n *yaml.Node, v reflect.Value, field string) {
-	if d.aliased > 0 && !d.spend(n, field) {
-		return
-	}
 	if n.Kind == yaml.AliasNode {
-		if d.active[n.Alias] {
-			d.fail(n, field, nil, "alias *%s refers to itself", n.Value)
-			return
-		}
-		if d.active == nil {
-			d.active = map[*yaml.Node]bool{}
-		}
-		d.active[n.Alias] = true
-		leave := d.enter(n)
 		d.decode(n.Alias, v, field)
-		leave()
-		delete(d.active, n.Alias)
 		return
 	}
 	if d.pos != nil && field != "" {
@@ -222,12 +172,8 @@ func (d *decoder) scalar(n *yaml.Node, field, want string) (string, bool) {
 	return s, true
 }
 
-// pair is a key and its value; via is the alias whose << merge brought
-// it, if one did.
-type pair struct {
-	k, v *yaml.Node
-	via  *yaml.Node
-}
+// pair is a key and its value.
+type pair struct{ k, v *yaml.Node }
 
 // pairs returns a mapping's key/value pairs with << merge keys applied:
 // explicit keys win over merged ones, earlier merges over later ones.
@@ -261,37 +207,12 @@ func (d *decoder) pairs(n *yaml.Node, field string) []pair {
 }
 
 func (d *decoder) mergePairs(v *yaml.Node, field string) []pair {
-	via := d.via
 	for v.Kind == yaml.AliasNode {
-		if d.active[v.Alias] {
-			d.fail(v, field, nil, "alias *%s refers to itself", v.Value)
-			return nil
-		}
-		if via == nil {
-			via = v
-		}
 		v = v.Alias
-	}
-	if via != nil {
-		defer d.enter(via)()
-		if !d.spend(v, field) {
-			return nil
-		}
 	}
 	switch v.Kind {
 	case yaml.MappingNode:
-		if d.active == nil {
-			d.active = map[*yaml.Node]bool{}
-		}
-		d.active[v] = true
-		defer delete(d.active, v)
-		out := d.pairs(v, field)
-		for i := range out {
-			if out[i].via == nil {
-				out[i].via = via
-			}
-		}
-		return out
+		return d.pairs(v, field)
 	case yaml.SequenceNode:
 		var out []pair
 		for _, c := range v.Content {
@@ -329,17 +250,8 @@ func (d *decoder) decodeStruct(n *yaml.Node, v reflect.Value, field string) {
 			d.errs = append(d.errs, &Error{Pos: d.at(p.k), Field: f, Msg: "unknown key; " + suggest(p.k.Value, slices.Sorted(maps.Keys(fields)))})
 			continue
 		}
-		d.decodeAliased(p, v.Field(i), f)
+		d.decode(p.v, v.Field(i), f)
 	}
-}
-
-// decodeAliased decodes p's value, counting it against maxAliasNodes when
-// a merge of an alias brought it.
-func (d *decoder) decodeAliased(p pair, v reflect.Value, field string) {
-	if p.via != nil {
-		defer d.enter(p.via)()
-	}
-	d.decode(p.v, v, field)
 }
 
 func (d *decoder) decodeMap(n *yaml.Node, v reflect.Value, field string) {
@@ -356,7 +268,7 @@ func (d *decoder) decodeMap(n *yaml.Node, v reflect.Value, field string) {
 			d.pos[f] = d.at(p.k)
 		}
 		e := reflect.New(v.Type().Elem()).Elem()
-		d.decodeAliased(p, e, f)
+		d.decode(p.v, e, f)
 		if e.Kind() == reflect.Pointer && e.IsNil() {
 			e.Set(reflect.New(e.Type().Elem())) // "name:" with no value is an empty entry
 		}

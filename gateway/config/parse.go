@@ -14,6 +14,8 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/skillgate/skillgate/internal/yamldoc"
+
 	"gopkg.in/yaml.v3"
 )
 
@@ -241,6 +243,15 @@ func readDocument(data []byte, name string) (*yaml.Node, error) {
 		}
 		return nil, &Error{Pos: Pos{File: name, Line: extra.Line, Col: extra.Column},
 			Msg: "a second YAML document; keep one document per file (remove the ---)"}
+	}
+	// The decoder follows aliases freely: none loops, and together they
+	// bring a bounded number of values.
+	if probs := yamldoc.Aliases(&doc); len(probs) > 0 {
+		errs := make([]*Error, len(probs))
+		for i, p := range probs {
+			errs[i] = problemError(p, name)
+		}
+		return nil, joinSorted(errs)
 	}
 	return &doc, nil
 }

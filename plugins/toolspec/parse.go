@@ -8,23 +8,18 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 
 	suggestpkg "github.com/skillgate/skillgate/internal/suggest"
+	"github.com/skillgate/skillgate/internal/yamldoc"
 
 	"gopkg.in/yaml.v3"
 )
 
 // MaxFileSize bounds a tool.yaml.
 const MaxFileSize = 1 << 20
-
-// maxNodes bounds the walk of a document whose aliases expand
-// exponentially ("billion laughs").
-const maxNodes = 100_000
 
 // Load reads dir/tool.yaml, validates it and checks that its entry (and the
 // mounts relative to the folder) exist inside dir, following symlinks.
@@ -67,19 +62,33 @@ func parse(r io.Reader, filename string) (*Tool, map[string]yaml.Node, error) {
 		d.add(nil, "", "the file is larger than %d bytes; a tool.yaml holds a definition, keep data in other files", MaxFileSize)
 		return nil, nil, d.err()
 	}
+	if p, bad := yamldoc.UTF8(data); bad {
+		d.problem(p)
+		return nil, nil, d.err()
+	}
 	var doc yaml.Node
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	if err := dec.Decode(&doc); err != nil {
 		if err == io.EOF {
 			d.add(nil, "", "the file is empty; write at least name, description, runtime and entry")
 		} else {
-			d.syntax(err)
+			p := yamldoc.Syntax(err, data)
+			p.Msg = "invalid YAML: " + p.Msg
+			d.problem(p)
 		}
 		return nil, nil, d.err()
 	}
 	var extra yaml.Node
 	if err := dec.Decode(&extra); err != io.EOF {
 		d.add(&extra, "", "a tool.yaml holds one YAML document; remove the '---' and what follows")
+	}
+	// The decoder follows aliases without counting, so only a document
+	// whose aliases neither loop nor bring too many values is walked.
+	if probs := yamldoc.Aliases(&doc); len(probs) > 0 {
+		for _, p := range probs {
+			d.problem(p)
+		}
+		return nil, nil, d.err()
 	}
 	t := &Tool{}
 	root := &doc
@@ -94,17 +103,9 @@ func parse(r io.Reader, filename string) (*Tool, map[string]yaml.Node, error) {
 	return t, d.pos, nil
 }
 
-var yamlLineRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(?:yaml: )?line (\d+): (.*)$`) })
-
-// syntax reports a YAML syntax error, at its line when yaml.v3 says which.
-func (d *decoder) syntax(err error) {
-	msg := strings.TrimPrefix(err.Error(), "yaml: ")
-	if m := yamlLineRE().FindStringSubmatch(err.Error()); m != nil {
-		line, _ := strconv.Atoi(m[1])
-		d.list = append(d.list, Problem{File: d.file, Line: line, Col: 1, Msg: "YAML syntax: " + m[2]})
-		return
-	}
-	d.add(nil, "", "YAML syntax: %s", msg)
+// problem adds p, a problem yamldoc found.
+func (p *problems) problem(yp yamldoc.Problem) {
+	p.list = append(p.list, Problem{File: p.file, Line: yp.Line, Col: yp.Col, Field: yp.Field, Msg: yp.Msg})
 }
 
 // problems collects Problems; pos maps a field path to its key's node, so
@@ -164,9 +165,10 @@ func (p *problems) err() error {
 	return &Error{Problems: p.list}
 }
 
+// decoder walks a tool.yaml's nodes strictly. It follows aliases without
+// counting: parse walks only documents yamldoc.Aliases passed.
 type decoder struct {
 	problems
-	nodes int
 }
 
 func (d *decoder) fail(n *yaml.Node, field, format string, args ...any) {
@@ -177,8 +179,7 @@ func (d *decoder) fail(n *yaml.Node, field, format string, args ...any) {
 	d.add(n, field, format, args...)
 }
 
-// resolve follows aliases and counts nodes; it returns nil when the
-// document is too large.
+// resolve follows aliases; it returns nil when it cannot.
 func (d *decoder) resolve(n *yaml.Node, field string) *yaml.Node {
 	for depth := 0; n.Kind == yaml.AliasNode; depth++ {
 		if depth > 100 || n.Alias == nil {
@@ -186,13 +187,6 @@ func (d *decoder) resolve(n *yaml.Node, field string) *yaml.Node {
 			return nil
 		}
 		n = n.Alias
-	}
-	d.nodes++
-	if d.nodes == maxNodes+1 {
-		d.fail(n, field, "the document is too large once aliases are expanded; use fewer aliases")
-	}
-	if d.nodes > maxNodes {
-		return nil
 	}
 	return n
 }

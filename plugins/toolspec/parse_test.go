@@ -9,6 +9,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/skillgate/skillgate/internal/yamldoc"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
@@ -85,6 +87,31 @@ ulimits: {memory: 256MiB, processes: 32, open_files: 64, cpu: 10s, file_size: 1M
 dependencies: {pip: [./vendor/wc]}
 requires: [postgres]
 `
+
+// YAML problems are reported where they are, as in skillgate.yaml and
+// pipeline files, and aliases are bounded by what they bring, not by the
+// size of the file.
+func TestParseYAMLProblems(t *testing.T) {
+	head := "name: t\ndescription: d\nruntime: bash\nentry: main.sh\n"
+	tests := []struct{ name, in, want string }{
+		{"key indented too little", head + "input_schema:\n  type: object\n  properties:\n    a: {type: string}\n   b: {type: string}\n",
+			"tool.yaml:9:4: invalid YAML: did not find expected key; this line does not line up with the keys above it"},
+		{"not UTF-8", "name: t\ndescription: caf\xe9\n", "tool.yaml:2:17: byte 0xe9 is not UTF-8; the file must be UTF-8 text"},
+		{"a long list", head + "input_schema: {type: object, properties: {a: {enum: [" + strings.Repeat("1, ", yamldoc.MaxAliasValues) + "1]}}}\n", ""},
+		{"an alias loop", head + "args: &a [x, *a]\n", "tool.yaml:5:14: args[1]: alias *a refers to itself"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Parse(strings.NewReader(tc.in), "tool.yaml")
+			switch {
+			case tc.want == "" && err != nil:
+				t.Errorf("got %.300v, want no error", err)
+			case tc.want != "" && (err == nil || !strings.HasPrefix(err.Error(), tc.want)):
+				t.Errorf("got  %.300v\nwant %s...", err, tc.want)
+			}
+		})
+	}
+}
 
 func TestParseFull(t *testing.T) {
 	tool, err := Parse(strings.NewReader(full), "tool.yaml")
