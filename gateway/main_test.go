@@ -1,6 +1,7 @@
 package gateway_test
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -9,33 +10,130 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/skillgate/skillgate/gateway"
 	"github.com/skillgate/skillgate/gateway/config"
+	"github.com/skillgate/skillgate/internal/testenv"
 	"github.com/skillgate/skillgate/plugins/builtin"
-	"github.com/skillgate/skillgate/plugins/sdk"
+	"github.com/skillgate/skillgate/plugins/host"
 )
 
 // TestMain lets the test binary stand in for the skillgate binary: the
 // gateway re-executes os.Executable() as `plugin serve NAME` to run its
-// built-in executors out of process.
+// built-in executors out of process, served as the skillgate binary serves
+// them (host.ServeBuiltin), shutdown included.
 func TestMain(m *testing.M) {
+	if os.Getenv(envStub) == "server" {
+		stubServer()
+		os.Exit(0)
+	}
 	if len(os.Args) == 4 && os.Args[1] == "plugin" && os.Args[2] == "serve" {
-		ex, ok := builtin.New(os.Args[3], builtin.PluginLogger())
+		log := builtin.PluginLogger()
+		ex, ok := builtin.New(os.Args[3], log)
 		if !ok {
 			fmt.Fprintln(os.Stderr, "no built-in executor", os.Args[3])
 			os.Exit(2)
 		}
-		sdk.Serve(ex)
-		if c, ok := ex.(interface{ Close() error }); ok {
-			_ = c.Close()
-		}
+		host.ServeBuiltin(ex, log)
 		os.Exit(0)
 	}
 	os.Exit(m.Run())
+}
+
+// The test binary doubles as a stdio MCP server, chosen by envStub.
+const (
+	envStub      = "SKILLGATE_GATEWAY_TEST_STUB"       // "server"
+	envHelperPID = "SKILLGATE_GATEWAY_TEST_HELPER_PID" // where the server writes its helper's pid
+)
+
+// stubServer is a stdio MCP server with one tool that exits when its stdin
+// closes. First it starts a helper that leaves its session and ignores
+// SIGTERM, and writes the helper's pid to envHelperPID.
+func stubServer() {
+	helper := exec.Command("sh", "-c", `trap "" TERM; exec sleep 1000`)
+	helper.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := helper.Start(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	if err := os.WriteFile(os.Getenv(envHelperPID), []byte(strconv.Itoa(helper.Process.Pid)), 0o644); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	in := bufio.NewScanner(os.Stdin)
+	for in.Scan() {
+		var m struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+			Params struct {
+				ProtocolVersion string `json:"protocolVersion"`
+			} `json:"params"`
+		}
+		if json.Unmarshal(in.Bytes(), &m) != nil || len(m.ID) == 0 {
+			continue
+		}
+		reply := `"error":{"code":-32601,"message":"method not found"}`
+		switch m.Method {
+		case "initialize":
+			reply = fmt.Sprintf(`"result":{"protocolVersion":%q,"capabilities":{"tools":{}},"serverInfo":{"name":"stub","version":"1"}}`, m.Params.ProtocolVersion)
+		case "tools/list":
+			reply = `"result":{"tools":[{"name":"noop","inputSchema":{"type":"object"}}]}`
+		case "ping":
+			reply = `"result":{}`
+		}
+		fmt.Printf(`{"jsonrpc":"2.0","id":%s,%s}`+"\n", m.ID, reply)
+	}
+}
+
+// TestStopReachesServerDescendants stops a stdio server whose helper left
+// its session and ignores SIGTERM, by a reload that removes the server and
+// by the gateway's graceful stop: the executor (out of process, as the
+// skillgate binary runs it) must kill the helper too, though the server
+// exits on stdin EOF and leaves it orphaned.
+func TestStopReachesServerDescendants(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, how := range []string{"reload", "close"} {
+		t.Run(how, func(t *testing.T) {
+			pidFile := filepath.Join(t.TempDir(), "helper")
+			r := startGateway(t, fmt.Sprintf("servers:\n  stub: {command: %q, env: {%s: server, %s: %q, GORACE: atexit_sleep_ms=0}}\n",
+				exe, envStub, envHelperPID, pidFile), nil)
+			r.waitReady(t, "stub")
+			data, err := os.ReadFile(pidFile)
+			helper, _ := strconv.Atoi(string(data))
+			if err != nil || !testenv.Alive(helper) {
+				t.Fatalf("the server's helper is not running: %q, %v", data, err)
+			}
+			t.Cleanup(func() { _ = syscall.Kill(helper, syscall.SIGKILL) })
+			if how == "reload" {
+				cfg, err := config.Parse(strings.NewReader("servers: {}\n"), "test.yaml", nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := r.gw.Reload(context.Background(), cfg); err != nil {
+					t.Fatal(err)
+				}
+			} else if err := r.gw.Close(); err != nil {
+				t.Fatal(err)
+			}
+			deadline := time.Now().Add(10 * time.Second)
+			for testenv.Alive(helper) {
+				if time.Now().After(deadline) {
+					t.Fatalf("after the %s, the server's helper %d (a session of its own) still runs", how, helper)
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+		})
+	}
 }
 
 // running is a gateway serving HTTP on a free loopback port for one test.

@@ -1,6 +1,10 @@
 // Package childproc starts child processes whose parent-death signal
 // (SysProcAttr.Pdeathsig on Linux) fires only when the parent dies, not
-// when some thread of it ends.
+// when some thread of it ends, and finds what they left behind: on Linux
+// it reads the process table in /proc ([Processes], [Below]), kills a
+// chosen set of processes even while they fork ([KillAll]), and follows a
+// child's descendants after they left its process group or session, or
+// outlived it ([Tree]).
 package childproc
 
 import (

@@ -1,99 +1,108 @@
 package host
 
 import (
+	"context"
 	"io"
 	"io/fs"
 	"log/slog"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"strings"
-	"syscall"
-	"time"
 
 	"github.com/hashicorp/go-plugin"
 
 	"github.com/skillgate/skillgate/plugins/sdk"
 )
 
-// closeLimit bounds the wait for the executor's Close before what it
-// started is killed anyway: well beyond an upstream's shutdown grace, but
-// once the gateway is gone nothing else would ever stop the process.
-const closeLimit = time.Minute
-
 // ServeBuiltin is the plugin side of a built-in executor launched by this
 // package (`skillgate plugin serve NAME`): it serves ex with sdk.Serve and
-// makes sure that nothing ex started outlives the process, however the
-// gateway ends. It returns, for the process to exit, once one of these
-// happened:
+// makes sure that nothing ex started outlives the process, however it
+// ends. It returns, for the process to exit, once the gateway stopped the
+// plugin; on SIGTERM, and when its stdin (a pipe from the gateway) closed
+// because the gateway died, of SIGKILL say, the process exits from within
+// sdk.Serve (SIGINT is left to the gateway, see sdk.Serve). In every case
+// it has stopped everything first, through the SDK's shutdown hook
+// (sdk.Shutdowner), within the time sdk.Serve gives it (the gateway's kill
+// window, less a reserve):
 //
-//   - the gateway stopped the plugin (sdk.Serve returned);
-//   - the process got SIGTERM (SIGINT is left to the gateway, see
-//     sdk.Serve);
-//   - its stdin, a pipe from the gateway, closed: the gateway died, of
-//     SIGKILL say, and cannot stop the plugin any more. This replaces the
-//     SDK's exit on stdin EOF ([sdk.EnvExitOnStdinEOF]), which exits at
-//     once and so leaves the grandchildren of the executor behind: an
-//     upstream's leader dies of its parent-death signal, but not its own
-//     children.
+//   - on Linux the process becomes a child subreaper, so that a process
+//     whose parent dies from now on, even one in a session of its own, is
+//     re-parented to it;
+//   - ex is shut down: its Shutdown with the SDK's deadline if it is an
+//     sdk.Shutdowner, else its Close if it is an io.Closer, waited for
+//     until that deadline (an upstream server gets its stdin closed,
+//     SIGTERM, then SIGKILL after its grace, shortened to fit);
+//   - every process left below this one, and in its session when it leads
+//     one (the host starts a plugin in a session of its own), is
+//     SIGKILLed: an executor's grandchildren too, which an upstream's
+//     parent-death signal does not reach;
+//   - the directory go-plugin's host made for the plugin's sockets is
+//     removed, which a gateway that was killed leaves behind.
 //
-// and it has stopped everything: ex is closed if it is an io.Closer (an
-// upstream's process group gets its stdin closed, SIGTERM, then SIGKILL
-// after its grace), for at most a minute; then every process left below
-// this one, and in its session when it leads one (the host starts a plugin
-// in a session of its own), is SIGKILLed. On Linux the process becomes a
-// child subreaper before the Close, so a process whose parent is killed
-// during the shutdown, even one in a session of its own, is re-parented to
-// it and killed too. Last, it removes the directory go-plugin's host made
-// for the plugin's sockets, which a gateway that was killed leaves behind.
-// log receives why the plugin stops; nil means slog.Default().
+// ex keeps the optional interfaces of the SDK it implements (sdk.Watcher,
+// sdk.HostUser). log receives what goes wrong during the shutdown; nil
+// means slog.Default().
 func ServeBuiltin(ex sdk.Executor, log *slog.Logger) {
 	if log == nil {
 		log = slog.Default()
 	}
-	// A write to stderr with the gateway gone must fail, not kill the
-	// process with SIGPIPE halfway through its shutdown.
-	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
-	term := make(chan os.Signal, 1)
-	signal.Notify(term, syscall.SIGTERM)
-	gone := make(chan struct{})
-	if os.Getenv(sdk.EnvExitOnStdinEOF) == "1" {
-		_ = os.Unsetenv(sdk.EnvExitOnStdinEOF) // ours to handle, not sdk.Serve's
-		go func() {
-			_, _ = io.Copy(io.Discard, pollableStdin())
-			close(gone)
-		}()
-	}
-	served := make(chan struct{})
-	go func() {
-		defer close(served)
-		sdk.Serve(ex)
-	}()
+	sdk.Serve(&builtin{Executor: ex, log: log})
+}
 
-	select {
-	case <-served:
-	case <-term:
-		log.Info("executor stopping: SIGTERM")
-	case <-gone:
-		log.Warn("executor stopping: the gateway is gone (its pipe on stdin closed)")
+// builtin wraps a built-in executor for ServeBuiltin.
+type builtin struct {
+	sdk.Executor
+	log *slog.Logger
+}
+
+var (
+	_ sdk.Watcher    = (*builtin)(nil)
+	_ sdk.HostUser   = (*builtin)(nil)
+	_ sdk.Shutdowner = (*builtin)(nil)
+)
+
+// SetHost implements sdk.HostUser for an executor that is one.
+func (b *builtin) SetHost(h sdk.Host) {
+	if u, ok := b.Executor.(sdk.HostUser); ok {
+		u.SetHost(h)
 	}
+}
+
+// Watch implements sdk.Watcher for an executor that is one; for another
+// it waits, as the SDK does for an executor that is no Watcher.
+func (b *builtin) Watch(ctx context.Context, emit func(sdk.Change)) error {
+	if w, ok := b.Executor.(sdk.Watcher); ok {
+		return w.Watch(ctx, emit)
+	}
+	<-ctx.Done()
+	return nil
+}
+
+// Shutdown implements sdk.Shutdowner: see ServeBuiltin.
+func (b *builtin) Shutdown(ctx context.Context) error {
 	adoptOrphans()
-	if c, ok := ex.(io.Closer); ok {
-		closed := make(chan struct{})
-		go func() {
-			defer close(closed)
-			_ = c.Close()
-		}()
-		t := time.NewTimer(closeLimit)
-		select {
-		case <-closed:
-		case <-t.C:
-			log.Warn("executor did not stop in time; killing what it started", "limit", closeLimit)
+	done := make(chan error, 1)
+	go func() {
+		switch ex := b.Executor.(type) {
+		case sdk.Shutdowner:
+			done <- ex.Shutdown(ctx)
+		case io.Closer:
+			done <- ex.Close()
+		default:
+			done <- nil
 		}
-		t.Stop()
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			b.log.Warn("executor shutdown failed; killing what it started", "error", err)
+		}
+	case <-ctx.Done():
+		b.log.Warn("executor did not stop in time; killing what it started")
 	}
 	killLeftovers()
 	removeSocketDir(os.Getenv(plugin.EnvUnixSocketDir))
+	return nil
 }
 
 // removeSocketDir removes dir, the directory go-plugin's host made for the

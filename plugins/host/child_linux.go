@@ -2,8 +2,9 @@ package host
 
 import (
 	"os"
-	"slices"
 	"syscall"
+
+	"github.com/skillgate/skillgate/internal/childproc"
 )
 
 // prSetChildSubreaper is PR_SET_CHILD_SUBREAPER from <linux/prctl.h>.
@@ -25,26 +26,18 @@ func adoptOrphans() {
 // stayed in the session, even orphaned before adoptOrphans.
 func killLeftovers() {
 	self := os.Getpid()
-	killAll(func(ps []procStat) []int {
+	childproc.KillAll(func(ps []childproc.Proc) []int {
 		sid := 0
-		kids := map[int][]int{}
 		for _, p := range ps {
-			kids[p.ppid] = append(kids[p.ppid], p.pid)
-			if p.pid == self {
-				sid = p.sid
+			if p.PID == self {
+				sid = p.SID
 			}
 		}
-		below := map[int]bool{}
-		for queue := slices.Clone(kids[self]); len(queue) > 0; queue = queue[1:] {
-			if pid := queue[0]; !below[pid] {
-				below[pid] = true
-				queue = append(queue, kids[pid]...)
-			}
-		}
+		below := childproc.Below(ps, self)
 		var pids []int
 		for _, p := range ps {
-			if p.pid != self && p.live() && (below[p.pid] || sid == self && p.sid == sid) {
-				pids = append(pids, p.pid)
+			if p.PID != self && p.Live() && (below[p.PID] || sid == self && p.SID == sid) {
+				pids = append(pids, p.PID)
 			}
 		}
 		return pids

@@ -31,7 +31,7 @@
 // Built-ins (mcp, script, wasm) ship in the skillgate binary and still run
 // out of process: the gateway re-executes its own binary with hidden
 // arguments, and the cmd layer serves the named executor from there with
-// sdk.Serve:
+// [ServeBuiltin], sdk.Serve plus a shutdown that leaves nothing behind:
 //
 //	self, err := os.Executable()
 //	...
@@ -43,24 +43,35 @@
 // # Processes
 //
 // A plugin process gets a clean environment (PATH, HOME, TMPDIR and LANG
-// from the gateway, then [Spec.Env]), stdin from a pipe the gateway never
-// writes (never the gateway's own stdin, which is the MCP stream in stdio
-// mode), and leads a session and process group of its own. When it exits,
-// or when it is killed, its process group is SIGKILLed, and on Linux every
-// other process left in its session too, so that what it started dies with
-// it even when it moved a child to a process group of its own (as an
-// executor does to kill an upstream server's tree). Only a descendant that
-// starts a session of its own escapes. Each line the plugin writes to
+// from the gateway, the kill window as sdk.EnvKillWindow, then
+// [Spec.Env]), stdin from a pipe the gateway never writes (never the
+// gateway's own stdin, which is the MCP stream in stdio mode), and leads a
+// session and process group of its own. When it exits, or when it is
+// killed, its process group is SIGKILLed, and on Linux every other process
+// left in its session too, so that what it started dies with it even when
+// it moved a child to a process group of its own (as an executor does to
+// kill an upstream server's tree). A plugin killed while it runs (at the
+// end of the kill window) also takes its descendants that started a
+// session of its own; one orphaned before, by a plugin that exited, by its
+// parent's death or by a stopped upstream's, escapes the gateway and is
+// the executor's to stop (sdk.Shutdowner). Each line the plugin writes to
 // stdout or stderr becomes a record of [Options.Logger] with an "executor"
 // attribute; JSON lines (hclog's or slog's) keep their level, message and
 // fields.
 //
+// Closing a plugin asks it to stop and gives it [Options.KillWindow] to
+// exit before it is killed. That window is the budget of the plugin's own
+// ordered shutdown: sdk.Serve hands an executor that implements
+// sdk.Shutdowner a context that ends shortly before it, and the mcp
+// executor fits its upstreams' shutdown grace into that deadline.
+//
 // A gateway that is killed (SIGKILL, a crash) can do none of this; all a
-// plugin learns is that its stdin reached EOF. A built-in executor serves
-// through [ServeBuiltin], which then stops everything the executor
-// started, grandchildren included, and removes go-plugin's socket
-// directory before the process exits. A third-party executor exits (see
-// sdk.Serve) and is on its own for what it started.
+// plugin learns is that its stdin reached EOF. sdk.Serve then shuts the
+// executor down (sdk.Shutdowner) before the process exits. A built-in
+// executor serves through [ServeBuiltin], whose shutdown stops everything
+// the executor started, grandchildren included, and removes go-plugin's
+// socket directory, whether the gateway stopped it, it got SIGTERM, or the
+// gateway is gone.
 //
 // Sessions and process groups are a Unix thing; on Windows the plugin's
 // process tree is killed instead (untested).

@@ -3,6 +3,7 @@
 package host_test
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -11,8 +12,10 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
+	"os/signal"
 	"runtime"
 	"runtime/pprof"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -26,6 +29,7 @@ import (
 
 	"github.com/skillgate/skillgate/internal/testenv"
 	"github.com/skillgate/skillgate/plugins/host"
+	"github.com/skillgate/skillgate/plugins/mcp"
 	"github.com/skillgate/skillgate/plugins/sdk"
 )
 
@@ -35,6 +39,8 @@ const (
 	envMode      = "SKILLGATE_HOST_TEST_MODE"
 	envExitAfter = "SKILLGATE_HOST_TEST_EXIT_AFTER_INFO" // a duration: exit 3 that long after Info
 	envLinger    = "SKILLGATE_HOST_TEST_LINGER"          // keep running after sdk.Serve returns
+	envTermFile  = "SKILLGATE_HOST_TEST_TERM_FILE"       // mcpserver: created on SIGTERM, before exiting
+	envHelperPID = "SKILLGATE_HOST_TEST_HELPER_PID"      // mcpserver: where its helper's pid goes
 )
 
 func TestMain(m *testing.M) {
@@ -59,6 +65,11 @@ func helper(mode string) int {
 		return 1
 	case "hang":
 		time.Sleep(time.Hour)
+	case "builtin-mcp":
+		// The built-in mcp executor as `skillgate plugin serve mcp` runs it.
+		host.ServeBuiltin(mcp.New(mcp.WithLogger(slog.New(slog.NewJSONHandler(os.Stderr, nil)))), nil)
+	case "mcpserver":
+		mcpServer()
 	case "future":
 		// An executor of a protocol this gateway does not know yet.
 		hs := sdk.Handshake
@@ -127,11 +138,12 @@ func (e *echo) Call(ctx context.Context, req sdk.CallRequest, call sdk.Call) (js
 		os.Exit(3)
 	case "panic":
 		panic("boom")
-	case "spawn", "spawnpg":
+	case "spawn", "spawnpg", "spawnsid":
 		cmd := exec.Command("sleep", "1000")
 		// spawnpg starts it in a process group of its own, as an executor
-		// does with an upstream it wants to kill as a tree.
-		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: req.Method == "spawnpg"}
+		// does with an upstream it wants to kill as a tree; spawnsid in a
+		// session of its own.
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: req.Method == "spawnpg", Setsid: req.Method == "spawnsid"}
 		if err := cmd.Start(); err != nil {
 			return nil, err
 		}
@@ -168,6 +180,58 @@ func (e *echo) Watch(ctx context.Context, emit func(sdk.Change)) error {
 		case ch := <-e.changes:
 			emit(ch)
 		}
+	}
+}
+
+// mcpServer is a stdio MCP server that keeps running when its stdin
+// closes, so that only a signal stops it. It exits on SIGTERM, creating
+// the file envTermFile names first. When envHelperPID is set it starts a
+// helper that leaves its session and ignores SIGTERM, and writes the
+// helper's pid there.
+func mcpServer() {
+	term := make(chan os.Signal, 1)
+	signal.Notify(term, syscall.SIGTERM)
+	go func() {
+		<-term
+		_ = os.WriteFile(os.Getenv(envTermFile), nil, 0o644)
+		os.Exit(0)
+	}()
+	if file := os.Getenv(envHelperPID); file != "" {
+		cmd := exec.Command("sh", "-c", `trap "" TERM; exec sleep 1000`)
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+		if err := cmd.Start(); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		if err := os.WriteFile(file, []byte(strconv.Itoa(cmd.Process.Pid)), 0o644); err != nil {
+			os.Exit(1)
+		}
+	}
+	in := bufio.NewScanner(os.Stdin)
+	for in.Scan() {
+		var m struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+			Params struct {
+				ProtocolVersion string `json:"protocolVersion"`
+			} `json:"params"`
+		}
+		if json.Unmarshal(in.Bytes(), &m) != nil || len(m.ID) == 0 {
+			continue
+		}
+		reply := `"error":{"code":-32601,"message":"method not found"}`
+		switch m.Method {
+		case "initialize":
+			reply = fmt.Sprintf(`"result":{"protocolVersion":%q,"capabilities":{"tools":{}},"serverInfo":{"name":"stub","version":"1"}}`, m.Params.ProtocolVersion)
+		case "tools/list":
+			reply = `"result":{"tools":[{"name":"noop","inputSchema":{"type":"object"}}]}`
+		case "ping":
+			reply = `"result":{}`
+		}
+		fmt.Printf(`{"jsonrpc":"2.0","id":%s,%s}`+"\n", m.ID, reply)
+	}
+	for { // stdin closed: keep running all the same
+		time.Sleep(time.Hour)
 	}
 }
 

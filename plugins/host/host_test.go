@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -481,6 +482,14 @@ func TestKillWindow(t *testing.T) {
 	// The plugin stops serving when asked but does not exit.
 	p := startPlugin(t, helperSpec(t, "serve", envLinger+"=1"), host.Options{Logger: slog.New(newLogSink()), KillWindow: 300 * time.Millisecond})
 	pid := p.Status().PID
+	// A child of its in a session of its own is killed with it: the plugin
+	// still runs when it is killed, so its descendants can still be found.
+	res, err := p.Call(context.Background(), sdk.CallRequest{Method: "spawnsid"}, nil)
+	var spawned struct{ PID int }
+	if err != nil || json.Unmarshal(res, &spawned) != nil || !testenv.Alive(spawned.PID) {
+		t.Fatalf("spawnsid: %s, %v", res, err)
+	}
+	t.Cleanup(func() { _ = syscall.Kill(spawned.PID, syscall.SIGKILL) })
 	start := time.Now()
 	_ = p.Close()
 	d := time.Since(start)
@@ -490,6 +499,7 @@ func TestKillWindow(t *testing.T) {
 	if testenv.Alive(pid) {
 		t.Errorf("plugin %d still runs", pid)
 	}
+	waitFor(t, 2*time.Second, "the plugin's child in a session of its own killed", func() bool { return !testenv.Alive(spawned.PID) })
 }
 
 func TestManager(t *testing.T) {

@@ -97,7 +97,7 @@ func (p *Plugin) launch(ctx, life context.Context) (*instance, sdk.Info, error) 
 		RunnerFunc: func(_ hclog.Logger, base *exec.Cmd, _ string) (runner.Runner, error) {
 			// base carries only go-plugin's variables (SkipHostEnv).
 			cmd := exec.Command(path, p.spec.Args...)
-			cmd.Env = append(childEnv(p.spec.Env), base.Env...)
+			cmd.Env = append(childEnv(p.opts.KillWindow, p.spec.Env), base.Env...)
 			pr.cmd = cmd
 			return pr, nil
 		},

@@ -15,9 +15,12 @@ import (
 	"github.com/skillgate/skillgate/plugins/sdk"
 )
 
-// Defaults for Options.
+// Defaults for Options. DefaultKillWindow leaves a plugin time for an
+// ordered shutdown of what it runs: it exceeds the mcp executor's default
+// shutdown grace of a stdio server (5 s) by more than the reserve the SDK
+// keeps for exiting (see Options.KillWindow).
 const (
-	DefaultKillWindow   = 2 * time.Second
+	DefaultKillWindow   = 10 * time.Second
 	DefaultMinBackoff   = 200 * time.Millisecond
 	DefaultMaxBackoff   = 30 * time.Second
 	DefaultStartTimeout = 10 * time.Second
@@ -37,7 +40,16 @@ type Options struct {
 	// Host serves the plugins' executor-wide callbacks (Log). It may be nil.
 	Host sdk.Host
 	// KillWindow is how long a plugin may take to exit after it was asked to
-	// shut down, before it and what it started are SIGKILLed. Default 2s.
+	// shut down, before it and what it started are SIGKILLed. Default 10s.
+	//
+	// The window is the one budget of a plugin's shutdown: the plugin is
+	// told it (sdk.EnvKillWindow), and sdk.Serve gives the executor's
+	// sdk.Shutdowner the window less a reserve for exiting (a quarter, at
+	// most a second). An executor fits its own shutdown in that deadline
+	// rather than be killed halfway: the mcp executor shortens a stdio
+	// server's shutdown_grace that would end after it. So that the servers
+	// get their whole grace, the window should exceed the longest grace of
+	// the servers a plugin runs by more than that reserve.
 	KillWindow time.Duration
 	// MinBackoff and MaxBackoff bound the delay before a restart. The delay
 	// starts at MinBackoff and doubles after each failed or short-lived run up
@@ -370,9 +382,10 @@ func (p *Plugin) Watch(ctx context.Context, emit func(sdk.Change)) error {
 }
 
 // Close stops supervision and kills the plugin: it is asked to shut down,
-// and after KillWindow its process group (and session, see the package
-// doc) is SIGKILLed, so that what it started dies with it. Calls in flight fail with an error wrapping
-// ErrClosed (and so sdk.ErrPluginShutdown). Close waits until the process
+// and after KillWindow its process group (and session and descendants, see
+// the package doc) is SIGKILLed, so that what it started dies with it.
+// Calls in flight fail with an error wrapping ErrClosed (and so
+// sdk.ErrPluginShutdown). Close waits until the process
 // is reaped and every goroutine of the plugin has returned. It is
 // idempotent and always returns nil.
 func (p *Plugin) Close() error {

@@ -30,8 +30,9 @@ const drainGrace = 500 * time.Millisecond
 //   - notices the leader's exit at once, then SIGKILLs the rest of its group
 //     and session (killGroup) before reaping the leader, so that neither id
 //     can have been reused;
-//   - kills the whole group and session on Kill, no earlier than the
-//     deadline set by setDeadline (the kill window of a graceful shutdown).
+//   - kills the whole group and session, and the leader's descendants, on
+//     Kill, no earlier than the deadline set by setDeadline (the kill
+//     window of a graceful shutdown).
 type proc struct {
 	name   string
 	cmd    *exec.Cmd

@@ -1,11 +1,10 @@
 package host
 
 import (
-	"bytes"
-	"os"
-	"strconv"
 	"syscall"
 	"unsafe"
+
+	"github.com/skillgate/skillgate/internal/childproc"
 )
 
 // pPID and wNOWAIT are P_PID and WNOWAIT from <sys/wait.h>.
@@ -33,95 +32,19 @@ func waitExitNoReap(pid int) error {
 	}
 }
 
-// killSession SIGKILLs the live members of session sid, found in /proc.
+// killSession SIGKILLs the live members of session sid, found in /proc,
+// and, while its leader runs, the leader's descendants: they include
+// what left the session, which is found by parent links only as long as
+// every process between it and the leader still runs.
 func killSession(sid int) {
-	killAll(func(ps []procStat) []int {
+	childproc.KillAll(func(ps []childproc.Proc) []int {
+		below := childproc.Below(ps, sid)
 		var pids []int
 		for _, p := range ps {
-			if p.sid == sid && p.live() {
-				pids = append(pids, p.pid)
+			if p.PID != sid && p.Live() && (p.SID == sid || below[p.PID]) {
+				pids = append(pids, p.PID)
 			}
 		}
 		return pids
 	})
-}
-
-// killAll SIGKILLs the processes pick chooses from a fresh read of /proc. A
-// victim may fork while it is being killed, so it looks again until a pass
-// finds no one new. That takes a few passes at most: a process with a
-// SIGKILL pending can no longer fork, so each pass only finds children
-// forked before the previous one's kill.
-func killAll(pick func([]procStat) []int) {
-	killed := map[int]bool{}
-	for range 20 {
-		fresh := false
-		for _, pid := range pick(processes()) {
-			if !killed[pid] {
-				killed[pid] = true
-				fresh = true
-				_ = syscall.Kill(pid, syscall.SIGKILL)
-			}
-		}
-		if !fresh {
-			return
-		}
-	}
-}
-
-// procStat is what /proc/PID/stat says about a process that this package
-// needs.
-type procStat struct {
-	pid, ppid, sid int
-	state          byte
-}
-
-// live reports whether the process has not exited (zombies have).
-func (p procStat) live() bool { return p.state != 'Z' && p.state != 'X' }
-
-// processes reads every process in /proc; nil where there is no /proc.
-func processes() []procStat {
-	dir, err := os.Open("/proc")
-	if err != nil {
-		return nil
-	}
-	defer dir.Close()
-	names, _ := dir.Readdirnames(-1)
-	ps := make([]procStat, 0, len(names))
-	buf := make([]byte, 512)
-	for _, name := range names {
-		pid, err := strconv.Atoi(name)
-		if err != nil {
-			continue
-		}
-		if p, ok := readStat(pid, buf); ok {
-			ps = append(ps, p)
-		}
-	}
-	return ps
-}
-
-// readStat reads /proc/PID/stat: "pid (comm) state ppid pgrp session ...",
-// where comm may hold anything.
-func readStat(pid int, buf []byte) (procStat, bool) {
-	f, err := os.Open("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return procStat{}, false
-	}
-	n, _ := f.Read(buf)
-	f.Close()
-	data := buf[:n]
-	i := bytes.LastIndexByte(data, ')')
-	if i < 0 {
-		return procStat{}, false
-	}
-	fields := bytes.Fields(data[i+1:])
-	if len(fields) < 4 || len(fields[0]) != 1 {
-		return procStat{}, false
-	}
-	ppid, err1 := strconv.Atoi(string(fields[1]))
-	sid, err2 := strconv.Atoi(string(fields[3]))
-	if err1 != nil || err2 != nil {
-		return procStat{}, false
-	}
-	return procStat{pid: pid, ppid: ppid, sid: sid, state: fields[0][0]}, true
 }

@@ -2,7 +2,6 @@ package host
 
 import (
 	"io/fs"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
@@ -23,6 +22,3 @@ func killGroup(pid int) {
 func executable(name string, _ fs.FileMode) bool {
 	return strings.EqualFold(filepath.Ext(name), ".exe")
 }
-
-// pollableStdin returns os.Stdin: only Unix pipes can join the poller.
-func pollableStdin() *os.File { return os.Stdin }

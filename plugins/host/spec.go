@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"time"
 )
 
 // Spec says how to launch one executor plugin.
@@ -32,8 +33,9 @@ type Spec struct {
 	Args []string
 	// Env is added to the child's environment as KEY=value entries. The
 	// child never inherits the gateway's environment: it gets only PATH,
-	// HOME, TMPDIR and LANG from it, then Env (which may override those),
-	// then what go-plugin needs for the handshake.
+	// HOME, TMPDIR and LANG from it, then the SDK's variables
+	// (sdk.EnvExitOnStdinEOF, sdk.EnvKillWindow), then Env (which may
+	// override those), then what go-plugin needs for the handshake.
 	Env []string
 }
 
@@ -49,8 +51,8 @@ func checkName(name string) error {
 }
 
 // childEnv is the environment of a plugin process, before go-plugin adds
-// its handshake variables.
-func childEnv(extra []string) []string {
+// its handshake variables. window is the kill window it is told about.
+func childEnv(window time.Duration, extra []string) []string {
 	env := make([]string, 0, len(passEnv)+len(extra))
 	for _, k := range passEnv {
 		if v, ok := os.LookupEnv(k); ok {
@@ -60,6 +62,8 @@ func childEnv(extra []string) []string {
 	// The plugin's stdin is a pipe from the gateway; this tells sdk.Serve to
 	// exit when it closes, so a killed gateway leaves no executor behind.
 	env = append(env, sdk.EnvExitOnStdinEOF+"=1")
+	// and this how long it has to stop once asked to (sdk.Shutdowner).
+	env = append(env, sdk.EnvKillWindow+"="+window.String())
 	return append(env, extra...)
 }
 

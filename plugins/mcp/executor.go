@@ -4,10 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"sort"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/skillgate/skillgate/internal/keylock"
 
@@ -36,11 +39,22 @@ type Executor struct {
 	watchers map[*watcher]struct{}
 	closed   bool
 	dropped  limiter // logs of changes a watcher had no room for
+
+	// stopBy is when every upstream must be down once Shutdown was called,
+	// in Unix nanoseconds; 0 means after each one's whole grace.
+	stopBy atomic.Int64
 }
 
+// stopMargin is how long before a stop's deadline a stdio upstream is
+// killed at the latest, so that the one who set the deadline hears back
+// before it.
+const stopMargin = 100 * time.Millisecond
+
 var (
-	_ sdk.Executor = (*Executor)(nil)
-	_ sdk.Watcher  = (*Executor)(nil)
+	_ sdk.Executor   = (*Executor)(nil)
+	_ sdk.Watcher    = (*Executor)(nil)
+	_ sdk.Shutdowner = (*Executor)(nil)
+	_ io.Closer      = (*Executor)(nil)
 )
 
 // Option configures an Executor.
@@ -108,7 +122,7 @@ func (e *Executor) Load(ctx context.Context, req sdk.LoadRequest) (sdk.Definitio
 	}
 	if old != nil {
 		e.remove(old)
-		old.stop()
+		old.stop(time.Time{})
 	}
 
 	s := newSource(e, req.Source, spec)
@@ -124,7 +138,7 @@ func (e *Executor) Load(ctx context.Context, req sdk.LoadRequest) (sdk.Definitio
 	e.mu.Lock()
 	if e.closed {
 		e.mu.Unlock()
-		s.stop()
+		s.stop(time.Time{})
 		return sdk.Definitions{}, fmt.Errorf("%w: the executor is shut down", sdk.ErrUnavailable)
 	}
 	e.sources[req.Source] = s
@@ -135,8 +149,9 @@ func (e *Executor) Load(ctx context.Context, req sdk.LoadRequest) (sdk.Definitio
 }
 
 // Unload implements sdk.Executor: the upstream is shut down gracefully and
-// in-flight calls on it fail.
-func (e *Executor) Unload(_ context.Context, name string) error {
+// in-flight calls on it fail. A stdio upstream is down before ctx's
+// deadline: a shutdown_grace that would end later is shortened.
+func (e *Executor) Unload(ctx context.Context, name string) error {
 	unlock := e.loading.Lock(name)
 	defer unlock()
 	e.mu.Lock()
@@ -146,7 +161,8 @@ func (e *Executor) Unload(_ context.Context, name string) error {
 		return fmt.Errorf("%w: %q", sdk.ErrUnknownSource, name)
 	}
 	e.remove(s)
-	s.stop()
+	dl, _ := ctx.Deadline()
+	s.stop(dl)
 	return nil
 }
 
@@ -173,9 +189,39 @@ func (e *Executor) Call(ctx context.Context, req sdk.CallRequest, call sdk.Call)
 	return s.call(ctx, req, call)
 }
 
-// Close stops every upstream (gracefully, in parallel) and refuses new
-// loads. It is idempotent. Out of process, call it after sdk.Serve returns.
+// Close stops every upstream (gracefully, in parallel, each given its whole
+// shutdown_grace) and refuses new loads. It is idempotent.
 func (e *Executor) Close() error {
+	return e.Shutdown(context.Background())
+}
+
+// Shutdown implements sdk.Shutdowner: it is Close with a deadline, ctx's.
+// Each stdio upstream still gets its stdin closed, SIGTERM and SIGKILL, in
+// that order, but within the time left: a shutdown_grace that would end
+// after ctx's deadline is shortened to end before it. Served out of
+// process, the deadline is the gateway's kill window (see sdk.Serve), so
+// the upstreams are stopped in order rather than killed with the
+// executor. Shutdown returns once every upstream is down, or with
+// ctx.Err() when ctx is done first.
+func (e *Executor) Shutdown(ctx context.Context) error {
+	if dl, ok := ctx.Deadline(); ok {
+		e.stopBy.Store(dl.UnixNano())
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		e.stopAll()
+	}()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// stopAll stops every upstream and refuses new loads.
+func (e *Executor) stopAll() {
 	e.mu.Lock()
 	e.closed = true
 	all := make([]*source, 0, len(e.sources))
@@ -189,11 +235,10 @@ func (e *Executor) Close() error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			s.stop()
+			s.stop(time.Time{})
 		}()
 	}
 	wg.Wait()
-	return nil
 }
 
 // Status returns the health of every loaded source, by name.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -428,6 +429,79 @@ func TestFaults(t *testing.T) {
 						t.Fatalf("pid %d still runs", pid)
 					}
 				}
+			}
+		})
+
+		t.Run("a stop reaches the server's descendants", func(t *testing.T) {
+			// The helper leaves the server's session and ignores SIGTERM: no
+			// signal to the server's process group reaches it, and once the
+			// server is gone nothing ties it to the server.
+			for _, tc := range []struct {
+				name string
+				args []string
+			}{
+				{"server exits on EOF", nil},
+				{"server killed at the end of its grace", []string{"-ignore-eof", "-ignore-term"}},
+			} {
+				t.Run(tc.name, func(t *testing.T) {
+					spec := fault(tc.args...)
+					spec["shutdown_grace"] = "400ms"
+					h.load("helped", spec)
+					helper, err := strconv.Atoi(text(t, h.mustCall("helped", "spawn", map[string]any{"session": true}, nil)))
+					if err != nil || !testenv.Alive(helper) {
+						t.Fatalf("no helper running: %d, %v", helper, err)
+					}
+					t.Cleanup(func() { _ = syscall.Kill(helper, syscall.SIGKILL) })
+					if err := h.c.Unload(context.Background(), "helped"); err != nil {
+						t.Fatal(err)
+					}
+					// SIGKILL takes effect when the process is next scheduled.
+					deadline := time.Now().Add(2 * time.Second)
+					for testenv.Alive(helper) {
+						if time.Now().After(deadline) {
+							t.Fatalf("the server's helper %d (a session of its own) still runs after Unload", helper)
+						}
+						time.Sleep(10 * time.Millisecond)
+					}
+				})
+			}
+		})
+
+		t.Run("a stop fits the caller's deadline", func(t *testing.T) {
+			// A 5s grace that would end after the deadline is shortened: the
+			// server, which ignores EOF, still gets SIGTERM (and exits of it)
+			// before the deadline, rather than SIGKILL after it.
+			for _, how := range []string{"unload", "shutdown"} {
+				t.Run(how, func(t *testing.T) {
+					logs := &logBuffer{}
+					e := New(WithLogger(slog.New(slog.NewTextHandler(logs, nil))))
+					defer e.Close()
+					c := sdktest.Start(t, e, nil)
+					spec := fault("-ignore-eof")
+					spec["shutdown_grace"] = "5s"
+					if _, err := c.Load(context.Background(), sdk.LoadRequest{Source: "slow", Kind: Kind, Spec: mustJSON(spec)}); err != nil {
+						t.Fatal(err)
+					}
+					pid := e.Status()["slow"].PID
+					ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+					defer cancel()
+					start := time.Now()
+					var err error
+					if how == "unload" {
+						err = c.Unload(ctx, "slow") // the deadline crosses gRPC
+					} else {
+						err = e.Shutdown(ctx)
+					}
+					if d := time.Since(start); err != nil || d > time.Second {
+						t.Fatalf("%s returned %v after %v; want nil within the 1s deadline", how, err, d)
+					}
+					if testenv.Alive(pid) {
+						t.Fatalf("server %d still runs", pid)
+					}
+					if l := logs.String(); !strings.Contains(l, "shortened") || strings.Contains(l, "did not exit in time") {
+						t.Fatalf("want the grace shortened and the server ended by SIGTERM; log:\n%s", tailString(l, 3000))
+					}
+				})
 			}
 		})
 

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mark3labs/mcp-go/client/transport"
@@ -52,6 +53,9 @@ type source struct {
 	ctx    context.Context // ends when the source is unloaded
 	cancel context.CancelFunc
 	done   chan struct{} // closed when the supervisor returns
+	// stopBy is when the upstream must be down after the source was
+	// stopped, in Unix nanoseconds; 0 means after its whole grace.
+	stopBy atomic.Int64
 
 	mu       sync.Mutex
 	state    string
@@ -115,12 +119,12 @@ func (s *source) startEager(ctx context.Context) (sdk.Definitions, error) {
 	select {
 	case err := <-first:
 		if err != nil {
-			s.stop()
+			s.stop(time.Time{})
 			return sdk.Definitions{}, err
 		}
 		return s.definitionsSnapshot(), nil
 	case <-ctx.Done():
-		s.stop()
+		s.stop(time.Time{})
 		return sdk.Definitions{}, ctx.Err()
 	}
 }
@@ -273,7 +277,7 @@ func (s *source) handshake(ctx context.Context) (*conn, error) {
 	switch s.spec.transport() {
 	case TransportStdio:
 		c := newConn(s)
-		w, err := startStdio(s.spec, s.log, c.handlers())
+		w, err := startStdio(s.spec, s.log, c.handlers(), s.stopDeadline)
 		if err != nil {
 			return nil, err
 		}
@@ -402,8 +406,12 @@ func (s *source) reload(ctx context.Context) (sdk.Definitions, bool) {
 	return defs, true
 }
 
-// stop ends the supervisor and the upstream and waits for both.
-func (s *source) stop() {
+// stop ends the supervisor and the upstream and waits for both. A stdio
+// upstream is down by deadline if it is not zero (see stopDeadline).
+func (s *source) stop(deadline time.Time) {
+	if !deadline.IsZero() {
+		s.stopBy.Store(deadline.UnixNano())
+	}
 	s.cancel()
 	s.mu.Lock()
 	running := s.running
@@ -411,6 +419,21 @@ func (s *source) stop() {
 	if running {
 		<-s.done
 	}
+}
+
+// stopDeadline is when a stdio upstream being stopped must be down: the
+// earlier of the source's stop deadline and the executor's, less
+// stopMargin for the caller to hear back in time; zero when there is
+// none.
+func (s *source) stopDeadline() time.Time {
+	by := s.stopBy.Load()
+	if e := s.e.stopBy.Load(); e != 0 && (by == 0 || e < by) {
+		by = e
+	}
+	if by == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, by).Add(-stopMargin)
 }
 
 func (s *source) definitionsSnapshot() sdk.Definitions {

@@ -34,7 +34,11 @@ const (
 )
 
 // DefaultShutdownGrace is how long a stdio upstream gets to exit after its
-// stdin is closed before it is killed.
+// stdin is closed before it is killed. It fits in the plugin host's
+// default kill window (host.DefaultKillWindow, 10 s), so that out of
+// process the whole grace passes before the gateway kills the executor; a
+// longer grace is shortened to the time the executor has to stop (see
+// Executor.Shutdown and Executor.Unload).
 const DefaultShutdownGrace = 5 * time.Second
 
 // Spec is the JSON spec of an "mcp" source (LoadRequest.Spec): one MCP server,
@@ -74,7 +78,8 @@ type Spec struct {
 	Timeout Duration `json:"timeout,omitzero"`
 	// ShutdownGrace is how long a stdio upstream gets to exit before it is
 	// killed (default 5s): stdin is closed, SIGTERM goes to its process group
-	// halfway through, SIGKILL at the end.
+	// and its other descendants halfway through, SIGKILL at the end. It is
+	// shortened when the executor must stop sooner (see DefaultShutdownGrace).
 	ShutdownGrace Duration `json:"shutdown_grace,omitzero"`
 }
 

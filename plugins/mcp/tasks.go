@@ -178,6 +178,9 @@ func (c *conn) callTask(ctx context.Context, ic *inflight, params json.RawMessag
 		return nil, err
 	}
 	res, err = c.request(ctx, "tasks/result", rp)
+	if err == nil {
+		res = withoutRelatedTask(res)
+	}
 	if err != nil && ctx.Err() != nil {
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), taskCancelTimeout)
 		defer cancel()
@@ -186,6 +189,54 @@ func (c *conn) callTask(ctx context.Context, ic *inflight, params json.RawMessag
 		}
 	}
 	return res, err
+}
+
+// relatedTaskKey is the _meta member that ties a message to a task.
+const relatedTaskKey = "io.modelcontextprotocol/related-task"
+
+// withoutRelatedTask returns a task's result without the related-task
+// member of its _meta, which names a task the client never asked for: to
+// the client this is an ordinary call's result. Every other byte stays,
+// and _meta goes only if nothing else was in it.
+func withoutRelatedTask(res json.RawMessage) json.RawMessage {
+	if !bytes.Contains(res, []byte("related-task")) {
+		return res
+	}
+	metaStart, metaEnd := -1, -1
+	jsonscan.Members(res, func(key, _ []byte, start, end int) {
+		if string(key) == "_meta" {
+			metaStart, metaEnd = start, end
+		}
+	})
+	if metaStart < 0 || res[metaStart] != '{' {
+		return res
+	}
+	meta := res[metaStart:metaEnd]
+	for {
+		start, end := -1, -1
+		jsonscan.Members(meta, func(key, _ []byte, s, e int) {
+			if start < 0 && string(key) == relatedTaskKey {
+				start, end = s, e
+			}
+		})
+		if start < 0 {
+			break
+		}
+		meta = removeMember(meta, start, end)
+	}
+	members := 0
+	jsonscan.Members(meta, func(_, _ []byte, _, _ int) { members++ })
+	var out []byte
+	if members == 0 {
+		out = removeMember(res, metaStart, metaEnd)
+	} else {
+		out = make([]byte, 0, len(res))
+		out = append(append(append(out, res[:metaStart]...), meta...), res[metaEnd:]...)
+	}
+	if !json.Valid(out) {
+		return res
+	}
+	return out
 }
 
 // taskCall is a task the executor runs for a call.

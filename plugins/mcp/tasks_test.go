@@ -37,9 +37,16 @@ func TestTaskRequiredTool(t *testing.T) {
 	}
 
 	rec := &sdktest.Recorder{}
-	got := text(t, h.mustCall("everything", "simulate-research-query", map[string]any{"topic": "gophers"}, rec))
+	res := h.mustCall("everything", "simulate-research-query", map[string]any{"topic": "gophers"}, rec)
+	got := text(t, res)
 	if !strings.Contains(got, "Research Report: gophers") {
 		t.Fatalf("result = %q", got)
+	}
+	// The server ties its result to the task (_meta's related-task); the
+	// client made no task call, so that goes, and with it the _meta it was
+	// alone in.
+	if strings.Contains(string(res), "related-task") || strings.Contains(string(res), `"_meta"`) {
+		t.Fatalf("the result still names the task: %s", tailString(string(res), 200))
 	}
 	// The task's status messages arrive as progress, the first one too
 	// (it comes with the task, before any status notification).
@@ -87,5 +94,32 @@ func TestWithoutTaskSupport(t *testing.T) {
 		if got := c.needsTask(mustJSON(map[string]any{"name": name})); got != req {
 			t.Errorf("needsTask(%q) = %v", name, got)
 		}
+	}
+}
+
+func TestWithoutRelatedTask(t *testing.T) {
+	for _, tc := range []struct{ name, in, want string }{
+		{"alone in _meta",
+			`{"content":[],"_meta":{"io.modelcontextprotocol/related-task":{"taskId":"t1"}}}`,
+			`{"content":[]}`},
+		{"first of several",
+			`{"content":[],"_meta":{"io.modelcontextprotocol/related-task":{"taskId":"t1"},"x":{"big":12345678901234567890}},"isError":false}`,
+			`{"content":[],"_meta":{"x":{"big":12345678901234567890}},"isError":false}`},
+		{"last of several, spaced",
+			`{ "_meta" : { "a" : 1.0 , "io.modelcontextprotocol/related-task" : {"taskId":"t1"} } , "content":[] }`,
+			`{ "_meta" : { "a" : 1.0 } , "content":[] }`},
+		{"escaped key, twice",
+			`{"_meta":{"io.modelcontextprotocol\/related-task":{"taskId":"t1"},"b":"\u00e9","io.modelcontextprotocol/related-task":{}}}`,
+			`{"_meta":{"b":"\u00e9"}}`},
+		{"only in text", `{"content":[{"type":"text","text":"related-task"}]}`, `{"content":[{"type":"text","text":"related-task"}]}`},
+		{"only in a nested _meta", `{"content":[{"type":"text","text":"x","_meta":{"io.modelcontextprotocol/related-task":{}}}]}`,
+			`{"content":[{"type":"text","text":"x","_meta":{"io.modelcontextprotocol/related-task":{}}}]}`},
+		{"null _meta", `{"_meta":null,"related-task":1}`, `{"_meta":null,"related-task":1}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := string(withoutRelatedTask(json.RawMessage(tc.in))); got != tc.want {
+				t.Errorf("got  %s\nwant %s", got, tc.want)
+			}
+		})
 	}
 }

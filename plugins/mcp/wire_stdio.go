@@ -51,7 +51,9 @@ const (
 var childEnvKeys = []string{"PATH", "HOME", "TMPDIR", "LANG"}
 
 // stdioWire runs a stdio MCP server as a child process in its own process
-// group and speaks newline-delimited JSON-RPC with it.
+// group and speaks newline-delimited JSON-RPC with it. Every signal that
+// stops the server goes to its process group and to its other descendants
+// (see tree).
 //
 // mcp-go's transport.Stdio is not used: it reads lines without a bound,
 // writes stdin without a deadline while holding its write lock (an upstream
@@ -62,6 +64,13 @@ type stdioWire struct {
 	log   *slog.Logger
 	h     wireHandlers
 	grace time.Duration
+	// stopBy, when it returns a time, is when close must have killed the
+	// server at the latest: a grace that would end later is shortened.
+	stopBy func() time.Time
+	// tree follows the server's descendants, which a signal to its process
+	// group misses once they moved to a group or session of their own, and
+	// which nothing ties to the server any more once it died.
+	tree *childproc.Tree
 
 	cmd    *exec.Cmd
 	stdin  *os.File // write end, ours
@@ -97,8 +106,9 @@ type stdioWire struct {
 	garbage limiter
 }
 
-// startStdio launches spec's command and starts reading from it.
-func startStdio(spec *Spec, log *slog.Logger, h wireHandlers) (*stdioWire, error) {
+// startStdio launches spec's command and starts reading from it. stopBy
+// may be nil.
+func startStdio(spec *Spec, log *slog.Logger, h wireHandlers, stopBy func() time.Time) (*stdioWire, error) {
 	env := childEnv(spec.Env)
 	path, err := resolveCommand(spec.Command, spec.Cwd, envValue(env, "PATH"))
 	if err != nil {
@@ -141,8 +151,9 @@ func startStdio(spec *Spec, log *slog.Logger, h wireHandlers) (*stdioWire, error
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	w = &stdioWire{
-		log: log.With("pid", cmd.Process.Pid), h: h, grace: time.Duration(spec.ShutdownGrace),
-		cmd: cmd, stdin: inW, stdout: outR, stderr: errR,
+		log: log.With("pid", cmd.Process.Pid), h: h, grace: time.Duration(spec.ShutdownGrace), stopBy: stopBy,
+		tree: childproc.NewTree(cmd.Process.Pid),
+		cmd:  cmd, stdin: inW, stdout: outR, stderr: errR,
 		ctx: ctx, cancel: cancel,
 		pending: map[int64]chan *rpcResponse{},
 		deadCh:  make(chan struct{}), exited: make(chan struct{}), finished: make(chan struct{}),
@@ -502,8 +513,10 @@ func (w *stdioWire) waitLoop() {
 	defer close(w.finished)
 	err := w.cmd.Wait()
 	close(w.exited)
-	// Whatever the leader left behind in its group goes with it.
+	// Whatever the leader left behind in its group goes with it, and so do
+	// the descendants seen while it ran (only a stop looks for them).
 	_ = syscall.Kill(-w.cmd.Process.Pid, syscall.SIGKILL)
+	w.tree.Kill()
 	// Let the readers take what the child wrote before it exited; a
 	// grandchild that escaped the group may hold the pipes open.
 	for _, done := range []struct {
@@ -551,27 +564,47 @@ func errorLine(s string) bool {
 	return false
 }
 
-// signal sends sig to the child's process group while the leader is not
-// reaped (after that its pid may be reused).
+// signal sends sig to the child's process group and its other
+// descendants while the leader is not reaped (after that its pid may be
+// reused). The descendants are looked for first: once the leader dies of
+// sig, they can no longer be told from anyone else's.
 func (w *stdioWire) signal(sig syscall.Signal) {
 	select {
 	case <-w.exited:
 	default:
+		w.tree.Scan()
 		_ = syscall.Kill(-w.cmd.Process.Pid, sig)
+		if sig == syscall.SIGKILL {
+			w.tree.Kill()
+		} else {
+			w.tree.Signal(sig)
+		}
 	}
 }
 
 // close shuts the child down: stdin is closed, SIGTERM goes to its group
-// halfway through the grace period and SIGKILL at its end.
+// and its other descendants halfway through the grace period, and SIGKILL
+// at its end (or as soon as the leader exited, see waitLoop). The grace is
+// shortened to end by stopBy's time.
 func (w *stdioWire) close() error {
 	w.closeOnce.Do(func() {
 		w.closing.Store(true)
+		// A server that exits on EOF orphans its descendants: look first.
+		w.tree.Scan()
 		_ = w.stdin.Close()
-		half := w.grace / 2
+		grace := w.grace
+		if w.stopBy != nil {
+			if by := w.stopBy(); !by.IsZero() && time.Until(by) < grace {
+				grace = max(time.Until(by), 0)
+				w.log.Warn("upstream's shutdown_grace ends after the time its executor has to stop it; shortened",
+					"shutdown_grace", w.grace.String(), "shortened_to", grace.Round(time.Millisecond).String())
+			}
+		}
+		half := grace / 2
 		if !waitFor(w.exited, half) {
 			w.signal(syscall.SIGTERM)
-			if !waitFor(w.exited, w.grace-half) {
-				w.log.Warn("upstream did not exit in time; killing it", "grace", w.grace.String())
+			if !waitFor(w.exited, grace-half) {
+				w.log.Warn("upstream did not exit in time; killing it", "grace", grace.String())
 				w.signal(syscall.SIGKILL)
 			}
 		}

@@ -19,6 +19,13 @@
 // MCP payloads cross the boundary as raw JSON ([json.RawMessage]) so that a
 // field added by a newer MCP revision is never lost in a re-encode.
 //
+// Capabilities beyond [Executor] are optional interfaces: [Watcher] for
+// sources that change on their own, [HostUser] for the gateway's services,
+// and [Shutdowner] for an executor that must stop what it started before
+// its process ends, which Serve calls within the gateway's kill window
+// however the process ends (the gateway stops the plugin, SIGTERM, or the
+// gateway is gone).
+//
 // The same [Executor] interface is what the gateway calls, whether the
 // executor runs in another process (through [GRPCPlugin]) or in the gateway's
 // own process. Package sdktest runs an executor over a real in-memory gRPC

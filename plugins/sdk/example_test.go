@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/skillgate/skillgate/plugins/sdk"
 	"github.com/skillgate/skillgate/plugins/sdk/sdktest"
@@ -222,5 +223,54 @@ func ExampleWatcher() {
 	fmt.Println(err)
 	// Output:
 	// loud {"name":"shout_louder","inputSchema":{"type":"object"}}
+	// <nil>
+}
+
+// worker is an executor that starts a background job per source, which it
+// must stop before its process ends. It embeds shout for the rest of the
+// contract.
+type worker struct {
+	*shout
+	jobs []chan struct{} // closed to stop a job; each job then closes its ack
+	acks []chan struct{}
+}
+
+// Shutdown stops every job, giving up when ctx is done: the gateway kills
+// the process soon after.
+func (w *worker) Shutdown(ctx context.Context) error {
+	for _, stop := range w.jobs {
+		close(stop)
+	}
+	for _, ack := range w.acks {
+		select {
+		case <-ack:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	return nil
+}
+
+// An executor that started something that must not outlive it (child
+// processes, connections, temporary files) implements Shutdowner. Serve
+// calls Shutdown once before the process ends: when the gateway stops the
+// plugin, on SIGTERM, or when the gateway is gone (stdin EOF). Its context
+// ends shortly before the gateway's kill window does.
+func ExampleShutdowner() {
+	w := &worker{shout: &shout{}}
+	for range 2 {
+		stop, ack := make(chan struct{}), make(chan struct{})
+		go func() {
+			<-stop // the job's work would go here
+			close(ack)
+		}()
+		w.jobs, w.acks = append(w.jobs, stop), append(w.acks, ack)
+	}
+	var _ sdk.Shutdowner = w
+
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	fmt.Println(w.Shutdown(ctx))
+	// Output:
 	// <nil>
 }

@@ -70,29 +70,38 @@ func VersionedPlugins(impl Executor, host Host) map[int]plugin.PluginSet {
 // is usually just:
 //
 //	func main() { sdk.Serve(myExecutor{}) }
+//
+// If impl is a Shutdowner, Serve calls its Shutdown before it returns, and
+// before the process exits on SIGTERM or on stdin EOF (EnvExitOnStdinEOF).
+// SIGINT is ignored (go-plugin's choice): a Ctrl-C in the gateway's
+// terminal is the gateway's to handle, and it stops its plugins in order.
 func Serve(impl Executor) {
+	log := hclog.New(&hclog.LoggerOptions{
+		Name: "executor", Level: hclog.Info, Output: os.Stderr, JSONFormat: true,
+	})
+	stop := newShutdown(impl, log)
+	stop.handleSignals()
 	if os.Getenv(EnvExitOnStdinEOF) == "1" {
-		go exitOnStdinEOF()
+		go func() {
+			_, _ = io.Copy(io.Discard, pollableStdin())
+			stop.run(hclog.Warn, "the gateway is gone (its pipe on stdin closed)")
+			os.Exit(0)
+		}()
 	}
 	plugin.Serve(&plugin.ServeConfig{
 		HandshakeConfig:  Handshake,
 		VersionedPlugins: VersionedPlugins(impl, nil),
 		GRPCServer:       NewGRPCServer,
-		Logger: hclog.New(&hclog.LoggerOptions{
-			Name: "executor", Level: hclog.Info, Output: os.Stderr, JSONFormat: true,
-		}),
+		Logger:           log,
 	})
+	stop.run(hclog.Info, "the gateway stopped the executor")
 }
 
 // EnvExitOnStdinEOF, set to "1" by the gateway, makes Serve exit when its
 // stdin (a pipe from the gateway) closes: a gateway that was killed cannot
-// ask its plugins to stop, but its end of the pipe always closes.
+// ask its plugins to stop, but its end of the pipe always closes. An
+// executor that is a Shutdowner is shut down first.
 const EnvExitOnStdinEOF = "SKILLGATE_EXIT_ON_STDIN_EOF"
-
-func exitOnStdinEOF() {
-	_, _ = io.Copy(io.Discard, pollableStdin())
-	os.Exit(0)
-}
 
 // MaxMessageSize is the largest message either side accepts: arguments,
 // specs and results of up to this size cross the boundary.

@@ -204,3 +204,27 @@ type Host interface {
 type HostUser interface {
 	SetHost(h Host)
 }
+
+// Shutdowner is implemented by executors that must stop what they started
+// (child processes, connections, temporary files) before their process
+// ends. Serve calls Shutdown once, when the process is about to end for
+// one of these reasons:
+//
+//   - the gateway stopped the plugin: Serve calls it before it returns;
+//   - the process got SIGTERM;
+//   - its stdin, a pipe from the gateway, closed: the gateway is gone
+//     (see EnvExitOnStdinEOF).
+//
+// In the last two cases the process exits with status 0 once Shutdown
+// returned, and calls may still be running while it does (they should
+// fail rather than start anything new). ctx's deadline is what is left of
+// the gateway's kill window (EnvKillWindow) less a reserve for exiting;
+// Shutdown should return by then, and Serve waits no longer than the
+// window itself. Its error is logged.
+//
+// An executor that does not implement Shutdowner keeps the behaviour
+// older SDKs had: SIGTERM ends the process at once, and so does stdin EOF
+// under EnvExitOnStdinEOF.
+type Shutdowner interface {
+	Shutdown(ctx context.Context) error
+}

@@ -228,8 +228,12 @@ func TestSideChannelOversizedFrame(t *testing.T) {
 }
 
 // TestMain lets the side channel tests re-execute the test binary as a
-// client of another user.
+// client of another user, and the shutdown tests as a plugin.
 func TestMain(m *testing.M) {
+	if mode := os.Getenv(envShutdownMode); mode != "" {
+		servePlugin(mode)
+		os.Exit(0)
+	}
 	if addr := os.Getenv("SDK_TEST_SIDE_DIAL"); addr != "" {
 		token, _ := hex.DecodeString(os.Getenv("SDK_TEST_SIDE_TOKEN"))
 		if _, err := dialSide(context.Background(), addr, token); err != nil {

@@ -314,7 +314,14 @@ func callTool(m message) {
 		notify("notifications/resources/updated", map[string]any{"uri": "fault://a"})
 		text(m.ID, "touched")
 	case "spawn":
+		// A child in the server's process group; with "session", a helper
+		// in a session of its own that ignores SIGTERM, which no signal to
+		// the server's group reaches.
 		cmd := exec.Command("sleep", "1000")
+		if session, _ := p.Arguments["session"].(bool); session {
+			cmd = exec.Command("sh", "-c", `trap "" TERM; exec sleep 1000`)
+			cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+		}
 		if err := cmd.Start(); err != nil {
 			replyError(m.ID, -32603, err.Error(), nil)
 			return
