@@ -64,6 +64,13 @@ type Gateway struct {
 	// conflicts are the collisions of the last published snapshot, so
 	// that each new one is logged once (guarded by pubMu).
 	conflicts map[catalog.Conflict]bool
+	// held counts the reloads in progress: while one is, catalog updates
+	// go to the store only, and the front end serves them all at once,
+	// with heldDisc (new disclosure rules, or nil), when the last ends, so
+	// that a reload tells clients of each list that changed once (guarded
+	// by pubMu).
+	held     int
+	heldDisc *disclosure.Disclosure
 
 	mu      sync.Mutex
 	cfg     *config.Config
@@ -111,7 +118,7 @@ func New(opts Options) (*Gateway, error) {
 	}
 	g.publishRoutes()
 	g.pipes = newPipelineSet(g)
-	g.execs = newExecutors(opts.Executable, g.log, hostLog{g.log}, opts.ExecutorProtocol)
+	g.execs = newExecutors(opts.Executable, slog.New(&restartsLog{next: g.log.Handler(), g: g}), hostLog{g.log}, opts.ExecutorProtocol)
 	g.tools = newToolFolders(g)
 	g.newServices(cfg)
 	g.fe = frontend.New(router{g}, frontend.Options{
@@ -202,22 +209,65 @@ func (g *Gateway) Start(ctx context.Context) error {
 }
 
 // setSource publishes a source's definitions and makes the front end serve
-// them before returning, so a caller that saw it return (Reload, a ready
-// /readyz) also sees the tools. Updates are applied in order.
+// them before returning, so a caller that saw it return (a ready /readyz)
+// also sees the tools — or, while a reload is in progress, when the reload
+// ends (hold). Updates are applied in order.
 func (g *Gateway) setSource(src ...catalog.Source) {
 	g.pubMu.Lock()
 	defer g.pubMu.Unlock()
-	snap := g.store.SetSources(src...)
-	g.fe.Update(snap)
-	g.logConflicts(snap)
+	g.serve(g.store.SetSources(src...))
 }
 
 // removeSource is setSource's opposite.
 func (g *Gateway) removeSource(id string) {
 	g.pubMu.Lock()
 	defer g.pubMu.Unlock()
-	snap := g.store.RemoveSource(id)
+	g.serve(g.store.RemoveSource(id))
+}
+
+// serve makes the front end serve snap, unless a reload holds the updates.
+// Called with pubMu held.
+func (g *Gateway) serve(snap *catalog.Snapshot) {
+	if g.held > 0 {
+		return
+	}
 	g.fe.Update(snap)
+	g.logConflicts(snap)
+}
+
+// hold keeps catalog updates from the front end until release: a reload
+// changes many sources, and each change the front end serves sends every
+// client a list_changed.
+func (g *Gateway) hold() {
+	g.pubMu.Lock()
+	g.held++
+	g.pubMu.Unlock()
+}
+
+// setDisclosure makes the front end serve the disclosure rules d, with
+// the catalog updates a reload holds.
+func (g *Gateway) setDisclosure(d *disclosure.Disclosure) {
+	g.pubMu.Lock()
+	defer g.pubMu.Unlock()
+	if g.held > 0 {
+		g.heldDisc = d
+		return
+	}
+	g.fe.SetDisclosure(d)
+}
+
+// release ends a hold: when no other reload holds the updates, the front
+// end serves the catalog as it now is, and the disclosure rules set
+// meanwhile, as one change.
+func (g *Gateway) release() {
+	g.pubMu.Lock()
+	defer g.pubMu.Unlock()
+	if g.held--; g.held > 0 {
+		return
+	}
+	snap, d := g.store.Load(), g.heldDisc
+	g.heldDisc = nil
+	g.fe.Publish(snap, d)
 	g.logConflicts(snap)
 }
 

@@ -47,6 +47,9 @@ type source struct {
 	// st.Restarts is retries (loads the gateway tried again after a failed
 	// one) plus execRestarts (the executor's count for its load).
 	retries, execRestarts int
+	// logged is the executor's count given to its last logged state change
+	// of the load, loggedOwn what the executor said (restartlog.go).
+	logged, loggedOwn int
 	// wired holds the services' variables the running server was started
 	// with (nil when it requires none); rewiring serializes restarts for
 	// new ones (services.go).
@@ -189,6 +192,9 @@ func (g *Gateway) load(ctx context.Context, s *source) error {
 		g.log.Error("source failed", "source", s.id, "err", err)
 		return err
 	}
+	s.mu.Lock()
+	s.logged, s.loggedOwn = 0, 0 // the executor counts this load from 0
+	s.mu.Unlock()
 	defs, err := ex.Load(ctx, sdk.LoadRequest{Source: s.id, Kind: kind, Spec: spec})
 	if err != nil {
 		// The status says what failed as the executor's own reports do,
@@ -307,7 +313,9 @@ func (g *Gateway) onChange(exec string, ch sdk.Change) {
 
 // Reload applies a new config: sources whose settings did not change keep
 // running (and their clients' sessions stay); changed ones are reloaded,
-// removed ones unloaded, new ones loaded.
+// removed ones unloaded, new ones loaded. Clients see the outcome as one
+// change, when Reload returns: one list_changed for each kind of list that
+// changed (a server restarted with the same definitions changes none).
 func (g *Gateway) Reload(ctx context.Context, cfg *config.Config) error {
 	g.mu.Lock()
 	if g.closed {
@@ -318,6 +326,8 @@ func (g *Gateway) Reload(ctx context.Context, cfg *config.Config) error {
 	g.cfg = cfg
 	g.publishRoutes()
 	g.mu.Unlock()
+	g.hold()
+	defer g.release()
 	g.fe.SetAccess(httpAccess(cfg))
 	if old.Listen.HTTP != cfg.Listen.HTTP {
 		g.log.Warn("listen.http changed; the gateway keeps listening where it started until it is restarted",
@@ -354,7 +364,7 @@ func (g *Gateway) Reload(ctx context.Context, cfg *config.Config) error {
 	g.startSources(ctx, fresh)
 	g.reloadTools(ctx, cfg)
 	if !sameDisclosure(old, cfg) {
-		g.fe.SetDisclosure(newDisclosure(cfg, g.skillTargets))
+		g.setDisclosure(newDisclosure(cfg, g.skillTargets))
 	}
 	g.pipes.reload(ctx)      // pipelines.go
 	g.reloadSkills(ctx, cfg) // skills.go

@@ -118,19 +118,52 @@ func (s *Server) serveFastCall(w http.ResponseWriter, r *http.Request, sess *ses
 	}
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
-	if sessID != "" {
-		key := sessID + "\x00" + string(req.ID)
-		s.inflight.Store(key, cancel)
-		defer s.inflight.Delete(key)
-	}
 	fc := &fastCall{s: s, w: w, token: token, ctx: ctx, sess: sess}
+	var call *inflightCall
+	if sessID != "" {
+		call = s.track(&fc.inflight, sessID, req.ID, cancel)
+		defer s.untrack(call)
+	}
 	raw, err := s.runPlan(ctx, &plan, fc)
+	if call.wasCancelled() {
+		fc.abandon()
+		return true
+	}
 	if err == nil && sessID == "" {
 		raw = s.modernResult(raw)
 	}
 	fc.finish(answer(req.ID, raw, err))
 	return true
 }
+
+// inflightCall is a request of a 2025-11-25 (or older) session in
+// progress. The client may cancel it (notifications/cancelled): it is
+// then sent no response, as the protocol asks of the receiver of a
+// cancellation; its POST ends as an SSE stream without one.
+type inflightCall struct {
+	key string // in Server.inflight: session id + "\x00" + request id
+	// cancel ends the request's work; nil when mcp-go runs the request
+	// (it cancels its handler itself).
+	cancel    context.CancelFunc
+	cancelled atomic.Bool
+}
+
+// wasCancelled reports whether the client cancelled c; false for nil.
+func (c *inflightCall) wasCancelled() bool { return c != nil && c.cancelled.Load() }
+
+// track registers request id of session sessID as in flight, as c (nil
+// for a new one), cancelled with cancel (see inflightCall), until untrack.
+func (s *Server) track(c *inflightCall, sessID string, id json.RawMessage, cancel context.CancelFunc) *inflightCall {
+	if c == nil {
+		c = new(inflightCall)
+	}
+	c.key, c.cancel = sessID+"\x00"+string(id), cancel
+	s.inflight.Store(c.key, c)
+	return c
+}
+
+// untrack is track's end.
+func (s *Server) untrack(c *inflightCall) { s.inflight.CompareAndDelete(c.key, c) }
 
 // fastPlan is a fast-path tools/call, ready to run.
 type fastPlan struct {
@@ -233,6 +266,9 @@ type fastCall struct {
 	token json.RawMessage
 	ctx   context.Context
 	sess  *session // nil: no legacy session (2026-07-28, extension methods)
+	// inflight is the call as Server.inflight holds it, for a legacy
+	// session's (it is allocated with the fastCall).
+	inflight inflightCall
 
 	mu   sync.Mutex
 	sse  bool
@@ -261,6 +297,36 @@ func (fc *fastCall) event(msg []byte) error {
 		f.Flush()
 	}
 	return nil
+}
+
+// abandon ends the answer without a response (the client cancelled the
+// request): an answer not yet begun is an SSE stream without events, as
+// a POST that carried a request is answered with JSON or SSE. Nothing is
+// written after it.
+func (fc *fastCall) abandon() {
+	fc.mu.Lock()
+	defer fc.mu.Unlock()
+	fc.done = true
+	if !fc.sse {
+		endWithoutResponse(fc.w)
+		return
+	}
+	if f, ok := fc.w.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+// endWithoutResponse answers a POST whose request was cancelled before its
+// answer began: an SSE stream that ends without events.
+func endWithoutResponse(w http.ResponseWriter) {
+	h := w.Header()
+	h.Del("Content-Length")
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-cache")
+	w.WriteHeader(http.StatusOK)
+	if f, ok := w.(http.Flusher); ok {
+		f.Flush()
+	}
 }
 
 // finish writes the answer: as the last SSE event when notifications went
@@ -382,8 +448,10 @@ func (fc *fastCall) CallTool(ctx context.Context, name string, args json.RawMess
 	return fc.s.newCall(fc.ctx, nil).CallTool(ctx, name, args)
 }
 
-// cancelFast cancels a fast-path call named by a notifications/cancelled
-// body of session id; it reports whether it did.
+// cancelFast marks the request of session id that a notifications/cancelled
+// body names as cancelled (see inflightCall) and cancels it, when the front
+// end runs it; it reports whether it did, and so whether mcp-go needs not
+// see the notification.
 func (s *Server) cancelFast(id string, body []byte) bool {
 	var n struct {
 		Params struct {
@@ -397,7 +465,12 @@ func (s *Server) cancelFast(id string, body []byte) bool {
 	if !ok {
 		return false
 	}
-	v.(context.CancelFunc)()
+	c := v.(*inflightCall)
+	c.cancelled.Store(true)
+	if c.cancel == nil {
+		return false
+	}
+	c.cancel()
 	return true
 }
 

@@ -77,12 +77,12 @@ type Server struct {
 	headerBound atomic.Pointer[map[string]bool]
 
 	updateMu sync.Mutex
-	// registered is what Update last registered with mcp-go, by tool name
-	// (guarded by updateMu).
-	registered map[string]registeredTool
-	sessions   sync.Map // session id mcp-go issued -> *session
-	clients    sync.Map // session id -> server.ClientSession, every session mcp-go registered
-	inflight   sync.Map // session id + "\x00" + request id -> cancel of a fast-path call
+	// reg is what Publish last registered with mcp-go (guarded by
+	// updateMu; see publish.go).
+	reg      registry
+	sessions sync.Map // session id mcp-go issued -> *session
+	clients  sync.Map // session id -> server.ClientSession, every session mcp-go registered
+	inflight sync.Map // session id + "\x00" + request id -> *inflightCall
 	// pending holds the server-to-client requests fast-path calls made:
 	// session id + "\x00" + the request's JSON id -> chan of the answer.
 	pending    sync.Map
@@ -161,17 +161,11 @@ func New(router Router, opts Options) *Server {
 		if err != nil {
 			panic("frontend: meta-tool " + name + ": " + err.Error())
 		}
-		s.mcp.AddTool(t, s.metaHandler(name))
+		s.reg.meta = append(s.reg.meta, server.ServerTool{Tool: t, Handler: s.metaHandler(name)})
 	}
+	s.mcp.AddTools(s.reg.meta...)
+	s.mcp.AddResourceTemplate(anyResource(), server.ResourceTemplateHandlerFunc(s.resourceHandler()))
 	return s
-}
-
-// SetDisclosure replaces the disclosure rules (a configuration reload);
-// activations made under the old rules are dropped.
-func (s *Server) SetDisclosure(d *disclosure.Disclosure) {
-	s.disc.Store(d)
-	s.mcp.SendNotificationToAllClients(string(mcp.MethodNotificationToolsListChanged), nil)
-	s.notified.Add(1)
 }
 
 // Disclosure returns the disclosure rules being served.
@@ -179,139 +173,6 @@ func (s *Server) Disclosure() *disclosure.Disclosure { return s.disc.Load() }
 
 // Snapshot returns the catalog snapshot being served.
 func (s *Server) Snapshot() *catalog.Snapshot { return s.snap.Load() }
-
-// Update makes the front end serve snap. Clients with sessions are told
-// about list changes. Calls never see a listed item they cannot reach: new
-// items are registered before the snapshot is served, gone ones removed
-// after. Updates are serialized.
-func (s *Server) Update(snap *catalog.Snapshot) {
-	s.updateMu.Lock()
-	defer s.updateMu.Unlock()
-
-	// Only new and changed tools are converted for mcp-go and registered
-	// again: a source's reload leaves the other sources' tools as they
-	// were, and turning a definition into mcp-go's Tool (and mcp-go
-	// checking it) is most of what a publish costs.
-	var tools []server.ServerTool
-	toolNames := map[string]bool{}
-	for _, name := range disclosure.Names {
-		toolNames[name] = true
-	}
-	cache := make(map[string]registeredTool, len(snap.Tools()))
-	bound := map[string]bool{}
-	for _, it := range snap.Tools() {
-		if r, ok := s.registered[it.Name]; ok && bytes.Equal(r.raw, it.Raw) {
-			cache[it.Name] = r
-			toolNames[it.Name] = true
-			if r.headers {
-				bound[it.Name] = true
-			}
-			continue
-		}
-		t, err := toolFromRaw(it)
-		if err != nil {
-			s.log.Warn("tool definition not served", "tool", it.Name, "source", it.Source, "err", err)
-			continue
-		}
-		tools = append(tools, server.ServerTool{Tool: t, Handler: s.toolHandler(it.Name)})
-		headers := mayBindHeaders(it.Raw) && len(mcp.ExtractParamHeaderBindings(&t)) > 0
-		cache[it.Name] = registeredTool{raw: it.Raw, headers: headers}
-		toolNames[it.Name] = true
-		if headers {
-			bound[it.Name] = true
-		}
-	}
-	s.registered = cache
-	prompts := make([]server.ServerPrompt, 0, len(snap.Prompts()))
-	promptNames := map[string]bool{}
-	for _, it := range snap.Prompts() {
-		var p mcp.Prompt
-		if err := json.Unmarshal(it.Raw, &p); err != nil {
-			s.log.Warn("prompt definition not served", "prompt", it.Name, "source", it.Source, "err", err)
-			continue
-		}
-		p.Name = it.Name
-		prompts = append(prompts, server.ServerPrompt{Prompt: p, Handler: s.promptHandler(it.Name)})
-		promptNames[it.Name] = true
-	}
-	resources := make([]server.ServerResource, 0, len(snap.Resources()))
-	uris := map[string]bool{}
-	for _, it := range snap.Resources() {
-		var r mcp.Resource
-		if err := json.Unmarshal(it.Raw, &r); err != nil {
-			s.log.Warn("resource definition not served", "uri", it.Name, "source", it.Source, "err", err)
-			continue
-		}
-		resources = append(resources, server.ServerResource{Resource: r, Handler: s.resourceHandler()})
-		uris[it.Name] = true
-	}
-	templates := make([]server.ServerResourceTemplate, 0, len(snap.ResourceTemplates()))
-	for _, it := range snap.ResourceTemplates() {
-		var rt mcp.ResourceTemplate
-		if err := json.Unmarshal(it.Raw, &rt); err != nil {
-			s.log.Warn("resource template not served", "uri", it.Name, "source", it.Source, "err", err)
-			continue
-		}
-		templates = append(templates, server.ServerResourceTemplate{Template: rt, Handler: server.ResourceTemplateHandlerFunc(s.resourceHandler())})
-	}
-
-	// Only kinds that changed are touched: every change notifies every
-	// session (list_changed), and a notified legacy session is answered
-	// over SSE from then on, which costs it on every call.
-	old := s.snap.Load()
-	toolsChanged := !bytes.Equal(old.ToolsJSON(), snap.ToolsJSON())
-	promptsChanged := !bytes.Equal(old.PromptsJSON(), snap.PromptsJSON())
-	resourcesChanged := !bytes.Equal(old.ResourcesJSON(), snap.ResourcesJSON())
-	templatesChanged := !bytes.Equal(old.ResourceTemplatesJSON(), snap.ResourceTemplatesJSON())
-
-	// Register first: a listed item is always callable.
-	if toolsChanged && len(tools) > 0 {
-		s.addTools(tools)
-	}
-	if promptsChanged && len(prompts) > 0 {
-		s.mcp.AddPrompts(prompts...)
-	}
-	if resourcesChanged && len(resources) > 0 {
-		s.mcp.AddResources(resources...)
-	}
-	if templatesChanged && len(templates) > 0 {
-		s.mcp.AddResourceTemplates(templates...)
-	}
-	s.headerBound.Store(&bound)
-	s.snap.Store(snap)
-	// Then drop what is gone.
-	var goneTools, gonePrompts, goneURIs []string
-	for name := range s.mcp.ListTools() {
-		if !toolNames[name] {
-			goneTools = append(goneTools, name)
-		}
-	}
-	for name := range s.mcp.ListPrompts() {
-		if !promptNames[name] {
-			gonePrompts = append(gonePrompts, name)
-		}
-	}
-	for uri := range s.mcp.ListResources() {
-		if !uris[uri] {
-			goneURIs = append(goneURIs, uri)
-		}
-	}
-	if len(goneTools) > 0 {
-		s.mcp.DeleteTools(goneTools...)
-	}
-	if len(gonePrompts) > 0 {
-		s.mcp.DeletePrompts(gonePrompts...)
-	}
-	if len(goneURIs) > 0 {
-		s.mcp.DeleteResources(goneURIs...)
-	}
-	if templatesChanged {
-		s.mcp.SetResourceTemplates(templates...)
-	}
-	if toolsChanged || promptsChanged || resourcesChanged || templatesChanged {
-		s.notified.Add(1)
-	}
-}
 
 // Notify sends a source-level notification to the clients it concerns:
 // notifications/resources/updated to the sessions subscribed to its URI
@@ -357,34 +218,9 @@ func (s *Server) deliverLog(params map[string]any) {
 	})
 }
 
-// ServeStdio serves one client over in and out until in closes or ctx ends.
-// Nothing but protocol messages is written to out.
-func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) error {
-	st := server.NewStdioServer(s.mcp)
-	st.SetErrorLogger(slog.NewLogLogger(s.log.Handler(), slog.LevelWarn))
-	sr := newStdioRewriter(s)
-	ctx = withClient(context.WithValue(ctx, profileKey{}, s.opts.StdioProfile), stdioSession)
-	defer s.Disclosure().EndSession(stdioSession)
-	ow := &outWriter{sr: sr, w: out}
-	iw := sr.watchIn(in)
-	iw.methods = &stdioMethods{s: s, ctx: ctx, ow: ow}
-	defer iw.methods.wg.Wait()
-	err := st.Listen(ctx, iw, ow)
-	if err == context.Canceled || err == io.EOF {
-		return nil
-	}
-	return err
-}
-
 // notificationWait bounds how long a result waits for its notifications to
 // be written (see delivery).
 const notificationWait = 250 * time.Millisecond
-
-// registeredTool is a tool as Update registered it with mcp-go.
-type registeredTool struct {
-	raw     []byte // the catalog item's definition
-	headers bool   // some parameter is bound to a header
-}
 
 // mayBindHeaders reports whether a tool definition may carry an
 // x-mcp-header annotation as mcp-go reads it: the key in any letter case
@@ -462,41 +298,6 @@ func toolFromRaw(it *catalog.Item) (mcp.Tool, error) {
 		t.RawOutputSchema = out
 	}
 	return t, nil
-}
-
-// addTools registers tools with mcp-go. Its AddTools panics on a tool
-// whose x-mcp-header annotations it refuses (on a non-primitive property,
-// a header name used twice), and then registers none of the batch: one
-// upstream's tool must neither take the gateway down nor keep the other
-// tools out. So the batch is checked with mcp-go's own validator and
-// added again without the refused tools, each left out with the reason.
-func (s *Server) addTools(tools []server.ServerTool) {
-	if addRecovered(s.mcp, tools) == nil {
-		return
-	}
-	good := make([]server.ServerTool, 0, len(tools))
-	for _, t := range tools {
-		if err := mcp.ValidateParamHeaderAnnotations(&t.Tool); err != nil {
-			s.log.Warn("tool definition not served: a 2026-07-28 client could not use its x-mcp-header annotations",
-				"tool", t.Tool.Name, "err", err)
-			continue
-		}
-		good = append(good, t)
-	}
-	if err := addRecovered(s.mcp, good); err != nil {
-		s.log.Error("tool definitions not served: mcp-go refused them", "tools", len(good), "err", err)
-	}
-}
-
-// addRecovered is mcp-go's AddTools with its panic turned into an error.
-func addRecovered(m *server.MCPServer, tools []server.ServerTool) (err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("%v", r)
-		}
-	}()
-	m.AddTools(tools...)
-	return nil
 }
 
 func (s *Server) toolHandler(name string) server.ToolHandlerFunc {
@@ -646,15 +447,11 @@ func (s *Server) promptHandler(name string) server.PromptHandlerFunc {
 
 func (s *Server) resourceHandler() server.ResourceHandlerFunc {
 	return func(ctx context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
-		snap := s.snap.Load()
-		it, ok := snap.Resource(req.Params.URI)
-		if !ok {
-			if it, ok = snap.MatchTemplate(req.Params.URI); !ok {
-				return nil, fmt.Errorf("unknown resource %q", req.Params.URI)
-			}
-		}
-		if !s.Disclosure().Serves(s.discRequest(ctx), it) {
-			return nil, fmt.Errorf("unknown resource %q", req.Params.URI)
+		// One the request's endpoint does not serve is answered as one that
+		// does not exist (noResource).
+		it, ok := resourceItem(s.snap.Load(), req.Params.URI)
+		if !ok || !s.Disclosure().Serves(s.discRequest(ctx), it) {
+			return nil, s.noResource(req.Params.URI)
 		}
 		params, token := buildParams(map[string]any{"uri": req.Params.URI}, "", nil, req.Params.Meta)
 		raw, err := s.callSource(ctx, it, string(mcp.MethodResourcesRead), req.Params.URI, params, req.Params.Meta, req.Params.MultiRoundTripParams, token)

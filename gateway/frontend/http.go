@@ -225,7 +225,11 @@ func (g *guard) servePost(w http.ResponseWriter, r *http.Request, profile, sessI
 	}
 	if m, ok := g.s.opts.Methods[req.Method]; ok && req.valid() && hasValue(req.ID) &&
 		(modern && modernPlain(r, &req) || !modern && legacyVersion(r)) {
-		g.s.serveMethod(w, r, m, req.ID, body, modern)
+		methodSession := ""
+		if !modern {
+			methodSession = sessID
+		}
+		g.s.serveMethod(w, r, m, methodSession, req.ID, body, modern)
 		return
 	}
 	switch {
@@ -244,7 +248,14 @@ func (g *guard) servePost(w http.ResponseWriter, r *http.Request, profile, sessI
 			return
 		}
 	case req.Method == string(mcp.MethodInitialize):
-		g.next.ServeHTTP(&sessionTracker{ResponseWriter: w, s: g.s, caps: declaredCaps(body)}, r)
+		track := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			g.next.ServeHTTP(&sessionTracker{ResponseWriter: w, s: g.s, caps: declaredCaps(body)}, r)
+		})
+		if exactID(req.ID) {
+			g.s.serveRewritten(w, r, track, answerEdit{id: req.ID})
+			return
+		}
+		track(w, r)
 		return
 	case plain && isList && req.Params.Cursor == nil:
 		if _, ok := g.legacySession(r, req); ok {
@@ -273,8 +284,22 @@ func (g *guard) servePost(w http.ResponseWriter, r *http.Request, profile, sessI
 		defer done()
 	}
 	defer g.s.drained(sessID, g.s.notified.Load())
+	// A request of a session, which its client may cancel: mcp-go cancels
+	// its handler, and the rewriter drops the response it still writes.
+	var call *inflightCall
+	if sessID != "" && !modern && req.valid() && hasValue(req.ID) && req.Method != "" && req.Method != string(mcp.MethodInitialize) {
+		call = g.s.track(nil, sessID, req.ID, nil)
+		defer g.s.untrack(call)
+	}
+	edit := answerEdit{dreq: dreq, modern: modern, call: call}
 	if rewrites(req.Method) && (!isList || req.Params.Cursor == nil) {
-		g.s.serveRewritten(w, r, g.next, req.Method, dreq)
+		edit.method = req.Method
+	}
+	if exactID(req.ID) {
+		edit.id = req.ID
+	}
+	if edit.method != "" || edit.call != nil || edit.id != nil {
+		g.s.serveRewritten(w, r, g.next, edit)
 		return
 	}
 	g.next.ServeHTTP(w, r)

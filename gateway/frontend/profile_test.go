@@ -121,8 +121,9 @@ func TestProfileCompletions(t *testing.T) {
 
 // TestProfileSubscriptions: a profile's client cannot subscribe to a
 // resource the profile does not serve, whether or not another client
-// subscribed first; it is refused as reading the resource is, and gets
-// none of its updates.
+// subscribed first: it is acknowledged, as a subscription to a URI no
+// source lists is, and goes nowhere (no source is asked, no update
+// reaches it).
 func TestProfileSubscriptions(t *testing.T) {
 	sr := &sourceRouter{}
 	fe, url := profileServer(t, sr)
@@ -131,35 +132,40 @@ func TestProfileSubscriptions(t *testing.T) {
 		return do(t, http.MethodPost, endpoint, `{"jsonrpc":"2.0","id":5,"method":"`+method+`","params":{"uri":"`+uri+`"}}`, legacyHeaders(session))
 	}
 	ds, ps := initSession(t, url), initSession(t, prof)
+	sr.take()
 
 	for _, uri := range []string{"demo://b/doc", "demo://b/7"} {
-		read := call(prof, ps, "resources/read", uri)
-		wantMsg := read.rpcError(t)
-		if wantMsg == nil {
-			t.Fatalf("%s read on the profile: %q", uri, read.body)
-		}
-		// Refused when the profile's client comes first, and after a
+		nowhere := call(prof, ps, "resources/subscribe", "demo://nope/"+uri[len("demo://b/"):])
+		// The same when the profile's client comes first, and after a
 		// client of an endpoint that serves it subscribed.
 		for _, after := range []bool{false, true} {
 			if after {
 				if e := call(url, ds, "resources/subscribe", uri); e.rpcError(t) != nil {
 					t.Fatalf("subscribe %s on the default endpoint: %q", uri, e.body)
 				}
+				sr.take()
 			}
 			e := call(prof, ps, "resources/subscribe", uri)
-			if err := e.rpcError(t); err == nil || err.Message != wantMsg.Message {
-				t.Errorf("subscribe %s on the profile (after another client: %v): %q; want refused as reading it is (%q)", uri, after, e.body, wantMsg.Message)
+			if e.status != nowhere.status || e.body != nowhere.body {
+				t.Errorf("subscribe %s on the profile (after another client: %v): %d %q; want what a URI no source lists gets: %d %q",
+					uri, after, e.status, e.body, nowhere.status, nowhere.body)
+			}
+			if got := sr.take(); len(got) != 0 {
+				t.Errorf("subscribe %s on the profile: sources asked %q", uri, got)
 			}
 		}
 		if got := fe.subscribers(uri); !slices.Equal(got, []string{ds}) {
 			t.Errorf("subscribers of %s: %q; want only the default endpoint's session", uri, got)
 		}
 	}
-	// A 2026-07-28 subscriptions/listen stream of the profile is refused
+	// A 2026-07-28 subscriptions/listen stream of the profile is treated
 	// the same way (it subscribes through the same path).
 	ctx := context.WithValue(t.Context(), profileKey{}, "p")
-	if err := fe.subscribe(ctx, "listen:1", "demo://b/doc"); err == nil {
-		t.Error("a profile's stream subscribed to a resource the profile does not serve")
+	if err := fe.subscribe(ctx, "listen:1", "demo://b/doc"); err != nil {
+		t.Errorf("a profile's stream, subscribing to a resource the profile does not serve: %v", err)
+	}
+	if got := fe.subscribers("demo://b/doc"); !slices.Equal(got, []string{ds}) {
+		t.Errorf("subscribers of demo://b/doc: %q; want only the default endpoint's session", got)
 	}
 	// What the profile serves it subscribes to.
 	if e := call(prof, ps, "resources/subscribe", "demo://a/doc"); e.rpcError(t) != nil {
@@ -170,94 +176,57 @@ func TestProfileSubscriptions(t *testing.T) {
 	}
 }
 
-// TestUnknownToolsLookTheSame: on a profile, a tool of a server outside
-// it is refused exactly as a tool that exists nowhere, which is how the
-// default endpoint refuses an unknown tool (invalid params: -32602, HTTP
-// 400 in 2026-07-28), in both eras and on both paths (the front end's own
-// and mcp-go's). Prompts likewise.
-func TestUnknownToolsLookTheSame(t *testing.T) {
-	fe, url := profileServer(t, &sourceRouter{})
-	prof := url + "/p/p"
-	ps, ds := initSession(t, prof), initSession(t, url)
-	const meta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"t","version":"1"},"io.modelcontextprotocol/clientCapabilities":{}}`
-	legacy := func(endpoint, session, method, name string) exchange {
-		return do(t, http.MethodPost, endpoint, `{"jsonrpc":"2.0","id":8,"method":"`+method+`","params":{"name":"`+name+`"}}`, legacyHeaders(session))
-	}
-	modern := func(endpoint, _, method, name string) exchange {
-		return do(t, http.MethodPost, endpoint, `{"jsonrpc":"2.0","id":8,"method":"`+method+`","params":{"name":"`+name+`",`+meta+`}}`,
-			map[string]string{"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": method, "Mcp-Name": name})
-	}
-	check := func(t *testing.T, era string, send func(endpoint, session, method, name string) exchange) {
-		for _, c := range []struct{ method, name string }{{"tools/call", "t"}, {"prompts/get", "q"}} {
-			elsewhere := send(prof, ps, c.method, "b__"+c.name)
-			nowhere := send(prof, ps, c.method, "nope__"+c.name)
-			onDefault := send(url, ds, c.method, "nope__"+c.name)
-			sameError(t, era+" "+c.method+": outside the profile vs nowhere", elsewhere, nowhere, "b__"+c.name, "nope__"+c.name)
-			sameError(t, era+" "+c.method+": outside the profile vs unknown on the default endpoint", elsewhere, onDefault, "b__"+c.name, "nope__"+c.name)
-			if err := elsewhere.rpcError(t); err == nil || err.Code != -32602 {
-				t.Errorf("%s %s outside the profile: %d %q; want invalid params (-32602)", era, c.method, elsewhere.status, elsewhere.body)
-			}
-			if e := send(prof, ps, c.method, "a__"+c.name); e.rpcError(t) != nil {
-				t.Errorf("%s %s the profile serves: %q", era, c.method, e.body)
-			}
-		}
-	}
-	t.Run("2025-11-25", func(t *testing.T) { check(t, "2025-11-25", legacy) })
-	t.Run("2026-07-28", func(t *testing.T) { check(t, "2026-07-28", modern) })
-	// A session with a notification pending is served by mcp-go, which
-	// still runs the meta-tools on a profile.
-	fe.notified.Add(1)
-	t.Run("2025-11-25 via mcp-go", func(t *testing.T) { check(t, "2025-11-25 via mcp-go", legacy) })
-	if e := do(t, http.MethodPost, prof, `{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"find_tools","arguments":{"query":"t"}}}`, legacyHeaders(ps)); e.rpcError(t) != nil || !strings.Contains(e.body, "a__t") || strings.Contains(e.body, "b__t") {
-		t.Errorf("find_tools on the profile via mcp-go: %q", e.body)
-	}
-}
-
-// TestListCursors: the gateway answers lists whole and issues no cursors.
-// An empty cursor is the start; any other is refused, on a profile too,
-// where mcp-go would otherwise page through every server's items.
-func TestListCursors(t *testing.T) {
-	_, url := profileServer(t, &sourceRouter{})
+// TestUnknownResourcesLookTheSame: on a profile, reading a resource (or a
+// URI of a template) of a server outside it is answered exactly as a URI
+// that exists nowhere — mcp-go's own answer for a URI it has no handler
+// for: -32002 up to 2025-11-25, invalid params and HTTP 400 in 2026-07-28
+// — over HTTP in both eras and over stdio, and its source is not asked.
+func TestUnknownResourcesLookTheSame(t *testing.T) {
+	sr := &sourceRouter{}
+	fe, url := profileServer(t, sr)
 	prof := url + "/p/p"
 	ps := initSession(t, prof)
-	for _, c := range []struct{ method, served, other string }{
-		{"resources/list", "demo://a/doc", "demo://b/doc"},
-		{"resources/templates/list", "demo://a/{id}", "demo://b/{id}"},
-		{"tools/list", "a__t", "b__t"},
-		{"prompts/list", "a__q", "b__q"},
-	} {
-		e := do(t, http.MethodPost, prof, `{"jsonrpc":"2.0","id":4,"method":"`+c.method+`","params":{"cursor":""}}`, legacyHeaders(ps))
-		if e.rpcError(t) != nil || !strings.Contains(e.body, c.served) || strings.Contains(e.body, c.other) {
-			t.Errorf("%s with an empty cursor on the profile: %q", c.method, e.body)
+	const meta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"t","version":"1"},"io.modelcontextprotocol/clientCapabilities":{}}`
+	read := map[string]func(uri string) exchange{
+		"2025-11-25": func(uri string) exchange {
+			return do(t, http.MethodPost, prof, `{"jsonrpc":"2.0","id":6,"method":"resources/read","params":{"uri":"`+uri+`"}}`, legacyHeaders(ps))
+		},
+		"2026-07-28": func(uri string) exchange {
+			return do(t, http.MethodPost, prof, `{"jsonrpc":"2.0","id":6,"method":"resources/read","params":{"uri":"`+uri+`",`+meta+`}}`,
+				map[string]string{"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "resources/read", "Mcp-Name": uri})
+		},
+	}
+	stdioFE := New(sr, Options{StdioProfile: "p", Disclosure: fe.Disclosure()})
+	stdioFE.Update(fe.Snapshot())
+	stdio := serveStdio(t, stdioFE)
+	read["stdio"] = func(uri string) exchange {
+		stdio.write(t, `{"jsonrpc":"2.0","id":6,"method":"resources/read","params":{"uri":"`+uri+`"}}`)
+		return exchange{status: http.StatusOK, body: stdio.answer(t, "6")}
+	}
+	wantCode := map[string]int64{"2025-11-25": -32002, "2026-07-28": -32602, "stdio": -32002}
+	wantStatus := map[string]int{"2025-11-25": 200, "2026-07-28": 400, "stdio": 200}
+	sr.take()
+	for era, send := range read {
+		for _, c := range []struct{ what, outside, nowhere string }{
+			{"a resource", "demo://b/doc", "demo://nope/doc"},
+			{"a template's URI", "demo://b/7", "demo://nope/7"},
+			{"a URI the catch-all cannot match", "demo://b/doc", "demo://no pe/doc"},
+		} {
+			outside, nowhere := send(c.outside), send(c.nowhere)
+			what := era + ", " + c.what + ": outside the profile vs nowhere"
+			if strings.ReplaceAll(outside.body, c.outside, "URI") != strings.ReplaceAll(nowhere.body, c.nowhere, "URI") || outside.status != nowhere.status {
+				t.Errorf("%s: answered differently:\n%d %q\n%d %q", what, outside.status, outside.body, nowhere.status, nowhere.body)
+			}
+			if err := outside.rpcError(t); err == nil || err.Code != wantCode[era] || outside.status != wantStatus[era] ||
+				err.Message != "handler not found for resource URI '"+c.outside+"': resource not found" {
+				t.Errorf("%s: %d %q; want mcp-go's not found (%d, HTTP %d)", what, outside.status, outside.body, wantCode[era], wantStatus[era])
+			}
 		}
-		e = do(t, http.MethodPost, prof, `{"jsonrpc":"2.0","id":4,"method":"`+c.method+`","params":{"cursor":"MTA="}}`, legacyHeaders(ps))
-		if err := e.rpcError(t); err == nil || err.Code != -32602 || strings.Contains(e.body, c.other) {
-			t.Errorf("%s with a cursor the gateway did not issue: %d %q", c.method, e.status, e.body)
+		if e := send("demo://a/doc"); e.rpcError(t) != nil || !strings.Contains(e.body, "from a") {
+			t.Errorf("%s: a resource the profile serves: %d %q", era, e.status, e.body)
 		}
-	}
-}
-
-// TestUnknownToolHint: the default endpoint says why a tool is missing
-// when the gateway knows (UnknownToolHint); a profile never does, so its
-// clients learn nothing of servers outside it.
-func TestUnknownToolHint(t *testing.T) {
-	fe := New(&sourceRouter{}, Options{
-		Disclosure:      disclosure.New(disclosure.Options{Profiles: []disclosure.Profile{{Name: "p", Servers: []string{"a"}}}}),
-		UnknownToolHint: func(name string) string { return "hint for " + name },
-	})
-	fe.Update(catalog.Build([]catalog.Source{{ID: "a", Namespace: "a", Executor: "x", Defs: sdk.Definitions{
-		Tools: []json.RawMessage{json.RawMessage(`{"name":"t","inputSchema":{"type":"object"}}`)},
-	}}}, catalog.Options{}))
-	ts := httptest.NewServer(fe.Handler())
-	t.Cleanup(ts.Close)
-	url := ts.URL + "/mcp"
-	call := func(endpoint string) exchange {
-		return do(t, http.MethodPost, endpoint, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"b__t"}}`, legacyHeaders(initSession(t, endpoint)))
-	}
-	if e := call(url); e.rpcError(t) == nil || e.rpcError(t).Code != -32602 || !strings.Contains(e.body, "hint for b__t") {
-		t.Errorf("default endpoint: %d %q", e.status, e.body)
-	}
-	if e := call(url + "/p/p"); e.rpcError(t) == nil || strings.Contains(e.body, "hint") {
-		t.Errorf("profile: %d %q", e.status, e.body)
+		if got := sr.take(); !slices.Equal(got, []string{"a resources/read"}) {
+			t.Errorf("%s: sources asked %q; want a's once", era, got)
+		}
 	}
 }

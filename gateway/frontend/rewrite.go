@@ -1,7 +1,6 @@
 package frontend
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -293,18 +292,43 @@ func (st *sessionTracker) Flush() {
 	}
 }
 
-// serveRewritten runs next and rewrites the answer to a request for
-// method on its way out: a JSON answer is buffered and rewritten whole; an
-// SSE answer streams through, its notifications untouched and as soon as
-// they come, and its result event rewritten.
-func (s *Server) serveRewritten(w http.ResponseWriter, r *http.Request, next http.Handler, method string, dreq disclosure.Request) {
-	if method == string(mcp.MethodToolsList) || method == string(mcp.MethodPromptsList) {
+// answerEdit is what serveRewritten changes in an answer of mcp-go's.
+type answerEdit struct {
+	// method is the request's method, whose answer is rewritten to the
+	// sources' bytes (raw.go); "" rewrites none.
+	method string
+	dreq   disclosure.Request // who asked
+	modern bool               // a 2026-07-28 request
+	// call, when not nil, is the request in flight: once its client
+	// cancelled it, the response is dropped (see inflightCall).
+	call *inflightCall
+	// id, when not nil, is the request's id as the client wrote it, which
+	// mcp-go answers with another (see exactID): the response gets it back.
+	id json.RawMessage
+}
+
+// serveRewritten runs next and edits its answer on the way out: a JSON
+// answer is buffered and edited whole; an SSE answer streams through, its
+// notifications untouched and as soon as they come, and its result event
+// edited.
+func (s *Server) serveRewritten(w http.ResponseWriter, r *http.Request, next http.Handler, edit answerEdit) {
+	if edit.method == string(mcp.MethodToolsList) || edit.method == string(mcp.MethodPromptsList) {
 		r = r.WithContext(context.WithValue(r.Context(), rawListKey{}, true))
 	}
 	ctx, d := withDelivery(r.Context())
-	rw := &rewriter{s: s, w: w, method: method, d: d, dreq: dreq}
+	rw := &rewriter{s: s, w: w, d: d, answerEdit: edit}
 	next.ServeHTTP(rw, r.WithContext(ctx))
 	rw.finish()
+}
+
+// isResponse reports whether a JSON-RPC message is a response (a result or
+// an error, not a request or notification).
+func isResponse(msg []byte) bool {
+	var m struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+	}
+	return json.Unmarshal(msg, &m) == nil && m.Method == "" && len(m.ID) > 0
 }
 
 // isNotification reports whether an SSE data payload is a notification.
@@ -318,11 +342,10 @@ func isNotification(data []byte) bool {
 
 // rewriter is the ResponseWriter of a rewritten answer.
 type rewriter struct {
-	s      *Server
-	w      http.ResponseWriter
-	method string
-	d      *delivery
-	dreq   disclosure.Request
+	s *Server
+	w http.ResponseWriter
+	d *delivery
+	answerEdit
 
 	status int
 	sse    bool
@@ -371,7 +394,11 @@ func (rw *rewriter) emitLine() error {
 	line := rw.buf.Bytes()
 	if data, ok := bytes.CutPrefix(line, []byte("data: ")); ok {
 		data = bytes.TrimRight(data, "\r\n")
-		if out := rw.s.rewrite(data, rw.method, rw.dreq); !bytes.Equal(out, data) {
+		if rw.call.wasCancelled() && isResponse(data) {
+			rw.buf.Reset() // the client cancelled the request
+			return nil
+		}
+		if out, _, changed := rw.edit(data); changed {
 			line = append(append([]byte("data: "), out...), '\n')
 		} else if isNotification(data) {
 			_, err := rw.w.Write(line)
@@ -386,6 +413,21 @@ func (rw *rewriter) emitLine() error {
 	_, err := rw.w.Write(line)
 	rw.buf.Reset()
 	return err
+}
+
+// edit returns the message msg of mcp-go's answer as the client gets it,
+// and whether that differs from msg; status, when not 0, is the HTTP
+// status that answer needs.
+func (rw *rewriter) edit(msg []byte) (out []byte, status int, changed bool) {
+	out, status, changed = rw.s.noResourceAnswer(msg, rw.method, rw.modern)
+	if !changed {
+		out = rw.s.rewrite(msg, rw.method, rw.dreq)
+		changed = !bytes.Equal(out, msg)
+	}
+	if rw.id != nil && isResponse(out) {
+		out, changed = withID(out, rw.id), true
+	}
+	return out, status, changed
 }
 
 func (rw *rewriter) Flush() {
@@ -407,126 +449,19 @@ func (rw *rewriter) finish() {
 		return
 	}
 	body := rw.buf.Bytes()
+	if rw.call.wasCancelled() && isResponse(body) {
+		endWithoutResponse(rw.w)
+		return
+	}
 	if trimmed := bytes.TrimSpace(body); len(trimmed) > 0 && trimmed[0] == '{' {
-		if out := rw.s.rewrite(trimmed, rw.method, rw.dreq); !bytes.Equal(out, trimmed) {
+		if out, status, changed := rw.edit(trimmed); changed {
 			body = append(out, '\n')
+			if status != 0 {
+				rw.status = status
+			}
 		}
 	}
 	rw.w.Header().Set("Content-Length", strconv.Itoa(len(body)))
 	rw.w.WriteHeader(rw.status)
 	_, _ = rw.w.Write(body)
-}
-
-// stdioRewriter sits between mcp-go's stdio server and the client: it
-// reads requests to learn each id's method, and rewrites answers.
-type stdioRewriter struct {
-	s       *Server
-	mu      chan struct{}
-	methods map[string]stdioRequest // by request id
-}
-
-// stdioRequest is what the rewriter keeps of a request until its answer.
-type stdioRequest struct {
-	method string
-	dreq   disclosure.Request
-}
-
-func newStdioRewriter(s *Server) *stdioRewriter {
-	return &stdioRewriter{s: s, mu: make(chan struct{}, 1), methods: map[string]stdioRequest{}}
-}
-
-func (sr *stdioRewriter) lock()   { sr.mu <- struct{}{} }
-func (sr *stdioRewriter) unlock() { <-sr.mu }
-
-// watchIn returns a reader of in that records the methods of requests
-// whose answers are rewritten.
-func (sr *stdioRewriter) watchIn(in interface{ Read([]byte) (int, error) }) *inWatcher {
-	return &inWatcher{sr: sr, r: bufio.NewReaderSize(in, 64<<10)}
-}
-
-type inWatcher struct {
-	sr      *stdioRewriter
-	r       *bufio.Reader
-	buf     []byte
-	methods *stdioMethods // serves Options.Methods; nil serves none
-}
-
-func (iw *inWatcher) Read(p []byte) (int, error) {
-	for len(iw.buf) == 0 {
-		line, err := iw.r.ReadBytes('\n')
-		if len(line) == 0 {
-			return 0, err
-		}
-		var req request
-		if json.Unmarshal(line, &req) == nil && len(req.ID) > 0 && iw.methods != nil {
-			if m, ok := iw.sr.s.opts.Methods[req.Method]; ok {
-				iw.methods.serve(m, req.ID, line)
-				if err != nil {
-					return 0, err
-				}
-				continue // not for mcp-go
-			}
-		}
-		if json.Unmarshal(line, &req) == nil && len(req.ID) > 0 && rewrites(req.Method) {
-			dreq := disclosure.Request{Profile: iw.sr.s.opts.StdioProfile}
-			if !mcp.IsModernProtocol(req.protocolVersion()) {
-				dreq.Session = stdioSession
-			}
-			iw.sr.lock()
-			iw.sr.methods[string(req.ID)] = stdioRequest{req.Method, dreq}
-			iw.sr.unlock()
-		}
-		iw.buf = line
-	}
-	n := copy(p, iw.buf)
-	iw.buf = iw.buf[n:]
-	return n, nil
-}
-
-// outWriter rewrites answer lines on their way to the client.
-type outWriter struct {
-	sr  *stdioRewriter
-	w   interface{ Write([]byte) (int, error) }
-	buf []byte
-	mu  sync.Mutex // whole lines: mcp-go's and the extension methods'
-}
-
-// writeLine writes one protocol line of the front end's own.
-func (ow *outWriter) writeLine(msg []byte) error {
-	ow.mu.Lock()
-	defer ow.mu.Unlock()
-	_, err := ow.w.Write(append(msg[:len(msg):len(msg)], '\n'))
-	return err
-}
-
-func (ow *outWriter) Write(p []byte) (int, error) {
-	n := len(p)
-	ow.buf = append(ow.buf, p...)
-	for {
-		i := bytes.IndexByte(ow.buf, '\n')
-		if i < 0 {
-			return n, nil
-		}
-		line := ow.buf[:i]
-		var env struct {
-			ID json.RawMessage `json:"id"`
-		}
-		out := line
-		if json.Unmarshal(line, &env) == nil && len(env.ID) > 0 {
-			ow.sr.lock()
-			sreq, ok := ow.sr.methods[string(env.ID)]
-			delete(ow.sr.methods, string(env.ID))
-			ow.sr.unlock()
-			if ok {
-				out = ow.sr.s.rewrite(line, sreq.method, sreq.dreq)
-			}
-		}
-		ow.mu.Lock()
-		_, err := ow.w.Write(append(out[:len(out):len(out)], '\n'))
-		ow.mu.Unlock()
-		if err != nil {
-			return 0, err
-		}
-		ow.buf = ow.buf[i+1:]
-	}
 }

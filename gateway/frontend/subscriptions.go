@@ -25,8 +25,8 @@ import (
 // it when the last of them unsubscribes or ends (a stream ends with its
 // request). The source's notifications/resources/updated then goes to
 // those clients only. A URI no source lists is acknowledged and goes
-// nowhere; one the client's endpoint (a profile) does not serve is refused,
-// for every client, as reading it is.
+// nowhere; so is one the client's endpoint (a profile) does not serve: its
+// client must not tell it from one that does not exist.
 
 // subscriptions records which sessions subscribed to which URIs.
 type subscriptions struct {
@@ -134,14 +134,12 @@ func (s *Server) deliverUpdate(uri string, params map[string]any) {
 
 // subscribe records that session subscribed to uri, subscribing the source
 // first if no session had. A resource the request's endpoint does not serve
-// is refused, for every subscriber, as reading it is.
+// is treated as one no source lists.
 func (s *Server) subscribe(ctx context.Context, session, uri string) error {
 	unlock := s.subs.locks.Lock(uri)
 	defer unlock()
 	it, listed := resourceItem(s.snap.Load(), uri)
-	if listed && !s.Disclosure().Serves(s.discRequest(ctx), it) {
-		return fmt.Errorf("unknown resource %q", uri)
-	}
+	listed = listed && s.Disclosure().Serves(s.discRequest(ctx), it)
 	s.subs.mu.Lock()
 	known, first := s.subs.bySess[session][uri], len(s.subs.byURI[uri]) == 0
 	s.subs.mu.Unlock()
@@ -149,9 +147,9 @@ func (s *Server) subscribe(ctx context.Context, session, uri string) error {
 		return nil
 	}
 	if !listed {
-		// No source lists it: acknowledged, as mcp-go does, with no
-		// source to tell (a server may accept URIs it does not list, but
-		// which server is anyone's guess).
+		// No source lists it (for this endpoint): acknowledged, as mcp-go
+		// does, with no source to tell (a server may accept URIs it does
+		// not list, but which server is anyone's guess).
 		s.log.Debug("subscription to a resource no source lists", "uri", uri)
 		return nil
 	}

@@ -1,0 +1,77 @@
+package frontend
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+)
+
+// A client of a profile must not tell a resource outside its profile from
+// one that does not exist. mcp-go answers a read of a URI it has no
+// handler for itself (-32002 "resource not found" up to 2025-11-25,
+// invalid params and HTTP 400 in 2026-07-28); a handler's error it can
+// only answer as an internal error. So the resource handler fails with
+// noResource, whose message carries a marker, and the answer is replaced
+// on its way out (HTTP and stdio) by the one mcp-go gives for a URI it has
+// no handler for. The catch-all template sends every URI to that handler,
+// so a URI that exists nowhere gets the same answer the same way.
+
+// noResourceError is the resource handler's error for a URI the request's
+// endpoint does not serve.
+type noResourceError struct{ marker, uri string }
+
+func (e noResourceError) Error() string { return e.marker + e.uri }
+
+// noResource is the resource handler's error for uri.
+func (s *Server) noResource(uri string) error {
+	return noResourceError{marker: s.noResourceMarker(), uri: uri}
+}
+
+// noResourceMarker starts the message of a noResource error: the stash's
+// prefix, random per process, so a source's own error cannot pass for it.
+func (s *Server) noResourceMarker() string { return s.raw.prefix + "no-resource:" }
+
+// resourceNotFound is mcp-go's error for a read of uri it has no handler
+// for: its code for the era, and its message.
+func resourceNotFound(uri string, modern bool) []byte {
+	code := mcp.RESOURCE_NOT_FOUND
+	if modern {
+		code = mcp.INVALID_PARAMS
+	}
+	msg := fmt.Errorf("handler not found for resource URI '%s': %w", uri, server.ErrResourceNotFound).Error()
+	b, _ := json.Marshal(mcp.NewJSONRPCErrorDetails(code, msg, nil))
+	return b
+}
+
+// noResourceAnswer returns the answer mcp-go gives for a URI it has no
+// handler for in place of msg, when msg answers a resources/read with a
+// noResource error; else msg and false. status is the HTTP status of that
+// answer in the request's era.
+func (s *Server) noResourceAnswer(msg []byte, method string, modern bool) (out []byte, status int, ok bool) {
+	if method != string(mcp.MethodResourcesRead) || !bytes.Contains(msg, []byte(s.noResourceMarker())) {
+		return msg, 0, false
+	}
+	var env struct {
+		ID    json.RawMessage `json:"id"`
+		Error *struct {
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	if json.Unmarshal(msg, &env) != nil || env.Error == nil || len(env.ID) == 0 {
+		return msg, 0, false
+	}
+	uri, found := strings.CutPrefix(env.Error.Message, s.noResourceMarker())
+	if !found {
+		return msg, 0, false
+	}
+	status = http.StatusOK
+	if modern {
+		status = http.StatusBadRequest
+	}
+	return rpcEnvelope(env.ID, `,"error":`, resourceNotFound(uri, modern)), status, true
+}

@@ -1,0 +1,392 @@
+package frontend
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"strconv"
+	"sync"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/skillgate/skillgate/gateway/disclosure"
+	"github.com/skillgate/skillgate/plugins/sdk"
+)
+
+// The stdio transport is mcp-go's, with the front end on both sides of it:
+// inWatcher reads the client's lines before mcp-go does, outWriter writes
+// mcp-go's lines to the client. Between them they
+//
+//   - rewrite answers to the sources' bytes (raw.go),
+//   - serve extension methods (Options.Methods), which mcp-go does not know,
+//   - send no response for a request the client cancelled
+//     (notifications/cancelled): mcp-go cancels its handler, but answers it
+//     anyway,
+//   - keep the request ids mcp-go would change: it decodes a number as a
+//     float64 and answers 9007199254740993 as 9007199254740992. A request
+//     with an integer id a float64 cannot hold reaches mcp-go under an id
+//     of the front end's, and its answer gets the client's back.
+
+// ServeStdio serves one client over in and out until in closes or ctx ends.
+// Nothing but protocol messages is written to out.
+func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) error {
+	st := server.NewStdioServer(s.mcp)
+	st.SetErrorLogger(slog.NewLogLogger(s.log.Handler(), slog.LevelWarn))
+	sr := &stdioRequests{s: s, pending: map[string]*stdioRequest{}, swapped: map[string]string{}}
+	ctx = withClient(context.WithValue(ctx, profileKey{}, s.opts.StdioProfile), stdioSession)
+	defer s.Disclosure().EndSession(stdioSession)
+	ow := &outWriter{sr: sr, w: out}
+	iw := &inWatcher{sr: sr, r: bufio.NewReaderSize(in, 64<<10), methods: &stdioMethods{sr: sr, ctx: ctx, ow: ow}}
+	defer iw.methods.wg.Wait()
+	err := st.Listen(ctx, iw, ow)
+	if err == context.Canceled || err == io.EOF {
+		return nil
+	}
+	return err
+}
+
+// stdioRequests are the stdio client's requests in flight.
+type stdioRequests struct {
+	s  *Server
+	mu sync.Mutex
+	// pending holds them by id as mcp-go answers it (idKey), or as the
+	// front end answers an extension method.
+	pending map[string]*stdioRequest
+	// swapped maps the client's id of a request that mcp-go got under an
+	// id of the front end's to that id (see exactID).
+	swapped map[string]string
+	seq     uint64
+}
+
+// stdioRequest is what is kept of a request until its answer.
+type stdioRequest struct {
+	method    string // the method whose answer is rewritten; "" for none
+	dreq      disclosure.Request
+	modern    bool            // a 2026-07-28 request
+	id        json.RawMessage // the client's id, when mcp-go got another
+	cancelled bool            // by the client: no answer goes out
+	cancel    context.CancelFunc
+}
+
+// add records a request for mcp-go in line, with client id id, and
+// returns the line to hand mcp-go.
+func (sr *stdioRequests) add(line, id []byte, req *stdioRequest) []byte {
+	sr.mu.Lock()
+	defer sr.mu.Unlock()
+	if exactID(id) {
+		sr.seq++
+		sub := `"` + sr.s.raw.prefix + "id-" + strconv.FormatUint(sr.seq, 10) + `"`
+		if start, end := valueOf(line, "id"); start >= 0 {
+			req.id = id
+			sr.swapped[string(id)] = sub
+			sr.pending[sub] = req
+			return splice(line, start, end, []byte(sub))
+		}
+	}
+	sr.pending[idKey(id)] = req
+	return line
+}
+
+// cancel marks the request a notifications/cancelled line names (by
+// requestID) as cancelled, and cancels an extension method's. It returns
+// the line to hand mcp-go: nil when mcp-go has nothing to cancel, the
+// front end's id in place of the client's when mcp-go got that.
+func (sr *stdioRequests) cancel(line, requestID []byte) []byte {
+	sr.mu.Lock()
+	defer sr.mu.Unlock()
+	key, swapped := sr.swapped[string(requestID)]
+	if !swapped {
+		key = idKey(requestID)
+	}
+	req := sr.pending[key]
+	if req == nil {
+		return line // answered already, or unknown: mcp-go ignores it too
+	}
+	req.cancelled = true
+	if req.cancel != nil {
+		req.cancel()
+		return nil
+	}
+	if swapped {
+		if ps, pe := valueOf(line, "params"); ps >= 0 {
+			params := line[ps:pe]
+			if rs, re := valueOf(params, "requestId"); rs >= 0 {
+				return splice(line, ps, pe, splice(params, rs, re, []byte(key)))
+			}
+		}
+	}
+	return line
+}
+
+// done takes the request answered under key out of those in flight.
+func (sr *stdioRequests) done(key string) *stdioRequest {
+	sr.mu.Lock()
+	defer sr.mu.Unlock()
+	req := sr.pending[key]
+	if req != nil {
+		delete(sr.pending, key)
+		if req.id != nil {
+			delete(sr.swapped, string(req.id))
+		}
+	}
+	return req
+}
+
+// stdioMessage is what inWatcher reads of a client's line.
+type stdioMessage struct {
+	ID     json.RawMessage `json:"id"`
+	Method string          `json:"method"`
+	Params struct {
+		RequestID json.RawMessage `json:"requestId"`
+		Meta      json.RawMessage `json:"_meta"`
+	} `json:"params"`
+}
+
+// inWatcher reads the client's lines for mcp-go.
+type inWatcher struct {
+	sr      *stdioRequests
+	r       *bufio.Reader
+	buf     []byte
+	methods *stdioMethods // serves Options.Methods
+}
+
+func (iw *inWatcher) Read(p []byte) (int, error) {
+	for len(iw.buf) == 0 {
+		line, err := iw.r.ReadBytes('\n')
+		if len(line) == 0 {
+			return 0, err
+		}
+		if line = iw.see(line); line == nil {
+			if err != nil {
+				return 0, err
+			}
+			continue // not for mcp-go
+		}
+		iw.buf = line
+	}
+	n := copy(p, iw.buf)
+	iw.buf = iw.buf[n:]
+	return n, nil
+}
+
+// see handles a client's line and returns what to hand mcp-go; nil for
+// nothing.
+func (iw *inWatcher) see(line []byte) []byte {
+	var m stdioMessage
+	if json.Unmarshal(line, &m) != nil {
+		return line // mcp-go says what is wrong with it
+	}
+	switch {
+	case len(m.ID) > 0 && string(m.ID) != "null" && m.Method != "":
+		if meth, ok := iw.sr.s.opts.Methods[m.Method]; ok {
+			iw.methods.serve(meth, m.ID, line)
+			return nil
+		}
+		req := &stdioRequest{}
+		if rewrites(m.Method) {
+			req.method = m.Method
+			req.dreq = disclosure.Request{Profile: iw.sr.s.opts.StdioProfile}
+			req.modern = mcp.IsModernProtocol(metaVersion(m.Params.Meta))
+			if !req.modern {
+				req.dreq.Session = stdioSession
+			}
+		}
+		return iw.sr.add(line, m.ID, req)
+	case m.Method == string(mcp.MethodNotificationCancelled) && len(m.Params.RequestID) > 0:
+		return iw.sr.cancel(line, m.Params.RequestID)
+	}
+	return line
+}
+
+// metaVersion is the protocol version a request's _meta names, or "".
+func metaVersion(meta json.RawMessage) string {
+	r := request{}
+	r.Params.Meta = meta
+	return r.protocolVersion()
+}
+
+// outWriter writes mcp-go's lines to the client, and the front end's.
+type outWriter struct {
+	sr  *stdioRequests
+	w   io.Writer
+	buf []byte
+	mu  sync.Mutex // whole lines: mcp-go's and the extension methods'
+}
+
+// writeLine writes one protocol line of the front end's own.
+func (ow *outWriter) writeLine(msg []byte) error {
+	ow.mu.Lock()
+	defer ow.mu.Unlock()
+	_, err := ow.w.Write(append(msg[:len(msg):len(msg)], '\n'))
+	return err
+}
+
+func (ow *outWriter) Write(p []byte) (int, error) {
+	n := len(p)
+	ow.buf = append(ow.buf, p...)
+	for {
+		i := bytes.IndexByte(ow.buf, '\n')
+		if i < 0 {
+			return n, nil
+		}
+		out, ok := ow.answer(ow.buf[:i])
+		ow.buf = ow.buf[i+1:]
+		if !ok {
+			continue // the client cancelled the request
+		}
+		ow.mu.Lock()
+		_, err := ow.w.Write(append(out[:len(out):len(out)], '\n'))
+		ow.mu.Unlock()
+		if err != nil {
+			return 0, err
+		}
+	}
+}
+
+// answer returns mcp-go's line as the client gets it; ok is false when
+// it gets nothing.
+func (ow *outWriter) answer(line []byte) (out []byte, ok bool) {
+	var env struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+	}
+	if json.Unmarshal(line, &env) != nil || len(env.ID) == 0 || env.Method != "" {
+		return line, true // not a response
+	}
+	req := ow.sr.done(string(env.ID))
+	switch {
+	case req == nil:
+		return line, true
+	case req.cancelled:
+		return nil, false
+	}
+	out = line
+	if req.method != "" {
+		var notFound bool
+		if out, _, notFound = ow.sr.s.noResourceAnswer(line, req.method, req.modern); !notFound {
+			out = ow.sr.s.rewrite(line, req.method, req.dreq)
+		}
+	}
+	if req.id != nil {
+		out = withID(out, req.id)
+	}
+	return out, true
+}
+
+// withID returns the JSON-RPC message msg with id as its id.
+func withID(msg, id []byte) []byte {
+	if start, end := valueOf(msg, "id"); start >= 0 {
+		return splice(msg, start, end, id)
+	}
+	return msg
+}
+
+// stdioCall is the sdk.Call of an extension method served over stdio:
+// notifications are written between protocol lines.
+type stdioCall struct {
+	ow *outWriter
+}
+
+var _ sdk.Call = stdioCall{}
+
+func (c stdioCall) Progress(sdk.Progress) error { return nil }
+
+func (c stdioCall) Notify(n sdk.Notification) error {
+	return c.ow.writeLine(notification(n.Method, n.Params))
+}
+
+func (c stdioCall) Request(context.Context, string, json.RawMessage) (json.RawMessage, error) {
+	return nil, &sdk.RPCError{Code: sdk.CodeMethodNotFound, Message: "no client requests during an extension method"}
+}
+
+func (c stdioCall) CallTool(context.Context, string, json.RawMessage) (json.RawMessage, error) {
+	return nil, &sdk.RPCError{Code: sdk.CodeMethodNotFound, Message: "no tool calls during an extension method"}
+}
+
+// stdioMethods runs extension methods for the stdio front end, each on its
+// own goroutine, and waits for them when the client goes.
+type stdioMethods struct {
+	sr  *stdioRequests
+	ctx context.Context
+	ow  *outWriter
+	wg  sync.WaitGroup
+}
+
+// serve runs m for the request with id in body. The client may cancel it.
+func (sm *stdioMethods) serve(m Method, id, body []byte) {
+	ctx, cancel := context.WithCancel(sm.ctx)
+	key := idKey(id)
+	sm.sr.mu.Lock()
+	sm.sr.pending[key] = &stdioRequest{cancel: cancel}
+	sm.sr.mu.Unlock()
+	sm.wg.Add(1)
+	go func() {
+		defer sm.wg.Done()
+		defer cancel()
+		raw, err := m(ctx, requestParams(body), stdioCall{sm.ow})
+		if req := sm.sr.done(key); req == nil || !req.cancelled {
+			_ = sm.ow.writeLine(answer(id, raw, err))
+		}
+	}()
+}
+
+// idKey is a request id as mcp-go writes it in its answer: decoded as
+// encoding/json decodes into any (a number as a float64) and encoded
+// again. Short integers and plain strings are what they are.
+func idKey(id []byte) string {
+	if plainID(id) {
+		return string(id)
+	}
+	var v any
+	if json.Unmarshal(id, &v) != nil {
+		return string(id)
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return string(id)
+	}
+	return string(b)
+}
+
+// plainID reports whether id is a string of printable ASCII that
+// encoding/json writes as it is, or an integer of at most 15 digits (a
+// float64 holds it exactly).
+func plainID(id []byte) bool {
+	if len(id) >= 2 && id[0] == '"' && id[len(id)-1] == '"' {
+		for _, c := range id[1 : len(id)-1] {
+			if c < 0x20 || c > 0x7e || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+				return false
+			}
+		}
+		return true
+	}
+	digits := bytes.TrimPrefix(id, []byte("-"))
+	if len(digits) == 0 || len(digits) > 15 {
+		return false
+	}
+	for _, c := range digits {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// exactID reports whether id is an integer that mcp-go would answer with
+// another value: one a float64 cannot hold exactly.
+func exactID(id []byte) bool {
+	digits := bytes.TrimPrefix(id, []byte("-"))
+	if len(digits) <= 15 {
+		return false
+	}
+	for _, c := range digits {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return idKey(id) != string(id)
+}

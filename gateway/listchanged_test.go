@@ -1,0 +1,173 @@
+package gateway_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	sdkmcp "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/skillgate/skillgate/gateway"
+	"github.com/skillgate/skillgate/gateway/config"
+)
+
+// listChanges counts the list_changed notifications of each kind that
+// reach events until it has been quiet for quiet.
+func listChanges(t *testing.T, events <-chan []byte, quiet time.Duration) map[string]int {
+	t.Helper()
+	got := map[string]int{}
+	for {
+		select {
+		case msg, ok := <-events:
+			if !ok {
+				t.Fatal("the session's SSE stream ended")
+			}
+			var n struct {
+				Method string `json:"method"`
+			}
+			if json.Unmarshal(msg, &n) == nil && strings.HasSuffix(n.Method, "/list_changed") {
+				got[strings.TrimSuffix(strings.TrimPrefix(n.Method, "notifications/"), "/list_changed")]++
+			}
+		case <-time.After(quiet):
+			return got
+		}
+	}
+}
+
+// TestReloadListChangedOnce reloads a gateway whose client has its
+// session's SSE stream open: a reload sends each kind's list_changed at
+// most once, and none for a kind whose list it did not change — a server
+// restarted with the same definitions changes no list.
+func TestReloadListChangedOnce(t *testing.T) {
+	bin := goBuild(t, "./gateway/testdata/richserver", "richserver")
+	r := startGateway(t, richServers(bin, "keep=keep", "change=v1", "drop=drop"), nil)
+	r.waitReady(t, "keep", "change", "drop")
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	c := newRawClient(t, ctx, r.url+"/mcp", legacyVersion)
+	waitCallable(t, ctx, c, "keep__whoami", "change__whoami", "drop__whoami")
+	events, err := c.listen(ctx)
+	if err != nil {
+		t.Fatalf("open the session's SSE stream: %v", err)
+	}
+	// A client we did not write sees the same: the official Go SDK's.
+	var mu sync.Mutex
+	sdkGot := map[string]int{}
+	count := func(kind string) {
+		mu.Lock()
+		defer mu.Unlock()
+		sdkGot[kind]++
+	}
+	sdkClient := sdkmcp.NewClient(&sdkmcp.Implementation{Name: "skillgate-test", Version: "1"}, &sdkmcp.ClientOptions{
+		ToolListChangedHandler:     func(context.Context, *sdkmcp.ToolListChangedRequest) { count("tools") },
+		PromptListChangedHandler:   func(context.Context, *sdkmcp.PromptListChangedRequest) { count("prompts") },
+		ResourceListChangedHandler: func(context.Context, *sdkmcp.ResourceListChangedRequest) { count("resources") },
+	})
+	cs, err := sdkClient.Connect(ctx, &sdkmcp.StreamableClientTransport{Endpoint: r.url + "/mcp", MaxRetries: -1}, &sdkmcp.ClientSessionOptions{ProtocolVersion: legacyVersion})
+	if err != nil {
+		t.Fatalf("go-sdk connect: %v", err)
+	}
+	defer cs.Close()
+	listChanges(t, events, 500*time.Millisecond) // what was queued before
+	takeSDK := func() map[string]int {
+		mu.Lock()
+		defer mu.Unlock()
+		got := sdkGot
+		sdkGot = map[string]int{}
+		return got
+	}
+	takeSDK()
+
+	reload := func(yaml string, extra string) {
+		t.Helper()
+		cfg, err := config.Parse(strings.NewReader(yaml+extra), "reload.yaml", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := r.gw.Reload(ctx, cfg); err != nil {
+			t.Fatalf("Reload: %v", err)
+		}
+	}
+	for _, tc := range []struct {
+		name, yaml, extra string
+		want              map[string]int
+	}{
+		// Resource URIs are not namespaced: keep's win, and stay.
+		{"add, change and remove servers", richServers(bin, "keep=keep", "change=v2", "add=add"), "",
+			map[string]int{"tools": 1, "prompts": 1}},
+		{"nothing changed", richServers(bin, "keep=keep", "change=v2", "add=add"), "", map[string]int{}},
+		{"a server restarted with the same definitions", richServers(bin, "keep=keep", "change=v3", "add=add"), "", map[string]int{}},
+		{"a profile added", richServers(bin, "keep=keep", "change=v3", "add=add"), "profiles:\n  small: {servers: [keep]}\n",
+			map[string]int{"tools": 1}},
+		{"servers removed and the profile with them", richServers(bin, "keep=keep"), "",
+			map[string]int{"tools": 1, "prompts": 1}},
+		{"every server removed", "servers: {}\n", "", map[string]int{"tools": 1, "prompts": 1, "resources": 1}},
+		{"a server added", richServers(bin, "again=again"), "", map[string]int{"tools": 1, "prompts": 1, "resources": 1}},
+	} {
+		reload(tc.yaml, tc.extra)
+		got := listChanges(t, events, 1500*time.Millisecond)
+		if fmt.Sprint(got) != fmt.Sprint(tc.want) {
+			t.Errorf("%s: list_changed by kind = %v, want %v", tc.name, got, tc.want)
+		}
+		if got := takeSDK(); fmt.Sprint(got) != fmt.Sprint(tc.want) {
+			t.Errorf("%s: the Go SDK's client saw list_changed by kind %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
+// TestExecutorRestartLogged kills the executor plugin that runs a stdio
+// server: the log line that says the server is ready again shows the
+// restart count /readyz shows, not the new process's own count.
+func TestExecutorRestartLogged(t *testing.T) {
+	bin := goBuild(t, "./gateway/testdata/richserver", "richserver")
+	r := startGateway(t, richServers(bin, "a=a"), nil)
+	before := waitPIDs(t, r, "a")["a"]
+	var execPID int
+	for _, e := range r.gw.ExecutorsStatus() {
+		if e.Name == "mcp" {
+			execPID = e.PID
+		}
+	}
+	if execPID == 0 {
+		t.Fatalf("no mcp executor pid: %+v", r.gw.ExecutorsStatus())
+	}
+	if err := syscall.Kill(execPID, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	var st gateway.SourceStatus
+	for deadline := time.Now().Add(30 * time.Second); ; {
+		st = r.status(t)["a"]
+		if st.State == "ready" && st.PID != 0 && st.PID != before.PID {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("30 s after the executor was killed: %+v", st)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	want := fmt.Sprintf("restarts=%d", st.Restarts)
+	pid := fmt.Sprintf("pid=%d", st.PID)
+	var line string
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		for _, l := range strings.Split(r.log.String(), "\n") {
+			if strings.Contains(l, `msg="upstream ready"`) && strings.Contains(l, "source=a") && strings.Contains(l, pid) {
+				line = l
+			}
+		}
+		if line != "" || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if line == "" {
+		t.Fatalf("no upstream ready line for a with %s in the log", pid)
+	}
+	if !strings.Contains(line, " "+want) {
+		t.Errorf("the log says\n  %s\nbut /readyz says %s", line, want)
+	}
+}
