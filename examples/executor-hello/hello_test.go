@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -174,6 +175,23 @@ func TestGreet(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestGreetAda is the test docs/EXECUTORS.md shows.
+func TestGreetAda(t *testing.T) {
+	c := sdktest.Start(t, &hello{}, nil)
+	if _, err := c.Load(t.Context(), sdk.LoadRequest{Source: "a", Kind: "hello", Spec: json.RawMessage(`{}`)}); err != nil {
+		t.Fatal(err)
+	}
+	rec := &sdktest.Recorder{}
+	res, err := c.Call(t.Context(), sdk.CallRequest{Source: "a", Method: "tools/call",
+		Params: json.RawMessage(`{"name":"greet","arguments":{"name":"Ada"}}`)}, rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(res), `"greeting":"Hello, Ada!"`) || len(rec.Progresses) != 1 {
+		t.Errorf("result %s, progress %+v", res, rec.Progresses)
+	}
 }
 
 func TestCallErrors(t *testing.T) {

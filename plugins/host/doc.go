@@ -11,6 +11,17 @@
 // [sdk.Change]. A [Manager] holds a gateway's plugins by name and kills them
 // all on Close.
 //
+// A start is a launch, go-plugin's handshake and an Info answer that
+// passes sdk.Info.Validate, within [Options.StartTimeout]. Restarts go on
+// for as long as it takes once a version of the plugin's file (its size
+// and modification time) has started. A version that never did is given
+// up on ([ErrGaveUp]) after three failed launches in a row, or at the
+// first when trying again cannot help: it speaks no protocol version of
+// the host's, it is not a plugin, or its Info is invalid. The host then
+// logs that once and does not run the file again until it changes (or
+// [Manager.ForgetFailures]); a Manager remembers this across Starts of
+// the same name.
+//
 //	m := host.NewManager(host.Options{Logger: logger})
 //	defer m.Close()
 //	specs, problems := host.Discover([]string{"./plugins"}) // third-party executors

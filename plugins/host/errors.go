@@ -21,6 +21,16 @@ var (
 	// ErrStartTimeout means the plugin did not complete its handshake and
 	// Info in time.
 	ErrStartTimeout = errors.New("executor plugin did not start in time")
+	// ErrInvalidInfo means the plugin answered Info with something the
+	// gateway cannot use, such as no kinds (see sdk.Info.Validate).
+	ErrInvalidInfo = errors.New("executor plugin answered an invalid Info")
+	// ErrGaveUp means the host stopped launching a plugin file that
+	// cannot start: one that speaks another protocol, is not a plugin, or
+	// answered an invalid Info, at the first try; one that failed to start
+	// three times in a row without ever completing the handshake and Info,
+	// at the third. It runs the file again once the file changes (its size
+	// or modification time), or after Manager.ForgetFailures.
+	ErrGaveUp = errors.New("gave up on this plugin file: it is not run again until it changes")
 	// ErrDuplicate means a manager already runs an executor of that name.
 	ErrDuplicate = errors.New("executor already started")
 	// ErrInvalidName means an executor name is empty or has characters other

@@ -41,6 +41,8 @@ const (
 	envLinger    = "SKILLGATE_HOST_TEST_LINGER"          // keep running after sdk.Serve returns
 	envTermFile  = "SKILLGATE_HOST_TEST_TERM_FILE"       // mcpserver: created on SIGTERM, before exiting
 	envHelperPID = "SKILLGATE_HOST_TEST_HELPER_PID"      // mcpserver: where its helper's pid goes
+	envRuns      = "SKILLGATE_HOST_TEST_RUNS"            // a file that gets a line each time the helper runs
+	envFlaky     = "SKILLGATE_HOST_TEST_FLAKY"           // flaky: a file; it exits 1 until it exists, creating it
 )
 
 func TestMain(m *testing.M) {
@@ -51,6 +53,13 @@ func TestMain(m *testing.M) {
 }
 
 func helper(mode string) int {
+	if file := os.Getenv(envRuns); file != "" {
+		f, err := os.OpenFile(file, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+		if err == nil {
+			fmt.Fprintln(f, mode)
+			_ = f.Close()
+		}
+	}
 	switch mode {
 	case "serve":
 		sdk.Serve(newEcho())
@@ -63,6 +72,22 @@ func helper(mode string) int {
 	case "exit":
 		fmt.Fprintln(os.Stderr, "boom: config missing")
 		return 1
+	case "flaky":
+		// Fails its first start (a resource not there yet), then serves.
+		file := os.Getenv(envFlaky)
+		if _, err := os.Stat(file); err != nil {
+			_ = os.WriteFile(file, nil, 0o644)
+			fmt.Fprintln(os.Stderr, "not ready yet")
+			return 1
+		}
+		sdk.Serve(newEcho())
+	case "nokinds":
+		sdk.Serve(noKinds{newEcho()})
+	case "badcookie":
+		// A go-plugin plugin of some other program.
+		hs := sdk.Handshake
+		hs.MagicCookieValue = "another-program"
+		plugin.Serve(&plugin.ServeConfig{HandshakeConfig: hs, Plugins: sdk.PluginSet(newEcho(), nil), GRPCServer: sdk.NewGRPCServer})
 	case "hang":
 		time.Sleep(time.Hour)
 	case "builtin-mcp":
@@ -126,6 +151,13 @@ func (e *echo) Load(_ context.Context, req sdk.LoadRequest) (sdk.Definitions, er
 
 func (e *echo) Unload(context.Context, string) error { return nil }
 
+// noKinds answers Info without kinds.
+type noKinds struct{ *echo }
+
+func (noKinds) Info(context.Context) (sdk.Info, error) {
+	return sdk.Info{Name: "nokinds", Version: "1"}, nil
+}
+
 func (e *echo) Call(ctx context.Context, req sdk.CallRequest, call sdk.Call) (json.RawMessage, error) {
 	switch req.Method {
 	case "echo":
@@ -137,7 +169,17 @@ func (e *echo) Call(ctx context.Context, req sdk.CallRequest, call sdk.Call) (js
 	case "exit":
 		os.Exit(3)
 	case "panic":
-		panic("boom")
+		// A panic the SDK cannot recover: it is not in Call's goroutine.
+		go panic("boom")
+		<-ctx.Done()
+		return nil, ctx.Err()
+	case "tools/call":
+		var p struct{ Name string }
+		_ = json.Unmarshal(req.Params, &p)
+		if p.Name == "explode" {
+			panic("kaboom")
+		}
+		return json.RawMessage(`{"content":[]}`), nil
 	case "spawn", "spawnpg", "spawnsid":
 		cmd := exec.Command("sleep", "1000")
 		// spawnpg starts it in a process group of its own, as an executor

@@ -80,13 +80,18 @@ func (p *Plugin) pluginSets() map[int]plugin.PluginSet {
 	return sets
 }
 
-// launch starts one process and returns it handshaken, with Info answered
-// and its monitor and watch goroutines running under life. ctx bounds the
-// launch.
+// launch starts one process and returns it handshaken, with a valid Info
+// answered and its monitor and watch goroutines running under life. ctx
+// bounds the launch. It runs nothing when the host gave up on the plugin's
+// file (ErrGaveUp), and gives up on it when it should.
 func (p *Plugin) launch(ctx, life context.Context) (*instance, sdk.Info, error) {
 	name, path := p.spec.Name, p.spec.Path
 	if err := checkExecutable(path); err != nil {
 		return nil, sdk.Info{}, fmt.Errorf("start executor %q: %w", name, err)
+	}
+	version, err := p.tries.check(path)
+	if err != nil {
+		return nil, sdk.Info{}, err
 	}
 	stderr := newLineLogger(p.log, "stderr")
 	pr := newProc(name, nil, stderr)
@@ -127,14 +132,29 @@ func (p *Plugin) launch(ctx, life context.Context) (*instance, sdk.Info, error) 
 	if !stop() && err == nil {
 		err = startCtx.Err() // killed right after it answered
 	}
+	if err == nil {
+		if verr := info.Validate(); verr != nil {
+			err = fmt.Errorf("%w: %w", ErrInvalidInfo, verr)
+		}
+	}
 	if err != nil {
 		pr.kill()
 		gp.Kill()
 		if exec != nil {
 			_ = exec.Close()
 		}
-		return nil, sdk.Info{}, p.startError(ctx, startCtx, pr, stderr, err)
+		var final, first bool
+		err, final = p.startError(ctx, startCtx, pr, stderr, err)
+		if ctx.Err() != nil {
+			return nil, sdk.Info{}, err // the caller gave up, not the plugin
+		}
+		err, first = p.tries.failed(version, err, final)
+		if first {
+			p.log.Error("executor given up on: it is not started again until its file changes", "path", path, "error", err)
+		}
+		return nil, sdk.Info{}, err
 	}
+	p.tries.succeeded(version)
 
 	if _, err := exec.CallsChannel(); err != nil {
 		// Calls still work, on the slower gRPC stream.
@@ -185,39 +205,63 @@ func handshake(ctx context.Context, gp *plugin.Client) (*sdk.Client, *grpc.Clien
 
 // startError explains why a launch failed. go-plugin's errors are strings
 // meant for its own users; this says what went wrong in the gateway's terms.
-func (p *Plugin) startError(ctx, startCtx context.Context, pr *proc, stderr *lineLogger, err error) error {
+// final says that launching the same file again cannot help: it is not an
+// executor plugin this gateway can speak to, or its Info is invalid.
+func (p *Plugin) startError(ctx, startCtx context.Context, pr *proc, stderr *lineLogger, err error) (_ error, final bool) {
 	what := fmt.Sprintf("executor %q (%s)", p.spec.Name, p.spec.Path)
 	if ctx.Err() != nil {
-		return fmt.Errorf("start %s: %w", what, ctx.Err())
+		return fmt.Errorf("start %s: %w", what, ctx.Err()), false
 	}
 	note := exitNote(pr, stderr)
 	if errors.Is(startCtx.Err(), context.DeadlineExceeded) {
-		return fmt.Errorf("start %s: %w: no handshake and Info within %v%s", what, ErrStartTimeout, p.opts.StartTimeout, note)
+		return fmt.Errorf("start %s: %w: no handshake and Info within %v%s", what, ErrStartTimeout, p.opts.StartTimeout, note), false
+	}
+	if errors.Is(err, ErrInvalidInfo) {
+		return fmt.Errorf("start %s: %w; fix the executor's Info method", what, err), true
 	}
 	msg := err.Error()
 	const unrecognized = "Unrecognized remote plugin message: "
+	exited := msg == "plugin exited before we could connect"
 	switch {
 	case strings.HasPrefix(msg, unrecognized):
 		line, _, _ := strings.Cut(msg[len(unrecognized):], "\n")
-		if line == "" {
-			return fmt.Errorf("start %s: %w: it exited before the go-plugin handshake%s", what, ErrHandshake, note)
+		if line != "" {
+			return fmt.Errorf("start %s: %w: it printed %q where the go-plugin handshake was expected; "+
+				"an executor must be built with plugins/sdk and call sdk.Serve%s", what, ErrHandshake, clip(line), note), true
 		}
-		return fmt.Errorf("start %s: %w: it printed %q where the go-plugin handshake was expected; "+
-			"an executor must be built with plugins/sdk and call sdk.Serve%s", what, ErrHandshake, clip(line), note)
-	case msg == "plugin exited before we could connect":
-		return fmt.Errorf("start %s: %w: it exited before the go-plugin handshake%s", what, ErrHandshake, note)
+		exited = true
 	case strings.HasPrefix(msg, "incompatible API version"):
 		return fmt.Errorf("start %s: %w: it speaks another executor protocol (%s), this gateway speaks versions %d to %d; "+
-			"rebuild it against a matching plugins/sdk", what, ErrHandshake, firstLine(msg), sdk.MinProtocolVersion, p.maxProtocol())
+			"rebuild it against a matching plugins/sdk", what, ErrHandshake, firstLine(msg), sdk.MinProtocolVersion, p.maxProtocol()), true
 	case strings.HasPrefix(msg, "incompatible core API version"),
 		strings.HasPrefix(msg, "unsupported plugin protocol"),
 		strings.HasPrefix(msg, "error parsing"),
 		strings.HasPrefix(msg, "Error parsing"),
 		strings.HasPrefix(msg, "unknown address type"):
 		return fmt.Errorf("start %s: %w: %s; an executor must be built with plugins/sdk and call sdk.Serve",
-			what, ErrHandshake, firstLine(msg))
+			what, ErrHandshake, firstLine(msg)), true
 	}
-	return fmt.Errorf("start %s: %w%s", what, err, note)
+	if exited {
+		if refusedCookie(stderr) {
+			return fmt.Errorf("start %s: %w: it is a go-plugin plugin that refused the gateway's magic cookie (%s): "+
+				"a plugin of another program, or one built with a handshake other than sdk.Handshake; "+
+				"an executor must be built with plugins/sdk and call sdk.Serve", what, ErrHandshake, sdk.Handshake.MagicCookieKey), true
+		}
+		return fmt.Errorf("start %s: %w: it exited before the go-plugin handshake%s", what, ErrHandshake, note), false
+	}
+	return fmt.Errorf("start %s: %w%s", what, err, note), false
+}
+
+// refusedCookie reports whether a plugin that exited before the handshake
+// said it was not given its magic cookie, as go-plugin's Serve does.
+func refusedCookie(stderr *lineLogger) bool {
+	lines, _ := stderr.Tail()
+	for _, l := range lines {
+		if strings.Contains(l, "This binary is a plugin. These are not meant to be executed directly.") {
+			return true
+		}
+	}
+	return false
 }
 
 // exitNote describes how a process that failed to start ended, and the last

@@ -17,18 +17,24 @@ type Manager struct {
 	mu       sync.Mutex
 	plugins  map[string]*Plugin
 	starting map[string]context.CancelFunc
+	tries    map[string]*tries // by name: how its launches went, across Starts
 	closed   bool
 	startWG  sync.WaitGroup
 }
 
 // NewManager returns a manager that starts plugins with opts.
 func NewManager(opts Options) *Manager {
-	return &Manager{opts: opts, plugins: map[string]*Plugin{}, starting: map[string]context.CancelFunc{}}
+	return &Manager{opts: opts, plugins: map[string]*Plugin{}, starting: map[string]context.CancelFunc{}, tries: map[string]*tries{}}
 }
 
 // Start starts the executor described by spec (see the package-level Start)
 // and keeps it under spec.Name. Names are unique: starting a second executor
 // of a name fails with ErrDuplicate. After Close it fails with ErrClosed.
+//
+// The manager remembers how the failed Starts of a name went: once it gave
+// up on the plugin's file (ErrGaveUp), Start fails at once with the same
+// error, without running the file, until the file changes or
+// ForgetFailures is called.
 func (m *Manager) Start(ctx context.Context, spec Spec) (*Plugin, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -46,11 +52,16 @@ func (m *Manager) Start(ctx context.Context, spec Spec) (*Plugin, error) {
 		return nil, fmt.Errorf("start executor %q: %w", spec.Name, ErrDuplicate)
 	}
 	m.starting[spec.Name] = cancel
+	t := m.tries[spec.Name]
+	if t == nil {
+		t = &tries{}
+		m.tries[spec.Name] = t
+	}
 	m.startWG.Add(1)
 	m.mu.Unlock()
 	defer m.startWG.Done()
 
-	p, err := Start(ctx, spec, m.opts)
+	p, err := start(ctx, spec, m.opts, t)
 
 	m.mu.Lock()
 	delete(m.starting, spec.Name)
@@ -64,6 +75,20 @@ func (m *Manager) Start(ctx context.Context, spec Spec) (*Plugin, error) {
 	}
 	m.mu.Unlock()
 	return p, err
+}
+
+// ForgetFailures makes the plugins the manager gave up on (ErrGaveUp)
+// startable again, as if their files had changed: the next Start of one
+// runs its file again, and so does, within a second, the supervisor of a
+// running plugin that was waiting for its file to change. A gateway may
+// call it when it reloads its configuration, so that a reload retries
+// them.
+func (m *Manager) ForgetFailures() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, t := range m.tries {
+		t.reset()
+	}
 }
 
 // Get returns the executor started under name, whatever its state.

@@ -100,7 +100,9 @@ const (
 	// Status.NextRestart.
 	StateRestarting State = "restarting"
 	// StateFailed: the last launch attempt failed; the next one is at
-	// Status.NextRestart.
+	// Status.NextRestart. A zero NextRestart means the host gave up on the
+	// plugin's file (LastError says why, ErrGaveUp): it is launched again
+	// once the file changes.
 	StateFailed State = "failed"
 	// StateStopped: the plugin was closed.
 	StateStopped State = "stopped"
@@ -126,7 +128,7 @@ type Status struct {
 	// Since is when State was entered.
 	Since time.Time
 	// NextRestart is when the next launch is due, in the restarting and
-	// failed states.
+	// failed states; zero when the host gave up on the plugin's file.
 	NextRestart time.Time
 }
 
@@ -155,9 +157,10 @@ type Status struct {
 // All methods are safe for concurrent use. Calls, Loads and Unloads run
 // concurrently; Close may be called at any time and more than once.
 type Plugin struct {
-	spec Spec
-	opts Options
-	log  *slog.Logger
+	spec  Spec
+	opts  Options
+	log   *slog.Logger
+	tries *tries // how launches of its file went
 
 	cur    atomic.Pointer[instance] // nil while down or closed
 	closed atomic.Bool
@@ -218,9 +221,22 @@ var (
 // until Close. The error names the executor and the cause: a missing or
 // non-executable binary (fs.ErrNotExist, ErrNotExecutable), a program that
 // is not an executor plugin or speaks another protocol version
-// (ErrHandshake), or a start that took too long (ErrStartTimeout). Nothing
-// is left running when Start fails.
+// (ErrHandshake), an invalid Info answer (ErrInvalidInfo), or a start that
+// took too long (ErrStartTimeout). Nothing is left running when Start
+// fails.
+//
+// A plugin that completed its start once is restarted whenever it goes
+// down, for as long as it takes. A version of its file that never did is
+// given up on (ErrGaveUp): at once when trying again cannot help (another
+// protocol, not a plugin, an invalid Info), else after three failed
+// launches in a row. The plugin then stays in StateFailed, without a
+// NextRestart, until the file changes.
 func Start(ctx context.Context, spec Spec, opts Options) (*Plugin, error) {
+	return start(ctx, spec, opts, &tries{})
+}
+
+// start is Start, with t the record of earlier launches of the plugin.
+func start(ctx context.Context, spec Spec, opts Options, t *tries) (*Plugin, error) {
 	if err := checkName(spec.Name); err != nil {
 		return nil, fmt.Errorf("start executor: %w", err)
 	}
@@ -236,6 +252,7 @@ func Start(ctx context.Context, spec Spec, opts Options) (*Plugin, error) {
 		spec:     spec,
 		opts:     opts,
 		log:      opts.Logger.With("executor", spec.Name),
+		tries:    t,
 		done:     make(chan struct{}),
 		sources:  map[string]source{},
 		watchers: map[*watcher]struct{}{},

@@ -146,7 +146,47 @@ func (p *Plugin) restart(ctx context.Context, bo *backoff, cause string) *instan
 			return nil
 		}
 		cause, state = err.Error(), StateFailed
+		if errors.Is(err, ErrGaveUp) {
+			if !p.waitRetryable(ctx, err) {
+				return nil
+			}
+			bo.reset()
+		}
 	}
+}
+
+// waitRetryable parks a plugin the host gave up on (err) in StateFailed,
+// without a NextRestart, and marks its sources failed, until its file
+// changes or the manager forgets the failures. It returns false when ctx
+// is done or the plugin was closed.
+func (p *Plugin) waitRetryable(ctx context.Context, err error) bool {
+	var names []string
+	if !p.updateStatus(func(st *Status) {
+		if st.State != StateFailed {
+			st.Since = time.Now()
+		}
+		st.State = StateFailed
+		st.LastError = err.Error()
+		st.NextRestart = time.Time{}
+		names = p.sourceNamesLocked()
+	}) {
+		return false
+	}
+	reason := fmt.Sprintf("executor %q: %v", p.spec.Name, err)
+	for _, name := range names {
+		p.deliver(sdk.Change{Source: name, Status: &sdk.Status{State: sourceFailed, LastError: reason}})
+	}
+	t := time.NewTicker(fileCheckInterval)
+	defer t.Stop()
+	for !p.tries.retryable() {
+		select {
+		case <-ctx.Done():
+			return false
+		case <-t.C:
+		}
+	}
+	p.log.Info("executor file changed: starting it again", "path", p.spec.Path)
+	return true
 }
 
 // updateStatus changes the status unless the plugin is closed, and reports

@@ -111,7 +111,9 @@ func (c *Client) Unload(ctx context.Context, source string) error {
 }
 
 // Call implements Executor. Events from the plugin are delivered to call
-// in the order the plugin sent them, before Call returns.
+// in the order the plugin sent them, before Call returns. call may be nil:
+// the events are dropped then, and the plugin's callbacks (Request,
+// CallTool) fail with ErrCallEnded, as they do once Call returned.
 func (c *Client) Call(ctx context.Context, req CallRequest, call Call) (json.RawMessage, error) {
 	if req.CallID == "" {
 		req.CallID = strconv.FormatUint(c.nextID.Add(1), 36)
@@ -205,7 +207,10 @@ type hostServer struct {
 func (h *hostServer) call(id string) (Call, error) {
 	v, ok := h.c.calls.Load(id)
 	if !ok {
-		return nil, toStatus(fmt.Errorf("%w: call %q is not running", ErrUnknownSource, id))
+		// Its Client.Call returned (the result is in, or the gateway
+		// stopped waiting: the client cancelled, a timeout), or it was
+		// made without a Call, which is no more to talk to.
+		return nil, toStatus(fmt.Errorf("%w: call %q is no longer running on the gateway", ErrCallEnded, id))
 	}
 	return v.(Call), nil
 }

@@ -137,6 +137,7 @@ var sentinelCodes = []struct {
 	{ErrInvalidSpec, codes.InvalidArgument},
 	{ErrUnsupported, codes.Unimplemented},
 	{ErrUnavailable, codes.FailedPrecondition},
+	{ErrCallEnded, codes.Aborted},
 	{context.Canceled, codes.Canceled},
 	{context.DeadlineExceeded, codes.DeadlineExceeded},
 }

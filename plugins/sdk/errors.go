@@ -20,6 +20,11 @@ var (
 	ErrUnavailable = errors.New("source unavailable")
 	// ErrPluginShutdown means the executor process went away during the request.
 	ErrPluginShutdown = errors.New("executor plugin shut down")
+	// ErrCallEnded is what every method of a Call returns once the
+	// Executor.Call it was handed to has returned (or the gateway stopped
+	// waiting for it): progress and notifications are no longer delivered,
+	// and requests and tool calls are refused.
+	ErrCallEnded = errors.New("call ended")
 )
 
 // JSON-RPC error codes used by the gateway and executors.

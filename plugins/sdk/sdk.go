@@ -3,6 +3,9 @@ package sdk
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
 
 	"github.com/hashicorp/go-plugin"
 )
@@ -49,8 +52,50 @@ type Info struct {
 	Name string
 	// Version is the executor's own version.
 	Version string
-	// Kinds lists the spec kinds the executor loads, e.g. ["mcp"].
+	// Kinds lists the spec kinds the executor loads, e.g. ["mcp"]. The
+	// first one is the kind of the source the gateway loads for a plugin
+	// found in a plugins dir.
 	Kinds []string
+}
+
+// maxKind is the longest valid kind, in bytes.
+const maxKind = 64
+
+// Validate reports what is wrong with an Info answer; the gateway refuses
+// to start an executor whose Info does not validate, and sdktest.Start
+// fails the test. Name must not be empty, and Kinds must list at least one
+// kind, each of 1 to 64 letters, digits, '-' or '_', none twice.
+func (i Info) Validate() error {
+	var errs []error
+	if strings.TrimSpace(i.Name) == "" {
+		errs = append(errs, errors.New("Info.Name is empty; name the executor, e.g. \"hello\""))
+	}
+	if len(i.Kinds) == 0 {
+		errs = append(errs, errors.New("Info.Kinds is empty; list the spec kinds the executor loads, e.g. []string{\"hello\"}"))
+	}
+	seen := make(map[string]bool, len(i.Kinds))
+	for _, k := range i.Kinds {
+		switch {
+		case !validKind(k):
+			errs = append(errs, fmt.Errorf("Info.Kinds: %q is not a valid kind; use 1 to %d letters, digits, '-' or '_'", k, maxKind))
+		case seen[k]:
+			errs = append(errs, fmt.Errorf("Info.Kinds: %q is listed twice", k))
+		}
+		seen[k] = true
+	}
+	return errors.Join(errs...)
+}
+
+func validKind(k string) bool {
+	if k == "" || len(k) > maxKind {
+		return false
+	}
+	for _, c := range []byte(k) {
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
 }
 
 // LoadRequest asks an executor to load a source.
@@ -152,6 +197,13 @@ type Change struct {
 // Load/Unload may run while calls are in flight, so implementations must be
 // safe for concurrent use. Every method receives the request's context:
 // cancellation of a Call's context means the client cancelled it.
+//
+// Served by the SDK, a panic in Info, Load, Unload or Call fails that one
+// request with an error naming it (the tool, for a tools/call) and the
+// panic value, and its stack goes to stderr, which the gateway logs; the
+// process keeps serving its other calls. Release locks with defer so that
+// a panic leaves none held. A panic in Watch or in a goroutine of yours
+// still ends the process, and the gateway restarts it.
 type Executor interface {
 	// Info describes the executor.
 	Info(ctx context.Context) (Info, error)
@@ -169,7 +221,11 @@ type Executor interface {
 }
 
 // Call is the host's side of one running call, handed to Executor.Call.
-// Its methods are safe for concurrent use until Call returns.
+// Its methods are safe for concurrent use. They work until Call returns;
+// from then on each of them returns an error wrapping ErrCallEnded, and
+// nothing more reaches the client. A Request or CallTool that reaches the
+// gateway after it stopped waiting for the call (the client cancelled, a
+// timeout) fails the same way.
 type Call interface {
 	// Progress reports progress to the client, if it asked for progress.
 	Progress(p Progress) error

@@ -5,8 +5,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
+	"runtime/debug"
 	"sync"
 
+	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-plugin"
 	"google.golang.org/grpc"
 
@@ -55,7 +58,7 @@ func (s *grpcServer) Info(ctx context.Context, req *pb.InfoRequest) (*pb.InfoRes
 			u.SetHost(remoteHost{host})
 		}
 	}
-	info, err := s.impl.Info(ctx)
+	info, err := s.info(ctx)
 	if err != nil {
 		return nil, toStatus(err)
 	}
@@ -102,7 +105,7 @@ func (s *grpcServer) offer() *sideOffer {
 }
 
 func (s *grpcServer) Load(ctx context.Context, req *pb.LoadRequest) (*pb.LoadResponse, error) {
-	defs, err := s.impl.Load(ctx, LoadRequest{Source: req.Source, Kind: req.Kind, Spec: req.Spec})
+	defs, err := s.load(ctx, LoadRequest{Source: req.Source, Kind: req.Kind, Spec: req.Spec})
 	if err != nil {
 		return nil, toStatus(err)
 	}
@@ -110,15 +113,89 @@ func (s *grpcServer) Load(ctx context.Context, req *pb.LoadRequest) (*pb.LoadRes
 }
 
 func (s *grpcServer) Unload(ctx context.Context, req *pb.UnloadRequest) (*pb.UnloadResponse, error) {
-	if err := s.impl.Unload(ctx, req.Source); err != nil {
+	if err := s.unload(ctx, req.Source); err != nil {
 		return nil, toStatus(err)
 	}
 	return &pb.UnloadResponse{}, nil
 }
 
+// The executor's methods run behind recover: a panic fails that one
+// request with an error naming it and the panic value, and its stack goes
+// to stderr (the gateway's log), instead of ending the process and with it
+// every call in flight, of every source.
+
+func (s *grpcServer) info(ctx context.Context) (info Info, err error) {
+	defer recoverTo(&err, "Info")
+	return s.impl.Info(ctx)
+}
+
+func (s *grpcServer) load(ctx context.Context, req LoadRequest) (defs Definitions, err error) {
+	defer recoverTo(&err, "Load of source %q", req.Source)
+	return s.impl.Load(ctx, req)
+}
+
+func (s *grpcServer) unload(ctx context.Context, source string) (err error) {
+	defer recoverTo(&err, "Unload of source %q", source)
+	return s.impl.Unload(ctx, source)
+}
+
+func (s *grpcServer) call(ctx context.Context, req CallRequest, call Call) (res json.RawMessage, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			res, err = nil, panicError(v, describeCall(req))
+		}
+	}()
+	return s.impl.Call(ctx, req, call)
+}
+
+// recoverTo, deferred, turns a panic into *err; what and args describe the
+// request, as for fmt.Sprintf.
+func recoverTo(err *error, what string, args ...any) {
+	if v := recover(); v != nil {
+		*err = panicError(v, fmt.Sprintf(what, args...))
+	}
+}
+
+// panicError logs a recovered panic with its stack and returns the error
+// the request fails with.
+func panicError(v any, what string) error {
+	msg := fmt.Sprint(v)
+	hclog.New(&hclog.LoggerOptions{Name: "executor", Output: os.Stderr, JSONFormat: true}).Error(
+		"executor panicked; the request failed, the executor keeps running",
+		"request", what, "panic", msg, "stack", string(debug.Stack()))
+	if len(msg) > maxPanicMessage {
+		msg = msg[:maxPanicMessage] + "..."
+	}
+	return fmt.Errorf("executor panicked in %s: %s", what, msg)
+}
+
+// maxPanicMessage bounds the panic value in a request's error; the log has
+// all of it.
+const maxPanicMessage = 500
+
+// describeCall names a call's method and what it ran: `tools/call of tool
+// "greet" (source "a")`.
+func describeCall(req CallRequest) string {
+	var p struct {
+		Name string `json:"name"`
+		URI  string `json:"uri"`
+	}
+	_ = json.Unmarshal(req.Params, &p)
+	what := req.Method
+	switch {
+	case req.Method == "tools/call" && p.Name != "":
+		what += fmt.Sprintf(" of tool %q", p.Name)
+	case req.Method == "prompts/get" && p.Name != "":
+		what += fmt.Sprintf(" of prompt %q", p.Name)
+	case p.URI != "":
+		what += fmt.Sprintf(" of %s", p.URI)
+	}
+	return what + fmt.Sprintf(" (source %q)", req.Source)
+}
+
 func (s *grpcServer) Call(req *pb.CallRequest, stream pb.Executor_CallServer) error {
 	call := &streamCall{out: stream.Send, host: s.hostClient(), callID: req.CallId}
-	res, err := s.impl.Call(stream.Context(), CallRequest{
+	res, err := s.call(stream.Context(), CallRequest{
 		Source: req.Source, Method: req.Method, Params: req.Params, CallID: req.CallId, Client: req.Client,
 	}, call)
 	// Whatever the outcome, nothing may be sent on the stream after this
@@ -196,7 +273,7 @@ func (s *grpcServer) serveCalls(ctx context.Context, recv func() (*pb.CallFrame,
 				defer cancel()
 				id := req.CallId
 				call := &streamCall{out: func(ev *pb.CallEvent) error { return out.send(id, ev) }, host: host, callID: id}
-				res, err := s.impl.Call(cctx, CallRequest{
+				res, err := s.call(cctx, CallRequest{
 					Source: req.Source, Method: req.Method, Params: req.Params, CallID: id, Client: req.Client,
 				}, call)
 				call.finish()
@@ -309,13 +386,24 @@ type streamCall struct {
 
 var _ Call = (*streamCall)(nil)
 
-func (c *streamCall) send(ev *pb.CallEvent) error {
+func (c *streamCall) send(ev *pb.CallEvent, what string) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.done {
-		return nil
+		return c.ended(what)
 	}
 	return c.out(ev)
+}
+
+// ended is the error of a method used after the call returned.
+func (c *streamCall) ended(what string) error {
+	return fmt.Errorf("%w: %s after call %q returned", ErrCallEnded, what, c.callID)
+}
+
+func (c *streamCall) isDone() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.done
 }
 
 // finish stops the call's events: nothing is sent for it after this, even
@@ -329,14 +417,17 @@ func (c *streamCall) finish() {
 func (c *streamCall) Progress(p Progress) error {
 	return c.send(&pb.CallEvent{Event: &pb.CallEvent_Progress{Progress: &pb.Progress{
 		Progress: p.Progress, Total: p.Total, Message: p.Message,
-	}}})
+	}}}, "progress")
 }
 
 func (c *streamCall) Notify(n Notification) error {
-	return c.send(&pb.CallEvent{Event: &pb.CallEvent_Notification{Notification: notificationToPB(&n)}})
+	return c.send(&pb.CallEvent{Event: &pb.CallEvent_Notification{Notification: notificationToPB(&n)}}, n.Method)
 }
 
 func (c *streamCall) Request(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+	if c.isDone() {
+		return nil, c.ended(method)
+	}
 	if c.host == nil {
 		return nil, ErrUnsupported
 	}
@@ -348,6 +439,9 @@ func (c *streamCall) Request(ctx context.Context, method string, params json.Raw
 }
 
 func (c *streamCall) CallTool(ctx context.Context, name string, args json.RawMessage) (json.RawMessage, error) {
+	if c.isDone() {
+		return nil, c.ended(fmt.Sprintf("CallTool %q", name))
+	}
 	if c.host == nil {
 		return nil, ErrUnsupported
 	}

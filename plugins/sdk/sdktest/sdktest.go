@@ -4,14 +4,18 @@
 //
 //	func TestHello(t *testing.T) {
 //		exec := sdktest.Start(t, hello{}, nil)
-//		defs, err := exec.Load(ctx, sdk.LoadRequest{Source: "a", Kind: "hello"})
+//		defs, err := exec.Load(t.Context(), sdk.LoadRequest{Source: "a", Kind: "hello", Spec: json.RawMessage(`{}`)})
 //		...
 //	}
+//
+// Start fails the test, as the gateway refuses the executor, when its Info
+// answer is not valid (see [sdk.Info.Validate]).
 package sdktest
 
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"sync"
 	"testing"
 
@@ -36,14 +40,22 @@ func Start(t testing.TB, impl sdk.Executor, host sdk.Host) *sdk.Client {
 	}
 	c := raw.(*sdk.Client)
 	t.Cleanup(func() { _ = c.Close() })
-	if _, err := c.Info(context.Background()); err != nil {
+	info, err := c.Info(context.Background())
+	if err != nil {
 		t.Fatalf("executor Info: %v", err)
+	}
+	if err := info.Validate(); err != nil {
+		t.Fatalf("the gateway would refuse this executor: %v", err)
 	}
 	return c
 }
 
 // Recorder is a Call that records what the executor sent, for assertions.
-// CallToolFunc and RequestFunc, when set, answer callbacks.
+// CallToolFunc and RequestFunc, when set, answer callbacks. Unset, they
+// answer as the gateway does for a client that declared no capabilities
+// and a catalog without the tool: Request answers roots/list with no
+// roots and anything else with an *sdk.RPCError (sdk.CodeMethodNotFound),
+// and CallTool fails with a plain error ("unknown tool: ...").
 type Recorder struct {
 	mu            sync.Mutex
 	Progresses    []sdk.Progress
@@ -74,7 +86,11 @@ func (r *Recorder) Notify(n sdk.Notification) error {
 // Request implements sdk.Call.
 func (r *Recorder) Request(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
 	if r.RequestFunc == nil {
-		return nil, sdk.ErrUnsupported
+		if method == "roots/list" {
+			return json.RawMessage(`{"roots":[]}`), nil
+		}
+		return nil, &sdk.RPCError{Code: sdk.CodeMethodNotFound,
+			Message: fmt.Sprintf("the client did not declare the capability that %s needs (sdktest.Recorder without a RequestFunc)", method)}
 	}
 	return r.RequestFunc(ctx, method, params)
 }
@@ -82,7 +98,7 @@ func (r *Recorder) Request(ctx context.Context, method string, params json.RawMe
 // CallTool implements sdk.Call.
 func (r *Recorder) CallTool(ctx context.Context, name string, args json.RawMessage) (json.RawMessage, error) {
 	if r.CallToolFunc == nil {
-		return nil, sdk.ErrUnsupported
+		return nil, fmt.Errorf("unknown tool: %s (sdktest.Recorder without a CallToolFunc)", name)
 	}
 	return r.CallToolFunc(ctx, name, args)
 }
