@@ -82,11 +82,11 @@ func PipelineLoader(cfg *config.Config, tools func(string) bool) *pipelines.Load
 	if sep == "" {
 		sep = catalog.DefaultSeparator
 	}
+	// Every allowed variable is known to expressions, set or not: one
+	// that is not set reads as "", so unsetting it cannot break a load.
 	env := map[string]string{}
 	for _, k := range cfg.Pipelines.Env {
-		if v, ok := os.LookupEnv(k); ok {
-			env[k] = v
-		}
+		env[k] = os.Getenv(k)
 	}
 	return &pipelines.Loader{
 		Tools:      tools,
@@ -127,6 +127,20 @@ func catalogTools(snap *catalog.Snapshot) func(string) bool {
 	return func(name string) bool {
 		it, ok := snap.Tool(name)
 		return ok && it.Source != pipelinesSourceID
+	}
+}
+
+// catalogToolNames lists the tools catalogTools finds in snap, for the
+// loader's suggestions.
+func catalogToolNames(snap *catalog.Snapshot) func() []string {
+	return func() []string {
+		var out []string
+		for _, it := range snap.Tools() {
+			if it.Source != pipelinesSourceID {
+				out = append(out, it.Name)
+			}
+		}
+		return out
 	}
 }
 
@@ -244,7 +258,17 @@ func (ps *pipelineSet) reloadLocked(ctx context.Context) {
 	snap := g.store.Load()
 	sig := toolsSignature(snap)
 	stamp := filesStamp(cfg.Pipelines.Dirs)
-	list, err := PipelineLoader(cfg, catalogTools(snap)).Load(cfg.Pipelines.Dirs...)
+	l := PipelineLoader(cfg, catalogTools(snap))
+	l.ToolNames = catalogToolNames(snap)
+	ps.mu.Lock()
+	served := make(map[string]string, len(ps.byName))
+	for name, p := range ps.byName {
+		served[name] = p.Pos.File
+	}
+	ps.mu.Unlock()
+	// A second definition of a served name must not take its place.
+	l.Served = func(name string) string { return served[name] }
+	list, err := l.Load(cfg.Pipelines.Dirs...)
 	problems := PipelineProblems(err)
 	defs := make([]json.RawMessage, len(list))
 	byName := make(map[string]*pipelines.Pipeline, len(list))
@@ -290,7 +314,11 @@ func (s *source) pipelinesLoaded(n int, problems []*pipelines.Error) (published 
 	state, last := "ready", ""
 	if len(problems) > 0 {
 		state, last = stateInvalid, problems[0].Error()
-		if len(problems) > 1 {
+		switch len(problems) {
+		case 1:
+		case 2:
+			last += " (and 1 more problem)"
+		default:
 			last += fmt.Sprintf(" (and %d more problems)", len(problems)-1)
 		}
 	}

@@ -81,9 +81,45 @@ func benchRun(b *testing.B, p *Pipeline, args string, steps int) {
 // BenchmarkCompile is the load-time cost of one expression.
 func BenchmarkCompile(b *testing.B) {
 	e := newEngine(Limits{})
+	env := newTypeEnv(envTypes())
 	for b.Loop() {
-		if _, probs := e.compile(`join(map(filter(inputs.xs, # > 30), string(#)), ", ")`, envTypes(), nil); len(probs) > 0 {
+		if _, probs := e.compile(`join(map(filter(inputs.xs, # > 30), string(#)), ", ")`, env, nil); len(probs) > 0 {
 			b.Fatal(probs)
 		}
 	}
+}
+
+// BenchmarkLoad compiles pipelines of 250 to 2000 steps, each step with
+// one expression, either independent or each reading the step before:
+// load time must grow linearly with the steps (compare ns/step across
+// sizes). A load used to build the type of every step for every step.
+func BenchmarkLoad(b *testing.B) {
+	for _, shape := range []string{"independent", "chain"} {
+		for _, n := range []int{250, 500, 1000, 2000} {
+			src := bigPipeline(n, shape == "chain")
+			b.Run(fmt.Sprintf("%s/steps=%d", shape, n), func(b *testing.B) {
+				for b.Loop() {
+					if _, err := (&Loader{}).Parse(strings.NewReader(src), "big.yaml"); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/step")
+			})
+		}
+	}
+}
+
+// bigPipeline is a pipeline of n echo steps; with chain, each also reads
+// the status of the step before it.
+func bigPipeline(n int, chain bool) string {
+	var src strings.Builder
+	src.WriteString("steps:\n")
+	for i := range n {
+		ref := ""
+		if chain && i > 0 {
+			ref = fmt.Sprintf(" ${{ steps.s%d.status }}", i-1)
+		}
+		fmt.Fprintf(&src, "  - {id: s%d, tool: everything__echo, with: {message: \"${{ inputs }} %d%s\"}}\n", i, i, ref)
+	}
+	return src.String()
 }

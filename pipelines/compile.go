@@ -3,15 +3,12 @@ package pipelines
 import (
 	"encoding/json"
 	"fmt"
-	"maps"
 	"regexp"
 	"slices"
 	"strings"
 	"sync"
 
 	"github.com/skillgate/skillgate/internal/names"
-
-	suggestpkg "github.com/skillgate/skillgate/internal/suggest"
 
 	"github.com/expr-lang/expr/types"
 	"gopkg.in/yaml.v3"
@@ -35,15 +32,19 @@ type pcomp struct {
 	d     *decoder
 	eng   *engine
 	tools func(string) bool
-	p     *Pipeline
+	// toolList lists the known tools, for suggestions
+	toolList func() []string
+	p        *Pipeline
 	// pre-scanned on_error of each step, to know fallback steps early
 	fallbackOf map[string][]string // fallback id -> steps naming it
+	stepsT     types.Map           // the type of steps, once all are known
+	envs       [2]*typeEnv         // without and with item (see envFor)
 }
 
 // compileDoc compiles the pipeline in mapping n; name is the default name.
-func (l *Loader) compileDoc(d *decoder, eng *engine, n *yaml.Node, name string, tools func(string) bool) *Pipeline {
+func (l *Loader) compileDoc(d *decoder, eng *engine, n *yaml.Node, name string, tools func(string) bool, toolList func() []string) *Pipeline {
 	before := len(d.errs)
-	c := &pcomp{d: d, eng: eng, tools: tools, fallbackOf: map[string][]string{}}
+	c := &pcomp{d: d, eng: eng, tools: tools, toolList: toolList, fallbackOf: map[string][]string{}}
 	p := &Pipeline{Name: name, Pos: d.at(n), eng: eng, byID: map[string]*Step{}, env: map[string]any{}}
 	c.p = p
 	for k, v := range l.Env {
@@ -83,6 +84,9 @@ func (l *Loader) compileDoc(d *decoder, eng *engine, n *yaml.Node, name string, 
 				d.fail(kv.v, k, "the inputs schema must have type: object, since tool arguments are an object")
 				break
 			}
+			if m != nil {
+				p.schema = d.inputsSchema(kv.v, m)
+			}
 			p.inputs = m
 		case "steps":
 			stepsNode = kv.v
@@ -106,7 +110,7 @@ func (l *Loader) compileDoc(d *decoder, eng *engine, n *yaml.Node, name string, 
 				p.Requires = append(p.Requires, n)
 			}
 		default:
-			d.fail(kv.k, k, "unknown key; %s", suggest(k, pipelineKeys))
+			d.fail(kv.k, k, "%s", unknownKey(k, kv.v, false, pipelineKeys))
 		}
 	}
 	if !names.Valid(p.Name) {
@@ -141,6 +145,9 @@ func (l *Loader) compileDoc(d *decoder, eng *engine, n *yaml.Node, name string, 
 		return nil
 	}
 	c.finish()
+	if len(d.errs) > before { // problems only the whole graph shows
+		return nil
+	}
 	return p
 }
 
@@ -264,9 +271,9 @@ func (c *pcomp) step(s *Step, n *yaml.Node, pairs []pair, field string) {
 				d.fail(v, f, "tool must be written out, not computed, so the pipeline can be checked and drawn before it runs")
 				break
 			}
-			s.Tool = t
+			s.Tool, s.toolPos = t, d.at(d.resolve(v, f))
 			if c.tools != nil && !c.tools(t) {
-				d.fail(v, f, "unknown tool %q; use the name `skillgate tools list` shows, such as everything__echo", t)
+				d.fail(v, f, "unknown tool %q; %s", t, toolHint(t, c.toolList()))
 			}
 		case "with":
 			if vv := d.resolve(v, f); vv != nil && vv.Kind != yaml.MappingNode && !isNull(vv) && !isLoneExpr(vv) {
@@ -354,10 +361,10 @@ func (c *pcomp) step(s *Step, n *yaml.Node, pairs []pair, field string) {
 				s.Timeout = t
 			}
 		default:
-			d.fail(kv.k, f, "unknown key; %s", suggest(k, stepKeys))
+			d.fail(kv.k, f, "%s", unknownKey(k, v, true, stepKeys))
 		}
 	}
-	if s.Tool == "" && valueOf(pairs, "tool") == nil {
+	if s.Tool == "" && valueOf(pairs, "tool") == nil && valueOf(pairs, "uses") == nil {
 		d.fail(n, field, "a step needs a tool; add tool: <server>__<tool>")
 	}
 	if s.Fallback && s.fallback != nil {
@@ -367,11 +374,14 @@ func (c *pcomp) step(s *Step, n *yaml.Node, pairs []pair, field string) {
 	for _, id := range s.Needs {
 		refs[id] = true
 	}
-	for _, o := range c.p.Steps {
-		if refs[o.ID] && o != s {
-			s.Deps = append(s.Deps, o.ID)
+	for id := range refs {
+		if o := c.p.byID[id]; o != nil && o != s {
 			s.deps = append(s.deps, o)
 		}
+	}
+	slices.SortFunc(s.deps, func(a, b *Step) int { return a.index - b.index })
+	for _, o := range s.deps {
+		s.Deps = append(s.Deps, o.ID)
 	}
 }
 
@@ -412,18 +422,30 @@ func (c *pcomp) refChecker(s *Step, refs map[string]bool) func(string, int) []ex
 }
 
 // envFor is the type environment of step s's expressions (s nil: the
-// pipeline's outputs).
-func (c *pcomp) envFor(s *Step, item bool) types.Map {
-	steps := types.Map{}
-	for _, o := range c.p.Steps {
-		if strings.HasPrefix(o.ID, "#") {
-			continue
+// pipeline's outputs), with item and index when item is set. Every step
+// sees the same steps (references are checked by refChecker), so the
+// pipeline has two environments, built once: a pipeline of n steps must
+// not build n maps of n steps.
+func (c *pcomp) envFor(_ *Step, item bool) *typeEnv {
+	i := 0
+	if item {
+		i = 1
+	}
+	if c.envs[i] != nil {
+		return c.envs[i]
+	}
+	if c.stepsT == nil {
+		c.stepsT = types.Map{}
+		for _, o := range c.p.Steps {
+			if strings.HasPrefix(o.ID, "#") {
+				continue
+			}
+			out := types.Type(types.Any)
+			if o.forEachDeclared() {
+				out = types.Array(types.Any)
+			}
+			c.stepsT[o.ID] = types.Map{"outputs": out, "status": types.String, "error": types.String}
 		}
-		out := types.Type(types.Any)
-		if o.forEachDeclared() {
-			out = types.Array(types.Any)
-		}
-		steps[o.ID] = types.Map{"outputs": out, "status": types.String, "error": types.String}
 	}
 	envT := types.Map{}
 	for k := range c.p.env {
@@ -431,7 +453,7 @@ func (c *pcomp) envFor(s *Step, item bool) types.Map {
 	}
 	m := types.Map{
 		"inputs":  c.p.inputsType,
-		"steps":   steps,
+		"steps":   c.stepsT,
 		"env":     envT,
 		meterName: meterType,
 	}
@@ -439,14 +461,15 @@ func (c *pcomp) envFor(s *Step, item bool) types.Map {
 		m["item"] = types.Any
 		m["index"] = types.Int
 	}
-	return m
+	c.envs[i] = newTypeEnv(m)
+	return c.envs[i]
 }
 
 // forEachDeclared is set in the first pass when the node has for_each.
 func (s *Step) forEachDeclared() bool { return s.hasForEach }
 
 // value compiles a YAML value that may hold expressions.
-func (c *pcomp) value(n *yaml.Node, field string, env types.Map, check func(string, int) []exprProblem) *tmpl {
+func (c *pcomp) value(n *yaml.Node, field string, env *typeEnv, check func(string, int) []exprProblem) *tmpl {
 	d := c.d
 	if n = d.resolve(n, field); n == nil {
 		return nil
@@ -525,7 +548,7 @@ func (c *pcomp) value(n *yaml.Node, field string, env types.Map, check func(stri
 }
 
 // expr compiles one expression found at byte offset off of n's value.
-func (c *pcomp) expr(n *yaml.Node, field, src string, off int, env types.Map, check func(string, int) []exprProblem) *program {
+func (c *pcomp) expr(n *yaml.Node, field, src string, off int, env *typeEnv, check func(string, int) []exprProblem) *program {
 	p, probs := c.eng.compile(src, env, check)
 	for _, pr := range probs {
 		c.d.errs = append(c.d.errs, &Error{Pos: exprPos(c.d, n, off+pr.off), Field: field, Expr: src, Msg: pr.msg})
@@ -551,28 +574,15 @@ func exprPos(d *decoder, n *yaml.Node, off int) Pos {
 // is done when they run, and pre-encodes constant arguments.
 func (c *pcomp) finish() {
 	p := c.p
-	anc := map[*Step]map[*Step]bool{}
-	var ancestors func(s *Step) map[*Step]bool
-	ancestors = func(s *Step) map[*Step]bool {
-		if a, ok := anc[s]; ok {
-			return a
-		}
-		a := map[*Step]bool{}
-		anc[s] = a
-		for _, dp := range s.deps {
-			a[dp] = true
-			maps.Copy(a, ancestors(dp))
-		}
-		return a
-	}
 	used := map[*Step]bool{}
 	for _, s := range p.Steps {
 		for _, dp := range s.deps {
 			used[dp] = true
 		}
 		if s.fallback != nil {
+			anc := ancestors(s)
 			for _, dp := range s.fallback.deps {
-				if dp != s && !ancestors(s)[dp] {
+				if dp != s && !anc[dp] {
 					c.d.errs = append(c.d.errs, &Error{Pos: s.fallback.Pos, Field: "steps." + s.fallback.ID,
 						Msg: fmt.Sprintf("fallback step %s uses step %s, which step %s (whose on_error names it) does not wait for; add %s to the needs of %s",
 							s.fallback.ID, dp.ID, s.ID, dp.ID, s.ID)})
@@ -596,4 +606,17 @@ func (c *pcomp) finish() {
 	}
 }
 
-func suggestStep(id string, ids []string) string { return suggestpkg.Hint(id, ids, "the steps") }
+// ancestors returns every step s waits for, directly or not.
+func ancestors(s *Step) map[*Step]bool {
+	seen := map[*Step]bool{}
+	stack := slices.Clone(s.deps)
+	for len(stack) > 0 {
+		d := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if !seen[d] {
+			seen[d] = true
+			stack = append(stack, d.deps...)
+		}
+	}
+	return seen
+}

@@ -1,11 +1,14 @@
 package pipelines
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -67,6 +70,7 @@ const (
 	tickBool  = "__tickb"
 	addName   = "__add"
 	catName   = "__cat"
+	objName   = "__obj"
 )
 
 // meter counts the work of one evaluation. It lives only as long as that
@@ -159,6 +163,9 @@ func newEngine(lim Limits) *engine {
 			}()
 			return vmAdd(p[1], p[2]), nil
 		}, new(func(*meter, any, any) any)),
+		expr.Function(objName, func(p ...any) (any, error) {
+			return object(p[0], p[1].(string), p[2].(string), p[3].(bool))
+		}, new(func(any, string, string, bool) any)),
 		expr.Function("coalesce", func(p ...any) (any, error) {
 			for _, v := range p {
 				if v != nil && v != "" {
@@ -216,7 +223,7 @@ func newEngine(lim Limits) *engine {
 			if err := fits(p[0], max); err != nil {
 				return nil, err
 			}
-			b, err := json.MarshalIndent(p[0], "", "  ")
+			b, err := marshalText(p[0], "  ")
 			return string(b), err
 		}, []any{new(func(any) string)}},
 		"json": {func(p ...any) (any, error) {
@@ -296,6 +303,33 @@ func stringList(v any) ([]string, error) {
 	return nil, fmt.Errorf("join: want a list of strings, got %s", typeOf(v))
 }
 
+// object returns v, about to be read as base.name (base?.name when
+// optional), or an error that says what v is when it has no fields.
+func object(v any, name, base string, optional bool) (any, error) {
+	switch x := v.(type) {
+	case nil:
+		if optional {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("%s is null, so it has no field %s; write %s?.%s to get null instead", base, name, base, name)
+	case string:
+		return nil, fmt.Errorf("%s is text (%s), not an object, so it has no field %s", base, quoteCut(x, 40), name)
+	case []any:
+		return nil, fmt.Errorf("%s is a list, not an object, so it has no field %s; index it, as in %s[0]", base, name, base)
+	case bool, float64, int:
+		return nil, fmt.Errorf("%s is %s, not an object, so it has no field %s", base, typeOf(v), name)
+	}
+	return v, nil // an object, or a value expr reads fields of itself
+}
+
+// quoteCut quotes s, cut to n runes.
+func quoteCut(s string, n int) string {
+	if r := []rune(s); len(r) > n {
+		return strconv.Quote(string(r[:n])) + "..."
+	}
+	return strconv.Quote(s)
+}
+
 // vmAdd is expr's own + for operands that are not both strings.
 var vmAdd = runtime.Add
 
@@ -315,20 +349,41 @@ type exprProblem struct {
 	msg string
 }
 
+// typeEnv is the type environment of a set of expressions, with the expr
+// config made from it on first use: building that config converts every
+// type in the environment, so it is made once per environment, not once
+// per expression. A typeEnv is used by one goroutine at a time (the
+// config's type cache is not safe for concurrent use).
+type typeEnv struct {
+	types types.Map
+	cfg   *conf.Config
+}
+
+func newTypeEnv(m types.Map) *typeEnv { return &typeEnv{types: m} }
+
+// config returns env's expr config under e's options.
+func (e *engine) config(env *typeEnv) *conf.Config {
+	if env.cfg == nil {
+		cfg := conf.CreateNew()
+		for _, o := range e.opts {
+			o(cfg)
+		}
+		expr.Env(env.types)(cfg)
+		for name := range cfg.Disabled {
+			delete(cfg.Builtins, name)
+		}
+		cfg.Check()
+		env.cfg = cfg
+	}
+	return env.cfg
+}
+
 // compile parses, checks and compiles src against env. steps, when non-nil,
 // receives each steps.<id> reference with its offset, before type checking,
 // so the caller can report unknown and forward references in its own words;
 // a non-empty result from steps stops the compile.
-func (e *engine) compile(src string, env types.Map, steps func(id string, off int) []exprProblem) (*program, []exprProblem) {
-	cfg := conf.CreateNew()
-	for _, o := range e.opts {
-		o(cfg)
-	}
-	expr.Env(env)(cfg)
-	for name := range cfg.Disabled {
-		delete(cfg.Builtins, name)
-	}
-	cfg.Check()
+func (e *engine) compile(src string, env *typeEnv, steps func(id string, off int) []exprProblem) (*program, []exprProblem) {
+	cfg := e.config(env)
 
 	tree, err := parser.ParseWithConfig(src, cfg)
 	if err != nil {
@@ -348,6 +403,7 @@ func (e *engine) compile(src string, env types.Map, steps func(id string, off in
 		}
 	}
 	p.item, p.vars = w.item, w.vars
+	probs = append(probs, envProblems(env.types, w.env)...)
 	if len(probs) > 0 {
 		return nil, probs
 	}
@@ -360,7 +416,7 @@ func (e *engine) compile(src string, env types.Map, steps func(id string, off in
 	}
 	// Guard what expr does not budget: loops without allocation and
 	// string growth. Types from the first check decide what to wrap.
-	ast.Walk(&tree.Node, guard{})
+	ast.Walk(&tree.Node, &guard{names: map[ast.Node]string{}})
 	if _, err := checker.Check(tree, cfg); err != nil {
 		return nil, []exprProblem{{msg: "internal error guarding the expression: " + err.Error()}}
 	}
@@ -373,6 +429,27 @@ func (e *engine) compile(src string, env types.Map, steps func(id string, off in
 	}
 	p.prog = prog
 	return p, nil
+}
+
+// envProblems reports the env.NAME reads of names env does not allow.
+func envProblems(env types.Map, reads []stepRef) []exprProblem {
+	allowed, ok := env["env"].(types.Map)
+	if !ok || allowed[types.Extra] != nil {
+		return nil
+	}
+	var probs []exprProblem
+	for _, r := range reads {
+		if _, ok := allowed[r.id]; ok {
+			continue
+		}
+		names := slices.Sorted(maps.Keys(allowed))
+		msg := fmt.Sprintf("env.%s is not an allowed variable; add %s to pipelines.env in the gateway config", r.id, r.id)
+		if len(names) > 0 {
+			msg += " (allowed now: " + strings.Join(names, ", ") + ")"
+		}
+		probs = append(probs, exprProblem{off: r.off, msg: msg})
+	}
+	return probs
 }
 
 func containsStr(s []string, x string) bool {
@@ -406,6 +483,9 @@ func runeOffset(s string, runes int) int {
 
 // hint adds what to do to the checker's terse messages.
 func hint(msg string) string {
+	if h := ghaHint(msg); h != "" {
+		return h
+	}
 	switch {
 	case msg == "unknown name item" || msg == "unknown name index":
 		return msg + "; item and index exist only in a step with for_each"
@@ -426,6 +506,7 @@ type stepRef struct {
 type refWalker struct {
 	src   string
 	refs  []stepRef
+	env   []stepRef // env.NAME reads
 	probs []exprProblem
 	item  bool
 	vars  bool
@@ -435,6 +516,12 @@ func (w *refWalker) Visit(n *ast.Node) {
 	switch v := (*n).(type) {
 	case *ast.MemberNode:
 		id, ok := v.Node.(*ast.IdentifierNode)
+		if ok && id.Value == "env" {
+			if prop, ok := v.Property.(*ast.StringNode); ok {
+				w.env = append(w.env, stepRef{id: prop.Value, off: runeOffset(w.src, prop.Location().From)})
+			}
+			return
+		}
 		if !ok || id.Value != "steps" {
 			return
 		}
@@ -459,13 +546,38 @@ func (w *refWalker) Visit(n *ast.Node) {
 	}
 }
 
-// guard rewrites a checked tree: every predicate body counts an iteration
-// and every + that may join strings checks the length.
-type guard struct{}
+// guard rewrites a checked tree: every predicate body counts an iteration,
+// every + that may join strings checks the length, and every .field of a
+// value of unknown type (a step's outputs) says what the value is when it
+// is not an object.
+type guard struct {
+	names map[ast.Node]string // how each member access is written
+}
 
-func (guard) Visit(n *ast.Node) {
+func (g *guard) Visit(n *ast.Node) {
 	meterIdent := func() ast.Node { return &ast.IdentifierNode{Value: meterName} }
 	switch v := (*n).(type) {
+	case *ast.MemberNode:
+		prop, ok := v.Property.(*ast.StringNode)
+		if !ok || v.Method {
+			return
+		}
+		base, ok := g.names[v.Node]
+		if !ok {
+			base = v.Node.String()
+		}
+		dot := "."
+		if v.Optional {
+			dot = "?."
+		}
+		g.names[v] = base + dot + prop.Value
+		if t := v.Node.Type(); t != nil && t.Kind() != reflect.Interface {
+			return
+		}
+		// The base is checked by a call that passes it through, so the
+		// member access, its ?. and the chain it ends stay expr's own.
+		v.Node = &ast.CallNode{Callee: &ast.IdentifierNode{Value: objName},
+			Arguments: []ast.Node{v.Node, &ast.StringNode{Value: prop.Value}, &ast.StringNode{Value: base}, &ast.BoolNode{Value: v.Optional}}}
 	case *ast.PredicateNode:
 		name := tickName
 		if t := v.Node.Type(); t != nil && t.Kind() == reflect.Bool {
@@ -605,12 +717,34 @@ func jsonSize(v reflect.Value, limit int) int {
 	return 24
 }
 
-// marshalBounded is json.Marshal that refuses results longer than max.
+// marshalBounded is marshalText that refuses results longer than max.
 func marshalBounded(v any, max int) ([]byte, error) {
 	if err := fits(v, max); err != nil {
 		return nil, err
 	}
-	return json.Marshal(v)
+	return marshalText(v, "")
+}
+
+// marshalText is json.Marshal (indented by indent, when set) without the
+// escaping of <, > and & meant for HTML: pipeline results are read as text,
+// where "a -> b" must not become "a \u003e b".
+func marshalText(v any, indent string) ([]byte, error) {
+	if indent == "" {
+		b, err := json.Marshal(v)
+		if err != nil || !bytes.Contains(b, []byte(`\u00`)) {
+			return b, err // nothing escaped: the common case, without an Encoder
+		}
+	}
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if indent != "" {
+		enc.SetIndent("", indent)
+	}
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 }
 
 // stringify is what interpolation and string() make of a value: strings

@@ -66,7 +66,7 @@ steps:
 
 func TestBudgetErrorsWrapErrBudget(t *testing.T) {
 	e := newEngine(Limits{})
-	pr, probs := e.compile(`reduce(1..64, #acc + #acc, "ab")`, envTypes(), nil)
+	pr, probs := e.compile(`reduce(1..64, #acc + #acc, "ab")`, newTypeEnv(envTypes()), nil)
 	if len(probs) > 0 {
 		t.Fatal(probs)
 	}
@@ -95,7 +95,7 @@ func TestFunctions(t *testing.T) {
 		`upper(trim(" x "))`:             "X",
 		`len(filter(1..10, # % 2 == 0))`: 5,
 	} {
-		pr, probs := e.compile(src, envTypes(), nil)
+		pr, probs := e.compile(src, newTypeEnv(envTypes()), nil)
 		if len(probs) > 0 {
 			t.Errorf("%s: %v", src, probs)
 			continue
@@ -141,7 +141,7 @@ func FuzzTemplate(f *testing.F) {
 				t.Fatalf("segment %+v is not at its offset in %q", sg, s)
 			}
 			if sg.isExpr {
-				pr, probs := e.compile(sg.text, envTypes(), func(string, int) []exprProblem { return nil })
+				pr, probs := e.compile(sg.text, newTypeEnv(envTypes()), func(string, int) []exprProblem { return nil })
 				for _, p := range probs {
 					if p.off < 0 || p.off > len(sg.text) {
 						t.Fatalf("problem offset %d outside %q", p.off, sg.text)

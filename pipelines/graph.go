@@ -148,13 +148,7 @@ func (p *Pipeline) Mermaid() string {
 // can be known before anything runs (from args, env and constants)
 // resolved, and the rest shown as written. args must fit the inputs.
 func (p *Pipeline) Plan(args json.RawMessage) (string, error) {
-	var in any = map[string]any{}
-	if len(args) > 0 {
-		if err := json.Unmarshal(args, &in); err != nil {
-			return "", fmt.Errorf("%w: %v", ErrInvalidArguments, err)
-		}
-	}
-	in, err := coerce(p.inputs, in, "")
+	in, err := p.arguments(args)
 	if err != nil {
 		return "", err
 	}

@@ -5,10 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/skillgate/skillgate/internal/yamldoc"
 
@@ -25,13 +28,19 @@ type Loader struct {
 	// accepts every name. Pipelines of the same batch (one Load, Parse or
 	// ParseNode call) are known by their ToolName without asking.
 	Tools func(name string) bool
+	// ToolNames, when set, lists the tools Tools knows, so an unknown
+	// tool's error can suggest the nearest name. It is called at most
+	// once per Load, Parse or ParseNode, and only when a tool is unknown.
+	ToolNames func() []string
 	// ToolName maps a pipeline's name to the name it is served under;
 	// nil means "pipelines__" + name. It must match the gateway's naming,
 	// since steps call pipelines by that name and the recursion guard
 	// compares it.
 	ToolName func(name string) string
 	// Env is the environment expressions may read as env.NAME: only what
-	// the gateway allows. Its keys are checked at load.
+	// the gateway allows, with "" for an allowed variable that is not set
+	// (so unsetting one does not stop pipelines from loading). Its keys are
+	// checked at load.
 	Env map[string]string
 	// Limits bound each expression; zero fields take the defaults.
 	Limits Limits
@@ -40,6 +49,12 @@ type Loader struct {
 	Inline *yaml.Node
 	// InlineFile names the file Inline comes from, for error positions.
 	InlineFile string
+	// Served, when set, returns the file (Pos.File) of the definition of
+	// pipeline name being served now, or "". Two definitions of one name
+	// are a problem reported on each; the one in that file stays served
+	// and the others are not. Without one served (or without Served), no
+	// definition of the name is served, whatever the order of the files.
+	Served func(name string) string
 }
 
 func (l *Loader) toolName(name string) string {
@@ -131,6 +146,9 @@ func (l *Loader) read(r io.Reader, filename string) ([]doc, []*Error) {
 		if err != nil {
 			return docs, append(errs, syntaxError(filename, err, b))
 		}
+		if len(n.Content) == 1 && isNull(n.Content[0]) && n.Content[0].Value == "" {
+			continue // an empty document, such as a --- before the first
+		}
 		if es := aliasErrors(filename, &n); es != nil {
 			errs = append(errs, es...)
 			continue
@@ -141,6 +159,9 @@ func (l *Loader) read(r io.Reader, filename string) ([]doc, []*Error) {
 			name = fmt.Sprintf("%s-%d", base, i+1)
 		}
 		docs = append(docs, doc{d: d, node: &n, name: name})
+	}
+	if len(docs) == 0 && len(errs) == 0 {
+		errs = append(errs, &Error{Pos: Pos{File: filename}, Msg: "the file holds no pipeline: it is empty or only comments; write a pipeline (steps, each with an id and a tool) or remove the file"})
 	}
 	return docs, errs
 }
@@ -219,37 +240,66 @@ func (l *Loader) nodeDocs(n *yaml.Node, filename string) ([]doc, []*Error) {
 	return nil, d.errs
 }
 
+// head is what batch learns of a document before compiling it: the name
+// of its pipeline and where that name is written.
+type head struct {
+	name string
+	pos  Pos
+}
+
+func (l *Loader) head(dc doc) head {
+	h := head{name: dc.name, pos: dc.d.at(dc.node)}
+	if n := dc.d.resolve(dc.node, ""); n != nil && n.Kind == yaml.MappingNode {
+		h.pos = dc.d.at(n)
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			if v := n.Content[i+1]; n.Content[i].Value == "name" && v.Kind == yaml.ScalarNode {
+				h.name, h.pos = v.Value, dc.d.at(v)
+			}
+		}
+	}
+	return h
+}
+
 func (l *Loader) batch(docs []doc, errs []*Error) ([]*Pipeline, error) {
 	eng := newEngine(l.Limits)
 	// Names first, so pipelines may call each other in any order.
+	heads := make([]head, len(docs))
+	byName := map[string][]int{}
+	var order []string
 	names := map[string]bool{}
-	for _, dc := range docs {
-		name := dc.name
-		if n := dc.d.resolve(dc.node, ""); n != nil && n.Kind == yaml.MappingNode {
-			for i := 0; i+1 < len(n.Content); i += 2 {
-				if n.Content[i].Value == "name" && n.Content[i+1].Kind == yaml.ScalarNode {
-					name = n.Content[i+1].Value
-				}
-			}
+	for i, dc := range docs {
+		heads[i] = l.head(dc)
+		name := heads[i].name
+		if byName[name] == nil {
+			order = append(order, name)
 		}
+		byName[name] = append(byName[name], i)
 		names[l.toolName(name)] = true
 	}
-	tools := func(t string) bool { return names[t] || l.Tools == nil || l.Tools(t) }
-	var out []*Pipeline
-	seen := map[string]*Pipeline{}
-	for _, dc := range docs {
-		p := l.compileDoc(dc.d, eng, dc.node, dc.name, tools)
-		errs = append(errs, dc.d.errs...)
-		if p == nil {
-			continue
+	rejected := map[int]bool{}
+	for _, name := range order {
+		if idx := byName[name]; len(idx) > 1 {
+			errs = append(errs, l.duplicates(name, idx, heads, rejected)...)
 		}
-		if prev := seen[p.Name]; prev != nil {
-			errs = append(errs, &Error{Pos: p.Pos, Field: "name", Msg: fmt.Sprintf("pipeline %q is already defined at %s; rename one", p.Name, prev.Pos)})
-			continue
-		}
-		seen[p.Name] = p
-		out = append(out, p)
 	}
+	tools := func(t string) bool { return names[t] || l.Tools == nil || l.Tools(t) }
+	toolList := sync.OnceValue(func() []string {
+		known := slices.Sorted(maps.Keys(names))
+		if l.ToolNames != nil {
+			known = append(known, l.ToolNames()...)
+		}
+		return known
+	})
+	var out []*Pipeline
+	for i, dc := range docs {
+		p := l.compileDoc(dc.d, eng, dc.node, dc.name, tools, toolList)
+		errs = append(errs, dc.d.errs...)
+		if p != nil && !rejected[i] {
+			out = append(out, p)
+		}
+	}
+	out, held := l.holdBack(out, docs, heads)
+	errs = append(errs, held...)
 	sort.SliceStable(errs, func(i, j int) bool {
 		a, b := errs[i].Pos, errs[j].Pos
 		if a.File != b.File {
@@ -265,4 +315,94 @@ func (l *Loader) batch(docs []doc, errs []*Error) ([]*Pipeline, error) {
 		joined[i] = e
 	}
 	return out, errors.Join(joined...)
+}
+
+// duplicates reports each definition of name (the documents idx) and
+// marks in rejected those not to serve: all but the one Served names, or
+// all of them.
+func (l *Loader) duplicates(name string, idx []int, heads []head, rejected map[int]bool) []*Error {
+	keep := -1
+	if l.Served != nil {
+		if file := l.Served(name); file != "" {
+			for _, i := range idx {
+				if heads[i].pos.File == file {
+					if keep >= 0 { // two in the served file: no telling which
+						keep = -1
+						break
+					}
+					keep = i
+				}
+			}
+		}
+	}
+	var errs []*Error
+	for _, i := range idx {
+		var others []string
+		for _, j := range idx {
+			if j != i {
+				others = append(others, heads[j].pos.String())
+			}
+		}
+		also := strings.Join(others, ", ")
+		var msg string
+		switch {
+		case keep < 0:
+			msg = fmt.Sprintf("pipeline %q is also defined at %s; neither is served until one is renamed or removed", name, also)
+			if len(idx) > 2 {
+				msg = fmt.Sprintf("pipeline %q is also defined at %s; none is served until all but one are renamed or removed", name, also)
+			}
+		case i == keep:
+			msg = fmt.Sprintf("pipeline %q is also defined at %s, which is not served; rename or remove one", name, also)
+		default:
+			msg = fmt.Sprintf("pipeline %q is already served from %s; this definition is not served until one of them is renamed or removed", name, heads[keep].pos)
+		}
+		if i != keep {
+			rejected[i] = true
+		}
+		errs = append(errs, &Error{Pos: heads[i].pos, Field: "name", Msg: msg})
+	}
+	return errs
+}
+
+// holdBack drops the pipelines that call, directly or through others, a
+// pipeline of the batch that is not served, with a problem on each call.
+func (l *Loader) holdBack(ps []*Pipeline, docs []doc, heads []head) ([]*Pipeline, []*Error) {
+	type def struct{ name, pos string }
+	batch := map[string]def{}
+	for i := range docs {
+		t := l.toolName(heads[i].name)
+		if _, ok := batch[t]; !ok {
+			batch[t] = def{heads[i].name, heads[i].pos.String()}
+		}
+	}
+	served := make(map[string]bool, len(ps))
+	for _, p := range ps {
+		served[p.ToolName] = true
+	}
+	var errs []*Error
+	for changed := true; changed; {
+		changed = false
+		for _, p := range ps {
+			if !served[p.ToolName] {
+				continue
+			}
+			for i, s := range p.Steps {
+				callee, inBatch := batch[s.Tool]
+				if !inBatch || served[s.Tool] {
+					continue
+				}
+				errs = append(errs, &Error{Pos: s.toolPos, Field: fmt.Sprintf("steps[%d].tool", i),
+					Msg: fmt.Sprintf("pipeline %s (%s, %s) has problems and is not served; %s is held back until it loads", callee.name, s.Tool, callee.pos, p.Name)})
+				served[p.ToolName], changed = false, true
+				break
+			}
+		}
+	}
+	kept := ps[:0]
+	for _, p := range ps {
+		if served[p.ToolName] {
+			kept = append(kept, p)
+		}
+	}
+	return kept, errs
 }

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/expr-lang/expr/types"
+	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
 // Pipeline is a compiled pipeline: every expression checked and compiled,
@@ -30,7 +31,8 @@ type Pipeline struct {
 	// the gateway starts them.
 	Requires []string
 
-	inputs     map[string]any // JSON Schema
+	inputs     map[string]any     // JSON Schema
+	schema     *jsonschema.Schema // inputs compiled; nil when there is none
 	inputsType types.Type
 	outputs    *tmpl // nil: the outputs of the steps nothing depends on
 	eng        *engine
@@ -90,6 +92,7 @@ type Step struct {
 	Fallback bool
 
 	index      int
+	toolPos    Pos
 	hasForEach bool
 	deps       []*Step
 	cond       *program

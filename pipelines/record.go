@@ -1,6 +1,7 @@
 package pipelines
 
 import (
+	"encoding/json"
 	"slices"
 	"time"
 )
@@ -13,8 +14,9 @@ type Record struct {
 	Pipeline string `json:"pipeline"`
 	// Started is when the run began.
 	Started time.Time `json:"started"`
-	// Duration is how long it took; zero while it runs.
-	Duration time.Duration `json:"duration"`
+	// Duration is how long it took; zero while it runs. JSON has it as
+	// duration_ms, in milliseconds.
+	Duration time.Duration `json:"-"`
 	// Status is running, succeeded, failed or canceled.
 	Status string `json:"status"`
 	// Error says why a run failed.
@@ -29,8 +31,9 @@ type StepRecord struct {
 	Tool   string `json:"tool"`
 	Status string `json:"status"`
 	// Started is zero until the step starts.
-	Started  time.Time     `json:"started,omitzero"`
-	Duration time.Duration `json:"duration"`
+	Started time.Time `json:"started,omitzero"`
+	// Duration is how long the step took; JSON has it as duration_ms.
+	Duration time.Duration `json:"-"`
 	// Attempts counts tool calls made, retries and for_each items included.
 	Attempts int `json:"attempts"`
 	// Items and ItemsFailed count a for_each step's items.
@@ -38,6 +41,27 @@ type StepRecord struct {
 	ItemsFailed int    `json:"items_failed,omitempty"`
 	Error       string `json:"error,omitempty"`
 }
+
+// MarshalJSON writes the record with its duration as duration_ms.
+func (r Record) MarshalJSON() ([]byte, error) {
+	type plain Record
+	return json.Marshal(struct {
+		plain
+		DurationMS float64 `json:"duration_ms"`
+	}{plain(r), millis(r.Duration)})
+}
+
+// MarshalJSON writes the step's record with its duration as duration_ms.
+func (s StepRecord) MarshalJSON() ([]byte, error) {
+	type plain StepRecord
+	return json.Marshal(struct {
+		plain
+		DurationMS float64 `json:"duration_ms"`
+	}{plain(s), millis(s.Duration)})
+}
+
+// millis is d in milliseconds, to the microsecond.
+func millis(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
 func (r Record) clone() Record {
 	r.Steps = slices.Clone(r.Steps)

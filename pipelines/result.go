@@ -90,7 +90,7 @@ func okResult(v any, max int) (json.RawMessage, error) {
 	}
 	var out bytes.Buffer
 	out.WriteString(`{"content":[{"type":"text","text":`)
-	t, _ := json.Marshal(string(b))
+	t, _ := marshalText(string(b), "")
 	out.Write(t)
 	out.WriteString(`}],"structuredContent":`)
 	out.Write(b)
@@ -100,6 +100,6 @@ func okResult(v any, max int) (json.RawMessage, error) {
 
 // errorResult is a CallToolResult with isError and msg as its text.
 func errorResult(msg string) json.RawMessage {
-	t, _ := json.Marshal(msg)
+	t, _ := marshalText(msg, "")
 	return json.RawMessage(`{"content":[{"type":"text","text":` + string(t) + `}],"isError":true}`)
 }

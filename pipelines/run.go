@@ -138,13 +138,7 @@ func (r *Runner) Run(ctx context.Context, p *Pipeline, args json.RawMessage, cal
 	}
 	r.keep(rn.rec)
 
-	var in any = map[string]any{}
-	if len(args) > 0 && string(args) != "null" {
-		if err := json.Unmarshal(args, &in); err != nil {
-			return rn.end(fmt.Errorf("%w: not a JSON object: %v", ErrInvalidArguments, err)), nil
-		}
-	}
-	in, err := coerce(p.inputs, in, "")
+	in, err := p.arguments(args)
 	if err != nil {
 		return rn.end(err), nil
 	}
@@ -199,6 +193,26 @@ func (r *Runner) Run(ctx context.Context, p *Pipeline, args json.RawMessage, cal
 	return rn.outputs(ctx)
 }
 
+// arguments decodes args, fills in the schema's defaults, turns whole
+// numbers into ints where it says integer, and validates the result
+// against the inputs schema.
+func (p *Pipeline) arguments(args json.RawMessage) (any, error) {
+	var in any = map[string]any{}
+	if len(args) > 0 && string(args) != "null" {
+		if err := json.Unmarshal(args, &in); err != nil {
+			return nil, fmt.Errorf("%w: not a JSON object: %v", ErrInvalidArguments, err)
+		}
+	}
+	in, err := coerce(p.inputs, in, "")
+	if err != nil {
+		return nil, err
+	}
+	if err := checkArguments(p.schema, in); err != nil {
+		return nil, err
+	}
+	return in, nil
+}
+
 func newRunID() string {
 	b := make([]byte, 8)
 	_, _ = rand.Read(b)
@@ -216,6 +230,13 @@ func (rn *run) finish(status, msg string) {
 	rn.r.update(func() {
 		rn.rec.Status, rn.rec.Error = status, msg
 		rn.rec.Duration = time.Since(rn.rec.Started)
+		// What never ran (a fallback not needed, or every step of a run
+		// refused its arguments) did not run: it is not waiting any more.
+		for i := range rn.rec.Steps {
+			if rn.rec.Steps[i].Status == StatusPending {
+				rn.rec.Steps[i].Status = StatusSkipped
+			}
+		}
 	})
 }
 

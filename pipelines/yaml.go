@@ -7,8 +7,6 @@ import (
 	"strings"
 	"time"
 
-	suggestpkg "github.com/skillgate/skillgate/internal/suggest"
-
 	"gopkg.in/yaml.v3"
 )
 
@@ -222,6 +220,3 @@ func kindName(n *yaml.Node) string {
 	}
 	return fmt.Sprintf("%q", n.Value)
 }
-
-// suggest names the closest known key, or lists them all.
-func suggest(key string, known []string) string { return suggestpkg.Hint(key, known, "known keys") }

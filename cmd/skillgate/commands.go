@@ -40,7 +40,12 @@ bundles, profiles, and every problem at once, each with file:line.
   skillgate validate -c skillgate.yaml
   generate-config | skillgate validate -     # - reads standard input
 
-Exit status: 0 when the file is valid, 1 otherwise.`,
+The pipelines it defines (pipelines.dirs and pipelines.inline) are compiled
+too, and their problems reported the same way. Tool names in pipelines are
+not checked, since that needs the servers running: "skillgate pipeline
+validate --all" checks them.
+
+Exit status: 0 when the file and its pipelines are valid, 1 otherwise.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			path, _ := cmd.Flags().GetString("config")
@@ -72,8 +77,11 @@ Exit status: 0 when the file is valid, 1 otherwise.`,
 				fmt.Fprintf(cmd.ErrOrStderr(), "%s: ok, but it serves nothing: add servers:, or tools:, pipelines: or skills: dirs\n", shown)
 				return nil
 			}
-			fmt.Fprintf(cmd.ErrOrStderr(), "%s: ok\n", shown)
-			return nil
+			if len(cfg.Pipelines.Dirs) == 0 && cfg.Pipelines.Inline == nil {
+				fmt.Fprintf(cmd.ErrOrStderr(), "%s: ok\n", shown)
+				return nil
+			}
+			return validateConfigPipelines(cmd, cfg, shown)
 		},
 	}
 }

@@ -6,7 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 
@@ -25,15 +29,15 @@ func newPipelineCmd() *cobra.Command {
 		Short: "Validate, inspect and run YAML pipelines",
 		Long: `Pipelines are tools made of other tools, written in YAML (docs/PIPELINES.md).
 The gateway serves each one as pipelines__<name>. These commands work on the
-pipelines of the config (pipelines.dirs and pipelines.inline; the built-in
-default has examples/pipelines):
+pipelines of the config -c names (pipelines.dirs and pipelines.inline); the
+built-in default has only examples/pipelines, from the repository root:
 
-  skillgate pipeline list
-  skillgate pipeline validate --all
-  skillgate pipeline validate pipelines/hello.yaml
-  skillgate pipeline graph hello --mermaid
-  skillgate pipeline run hello --arg who=ann --dry-run
-  skillgate pipeline run hello --arg who=ann
+  skillgate pipeline list -c skillgate.yaml
+  skillgate pipeline validate -c skillgate.yaml --all
+  skillgate pipeline validate -c skillgate.yaml pipelines/hello.yaml
+  skillgate pipeline graph -c skillgate.yaml hello --mermaid
+  skillgate pipeline run -c skillgate.yaml hello --arg who=ann --dry-run
+  skillgate pipeline run -c skillgate.yaml hello --arg who=ann
   skillgate pipeline runs --url http://127.0.0.1:8811`,
 	}
 	cmd.AddCommand(newPipelineValidateCmd(), newPipelineListCmd(), newPipelineGraphCmd(), newPipelineRunCmd(), newPipelineRunsCmd())
@@ -75,10 +79,44 @@ func pipelinesJSON(list []*pipelines.Pipeline) []pipelineJSON {
 	return out
 }
 
+// printJSON writes v as indented JSON, with <, > and & as they are: the
+// output is read by people and programs, never embedded in HTML.
 func printJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
 	return enc.Encode(v)
+}
+
+// unescapeHTML turns the \u003c, \u003e and \u0026 escapes in the strings of
+// JSON text b back into <, > and &, which Go's encoder writes for HTML.
+func unescapeHTML(b []byte) []byte {
+	out := make([]byte, 0, len(b))
+	inString := false
+	for i := 0; i < len(b); i++ {
+		c := b[i]
+		switch {
+		case !inString:
+			inString = c == '"'
+		case c == '"':
+			inString = false
+		case c == '\\' && i+1 < len(b):
+			if b[i+1] == 'u' && i+6 <= len(b) {
+				switch strings.ToLower(string(b[i+2 : i+6])) {
+				case "003c", "003e", "0026":
+					r, _ := strconv.ParseUint(string(b[i+2:i+6]), 16, 8)
+					out = append(out, byte(r))
+					i += 5
+					continue
+				}
+			}
+			out = append(out, c, b[i+1])
+			i++
+			continue
+		}
+		out = append(out, c)
+	}
+	return out
 }
 
 // loadPipelinesOffline compiles the config's pipelines without starting
@@ -139,6 +177,7 @@ Exit status: 0 when everything compiles, 1 when there are problems.`,
 				return err
 			}
 			var tools func(string) bool
+			var toolNames func() []string
 			var served []*pipelines.Pipeline
 			if !noTools {
 				gw, err := startFromConfig(cmd)
@@ -151,15 +190,26 @@ Exit status: 0 when everything compiles, 1 when there are problems.`,
 					it, ok := snap.Tool(name)
 					return ok && it.Source != "pipelines"
 				}
+				toolNames = func() []string {
+					var out []string
+					for _, it := range snap.Tools() {
+						if it.Source != "pipelines" {
+							out = append(out, it.Name)
+						}
+					}
+					return out
+				}
 				served, _ = gw.Pipelines()
 			}
 			var list []*pipelines.Pipeline
 			var problems []*pipelines.Error
 			if all {
-				l, err := gateway.PipelineLoader(cfg, tools).Load(cfg.Pipelines.Dirs...)
-				list, problems = l, gateway.PipelineProblems(err)
+				l := gateway.PipelineLoader(cfg, tools)
+				l.ToolNames = toolNames
+				ps, err := l.Load(cfg.Pipelines.Dirs...)
+				list, problems = ps, gateway.PipelineProblems(err)
 			} else {
-				list, problems = validateFiles(cfg, files, tools, served)
+				list, problems = validateFiles(cfg, files, tools, toolNames, served)
 			}
 			if asJSON {
 				if err := printJSON(cmd.OutOrStdout(), map[string]any{"pipelines": pipelinesJSON(list), "problems": problemsJSON(problems)}); err != nil {
@@ -177,7 +227,7 @@ Exit status: 0 when everything compiles, 1 when there are problems.`,
 					fmt.Fprintln(w, "(tool names not checked: --no-tools)")
 				}
 				if len(problems) > 0 {
-					fmt.Fprintf(w, "%d problems\n", len(problems))
+					fmt.Fprintln(w, countProblems(len(problems)))
 				}
 			}
 			if len(problems) > 0 {
@@ -192,9 +242,39 @@ Exit status: 0 when everything compiles, 1 when there are problems.`,
 	return cmd
 }
 
+// validateConfigPipelines is the pipelines part of "skillgate validate":
+// it compiles cfg's pipelines without starting anything and reports every
+// problem, so a config whose pipelines would not load is not called ok.
+func validateConfigPipelines(cmd *cobra.Command, cfg *config.Config, shown string) error {
+	list, err := gateway.PipelineLoader(cfg, nil).Load(cfg.Pipelines.Dirs...)
+	problems := gateway.PipelineProblems(err)
+	w := cmd.ErrOrStderr()
+	for _, p := range problems {
+		fmt.Fprintln(w, p)
+	}
+	if len(problems) > 0 {
+		fmt.Fprintf(w, "%s: %s in its pipelines\n", shown, countProblems(len(problems)))
+		return exitError(1)
+	}
+	n := "1 pipeline"
+	if len(list) != 1 {
+		n = fmt.Sprintf("%d pipelines", len(list))
+	}
+	fmt.Fprintf(w, "%s: ok (%s; tool names are not checked: skillgate pipeline validate --all checks them against the servers)\n", shown, n)
+	return nil
+}
+
+// countProblems is "1 problem" or "n problems".
+func countProblems(n int) string {
+	if n == 1 {
+		return "1 problem"
+	}
+	return fmt.Sprintf("%d problems", n)
+}
+
 // validateFiles compiles each file, knowing the pipelines of every file
 // and of the config (served) by name.
-func validateFiles(cfg *config.Config, files []string, tools func(string) bool, served []*pipelines.Pipeline) ([]*pipelines.Pipeline, []*pipelines.Error) {
+func validateFiles(cfg *config.Config, files []string, tools func(string) bool, toolNames func() []string, served []*pipelines.Pipeline) ([]*pipelines.Pipeline, []*pipelines.Error) {
 	names := map[string]bool{}
 	for _, p := range served {
 		names[p.ToolName] = true
@@ -227,11 +307,58 @@ func validateFiles(cfg *config.Config, files []string, tools func(string) bool, 
 		}
 		l := gateway.PipelineLoader(cfg, check)
 		l.Inline = nil
+		if toolNames != nil {
+			l.ToolNames = func() []string { return append(slices.Sorted(maps.Keys(names)), toolNames()...) }
+		}
 		ps, err := l.Parse(bytes.NewReader(b), f)
 		list = append(list, ps...)
 		problems = append(problems, gateway.PipelineProblems(err)...)
 	}
-	return list, problems
+	return duplicateNames(list, problems, served)
+}
+
+// duplicateNames reports the pipelines of list that share a name with one
+// of another file, in list or served (as the gateway would), and leaves
+// them out of list.
+func duplicateNames(list []*pipelines.Pipeline, problems []*pipelines.Error, served []*pipelines.Pipeline) ([]*pipelines.Pipeline, []*pipelines.Error) {
+	abs := func(f string) string {
+		if a, err := filepath.Abs(f); err == nil {
+			return a
+		}
+		return f
+	}
+	byName := map[string][]*pipelines.Pipeline{}
+	files := map[string]bool{}
+	for _, p := range list {
+		byName[p.Name] = append(byName[p.Name], p)
+		files[abs(p.Pos.File)] = true
+	}
+	servedFrom := map[string]*pipelines.Pipeline{}
+	for _, p := range served {
+		if !files[abs(p.Pos.File)] {
+			servedFrom[p.Name] = p
+		}
+	}
+	var kept []*pipelines.Pipeline
+	for _, p := range list {
+		var others []string
+		for _, o := range byName[p.Name] {
+			if o != p && abs(o.Pos.File) != abs(p.Pos.File) {
+				others = append(others, o.Pos.String())
+			}
+		}
+		switch {
+		case servedFrom[p.Name] != nil:
+			problems = append(problems, &pipelines.Error{Pos: p.Pos, Field: "name", Msg: fmt.Sprintf(
+				"pipeline %q is already served from %s; this definition is not served until one of them is renamed or removed", p.Name, servedFrom[p.Name].Pos)})
+		case len(others) > 0:
+			problems = append(problems, &pipelines.Error{Pos: p.Pos, Field: "name", Msg: fmt.Sprintf(
+				"pipeline %q is also defined at %s; neither is served until one is renamed or removed", p.Name, strings.Join(others, ", "))})
+		default:
+			kept = append(kept, p)
+		}
+	}
+	return kept, problems
 }
 
 func newPipelineListCmd() *cobra.Command {
@@ -383,7 +510,7 @@ other errors.`,
 				return err
 			}
 			var pretty bytes.Buffer
-			if err := json.Indent(&pretty, res, "", "  "); err != nil {
+			if err := json.Indent(&pretty, unescapeHTML(res), "", "  "); err != nil {
 				return fmt.Errorf("the result is not JSON: %w", err)
 			}
 			pretty.WriteByte('\n')

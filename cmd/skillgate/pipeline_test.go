@@ -7,6 +7,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"strings"
 	"testing"
@@ -126,5 +127,164 @@ func TestPipelineCLI(t *testing.T) {
 	out, _, err = runCLI(t, "-c", cfg, "pipeline", "list", "--json")
 	if err != nil || !strings.Contains(out, `"tool": "pipelines__status"`) {
 		t.Errorf("list: %v\n%s", err, out)
+	}
+}
+
+// writeFiles writes files relative to dir.
+func writeFiles(t *testing.T, dir string, files map[string]string) {
+	t.Helper()
+	for name, body := range files {
+		path := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// A pipeline with a problem found late (once the graph is known) is
+// reported and not also called ok.
+func TestPipelineValidateLateProblem(t *testing.T) {
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{
+		"skillgate.yaml": "pipelines: {dirs: [./p]}\n",
+		"p/fb.yaml": `steps:
+  - {id: y, tool: admin__servers}
+  - {id: x, tool: admin__stats, on_error: rescue}
+  - {id: rescue, tool: admin__servers, with: {s: "${{ steps.y.status }}"}}
+`,
+	})
+	_, stderr, err := runCLI(t, "-c", filepath.Join(dir, "skillgate.yaml"), "pipeline", "validate", "--all", "--no-tools")
+	var code exitError
+	if !errors.As(err, &code) || code != 1 || !strings.Contains(stderr, "fb.yaml:4:5: steps.rescue: fallback step rescue uses step y") ||
+		strings.Contains(stderr, "ok (") || !strings.Contains(stderr, "\n1 problem\n") {
+		t.Errorf("validate: %v\n%s", err, stderr)
+	}
+}
+
+// An allowed environment variable that is not set reads as "", and does
+// not keep the pipeline from loading.
+func TestPipelineEnvUnset(t *testing.T) {
+	const unset = "SKILLGATE_TEST_NEVER_SET"
+	if _, ok := os.LookupEnv(unset); ok {
+		t.Skip(unset + " is set")
+	}
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{
+		"skillgate.yaml": "pipelines: {dirs: [./p], env: [" + unset + "]}\n",
+		"p/region.yaml": `steps:
+  - {id: a, tool: admin__servers, with: {region: "${{ coalesce(env.` + unset + `, 'eu') }}", raw: "[${{ env.` + unset + ` }}]"}}
+`,
+	})
+	cfg := filepath.Join(dir, "skillgate.yaml")
+	if _, stderr, err := runCLI(t, "-c", cfg, "pipeline", "validate", "--all", "--no-tools"); err != nil {
+		t.Fatalf("validate: %v\n%s", err, stderr)
+	}
+	out, stderr, err := runCLI(t, "-c", cfg, "pipeline", "run", "region", "--dry-run")
+	if err != nil || !strings.Contains(out, `with: {"raw":"[]","region":"eu"}`) {
+		t.Errorf("dry run: %v\n%s%s", err, out, stderr)
+	}
+}
+
+func TestUnescapeHTML(t *testing.T) {
+	in := `{"a\u003e":"x \u003e y \u0026 \u003Cz\u003e \\u003e \"\u003e\" \u00e9","n":1}`
+	want := `{"a>":"x > y & <z> \\u003e \">\" \u00e9","n":1}`
+	if got := string(unescapeHTML([]byte(in))); got != want {
+		t.Errorf("got  %s\nwant %s", got, want)
+	}
+	var a, b any
+	if json.Unmarshal([]byte(in), &a) != nil || json.Unmarshal(unescapeHTML([]byte(in)), &b) != nil || !reflect.DeepEqual(a, b) {
+		t.Errorf("the value changed: %v, %v", a, b)
+	}
+}
+
+// skillgate validate checks the pipelines the config defines, inline and
+// in its folders, as well as the config itself.
+func TestValidateChecksPipelines(t *testing.T) {
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{
+		"inl.yaml": `pipelines:
+  dirs: [./p]
+  inline:
+    inl:
+      steps:
+        - {id: a, tool: x__echo, with: {message: "${{ steps.zz.outputs }}"}}
+        - id: b
+          tool: x__echo
+          wiht: {message: x}
+`,
+		"p/badref.yaml": "steps:\n  - {id: fetch, tool: x__echo}\n  - {id: use, tool: x__echo, with: {m: \"${{ steps.fecth.outputs }}\"}}\n",
+		"p/good.yaml":   "steps: [{id: a, tool: x__echo}]\n",
+		"good.yaml":     "pipelines: {dirs: [./p2]}\n",
+		"p2/good.yaml":  "steps: [{id: a, tool: x__echo}]\n",
+	})
+	_, stderr, err := runCLI(t, "validate", filepath.Join(dir, "inl.yaml"))
+	var code exitError
+	if !errors.As(err, &code) || code != 1 {
+		t.Errorf("validate: %v\n%s", err, stderr)
+	}
+	for _, want := range []string{
+		filepath.Join(dir, "inl.yaml") + `:6:61: steps[0].with.message: unknown step "zz"; the steps are a, b`,
+		filepath.Join(dir, "inl.yaml") + `:9:11: steps[1].wiht: unknown key; did you mean "with"?`,
+		filepath.Join(dir, "p", "badref.yaml") + `:3:51: steps[1].with.m: unknown step "fecth"; did you mean "fetch"?`,
+		"3 problems in its pipelines",
+	} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("validate output lacks %q:\n%s", want, stderr)
+		}
+	}
+	if strings.Contains(stderr, ": ok") {
+		t.Errorf("validate says ok:\n%s", stderr)
+	}
+	good := filepath.Join(dir, "good.yaml")
+	if _, stderr, err := runCLI(t, "validate", good); err != nil || !strings.Contains(stderr, good+": ok (1 pipeline; tool names are not checked") {
+		t.Errorf("validate good: %v\n%s", err, stderr)
+	}
+}
+
+// JSON output keeps <, > and & as they are.
+func TestPipelineJSONNotHTMLEscaped(t *testing.T) {
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{"p.yaml": "steps: [{id: a}]\n"})
+	out, _, err := runCLI(t, "pipeline", "validate", "--no-tools", "--json", filepath.Join(dir, "p.yaml"))
+	if err == nil || !strings.Contains(out, "add tool: <server>__<tool>") || strings.Contains(out, `\u003c`) {
+		t.Errorf("validate --json: %v\n%s", err, out)
+	}
+}
+
+// An unknown tool's problem suggests the nearest tool the config serves.
+func TestPipelineValidateSuggestsTool(t *testing.T) {
+	cfg, pdir := pipelineCLIConfig(t)
+	bad := filepath.Join(pdir, "bad.yaml")
+	if err := os.WriteFile(bad, []byte("steps: [{id: a, tool: admin__stat}, {id: b, tool: pipelines__statu}]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{bad}, {"--all"}} {
+		_, stderr, err := runCLI(t, append([]string{"-c", cfg, "pipeline", "validate"}, args...)...)
+		if err == nil || !strings.Contains(stderr, `unknown tool "admin__stat"; did you mean "admin__stats"?`) ||
+			!strings.Contains(stderr, `unknown tool "pipelines__statu"; did you mean "pipelines__status"?`) {
+			t.Errorf("validate %v: %v\n%s", args, err, stderr)
+		}
+	}
+}
+
+// Files validated together are checked for names used twice, as the
+// gateway would.
+func TestPipelineValidateDuplicateFiles(t *testing.T) {
+	dir := t.TempDir()
+	body := "name: hello\nsteps: [{id: a, tool: x__echo}]\n"
+	writeFiles(t, dir, map[string]string{"hello.yaml": body, "another.yaml": body})
+	a, h := filepath.Join(dir, "another.yaml"), filepath.Join(dir, "hello.yaml")
+	_, stderr, err := runCLI(t, "pipeline", "validate", "--no-tools", h, a)
+	for _, want := range []string{
+		h + `:1:1: name: pipeline "hello" is also defined at ` + a + ":1:1; neither is served",
+		a + `:1:1: name: pipeline "hello" is also defined at ` + h + ":1:1; neither is served",
+		"2 problems",
+	} {
+		if err == nil || !strings.Contains(stderr, want) || strings.Contains(stderr, ": ok (") {
+			t.Errorf("validate: %v, want %q in\n%s", err, want, stderr)
+		}
 	}
 }
