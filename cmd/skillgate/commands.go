@@ -211,9 +211,15 @@ func startFromConfig(cmd *cobra.Command) (*gateway.Gateway, error) {
 // of its tool): unless --log-level asks for the log, the gateway's records
 // of those failures are left out, so that each is told once.
 func startReporting(cmd *cobra.Command) (*gateway.Gateway, error) {
+	return startQuiet(cmd, serverFailures)
+}
+
+// startQuiet is startFromConfig without the gateway's records whose
+// message is in drop, unless --log-level asks for the whole log.
+func startQuiet(cmd *cobra.Command, drop map[string]bool) (*gateway.Gateway, error) {
 	log := newLogger(cmd, cmd.ErrOrStderr())
 	if lv, _ := cmd.Flags().GetString("log-level"); lv == "" {
-		log = slog.New(withoutServerFailures{log.Handler()})
+		log = slog.New(withoutRecords{log.Handler(), drop})
 	}
 	return startGateway(cmd, log)
 }

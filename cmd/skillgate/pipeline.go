@@ -180,7 +180,7 @@ Exit status: 0 when everything compiles, 1 when there are problems.`,
 			var toolNames func() []string
 			var served []*pipelines.Pipeline
 			if !noTools {
-				gw, err := startFromConfig(cmd)
+				gw, err := startQuiet(cmd, pipelineProblems)
 				if err != nil {
 					return err
 				}

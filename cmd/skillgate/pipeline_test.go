@@ -267,6 +267,10 @@ func TestPipelineValidateSuggestsTool(t *testing.T) {
 			!strings.Contains(stderr, `unknown tool "pipelines__statu"; did you mean "pipelines__status"?`) {
 			t.Errorf("validate %v: %v\n%s", args, err, stderr)
 		}
+		// Each problem is told once: not also by the gateway's summary.
+		if strings.Contains(stderr, "with problems are not served") {
+			t.Errorf("validate %v repeats the gateway's log:\n%s", args, stderr)
+		}
 	}
 }
 

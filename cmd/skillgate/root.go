@@ -131,29 +131,39 @@ func newLogger(cmd *cobra.Command, w io.Writer) *slog.Logger {
 	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: level}))
 }
 
-// withoutServerFailures leaves out the gateway's log records of a server
-// failing to start or load, each of which repeats the LastError of its
-// status, for commands that report that status themselves.
-type withoutServerFailures struct{ slog.Handler }
+// withoutRecords leaves out the log records whose message is in drop:
+// the gateway's records that repeat what a command reports itself.
+type withoutRecords struct {
+	slog.Handler
+	drop map[string]bool
+}
 
-// serverFailures are the messages of those records.
+// serverFailures are the messages of the gateway's records of a server
+// failing to start or load, each of which repeats the LastError of its
+// status.
 var serverFailures = map[string]bool{
 	"source failed": true, "source failed to load": true, "tool folder invalid": true, "wasm tool build failed": true,
 }
 
-func (h withoutServerFailures) Handle(ctx context.Context, r slog.Record) error {
-	if serverFailures[r.Message] {
+// pipelineProblems are the messages of the gateway's records that sum up
+// the problems of its pipelines, which `pipeline validate` prints in full.
+var pipelineProblems = map[string]bool{
+	"pipelines with problems are not served": true, "skill pipelines with problems are not served": true,
+}
+
+func (h withoutRecords) Handle(ctx context.Context, r slog.Record) error {
+	if h.drop[r.Message] {
 		return nil
 	}
 	return h.Handler.Handle(ctx, r)
 }
 
-func (h withoutServerFailures) WithAttrs(attrs []slog.Attr) slog.Handler {
-	return withoutServerFailures{h.Handler.WithAttrs(attrs)}
+func (h withoutRecords) WithAttrs(attrs []slog.Attr) slog.Handler {
+	return withoutRecords{h.Handler.WithAttrs(attrs), h.drop}
 }
 
-func (h withoutServerFailures) WithGroup(name string) slog.Handler {
-	return withoutServerFailures{h.Handler.WithGroup(name)}
+func (h withoutRecords) WithGroup(name string) slog.Handler {
+	return withoutRecords{h.Handler.WithGroup(name), h.drop}
 }
 
 func newVersionCmd() *cobra.Command {
