@@ -1,6 +1,11 @@
 package gateway
 
-import "errors"
+import (
+	"errors"
+
+	"github.com/skillgate/skillgate/gateway/frontend"
+	"github.com/skillgate/skillgate/plugins/sdk"
+)
 
 // Sentinel errors.
 var (
@@ -12,3 +17,12 @@ var (
 	// ErrUnknownProfile means a profile was asked for that the config lacks.
 	ErrUnknownProfile = errors.New("unknown profile")
 )
+
+// unknownToolError is the error of a call of a tool the catalog lacks: the
+// JSON-RPC error it is for clients and executors (errors.As finds the
+// *sdk.RPCError, which crosses the plugin boundary as it is), reading as
+// its message and matching frontend.ErrUnknownTool.
+type unknownToolError struct{ rpc *sdk.RPCError }
+
+func (e *unknownToolError) Error() string   { return e.rpc.Message }
+func (e *unknownToolError) Unwrap() []error { return []error{e.rpc, frontend.ErrUnknownTool} }

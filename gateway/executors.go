@@ -6,7 +6,11 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
+	"slices"
+	"strings"
 	"sync"
+	"time"
 
 	"github.com/skillgate/skillgate/plugins/builtin"
 	"github.com/skillgate/skillgate/plugins/host"
@@ -14,19 +18,23 @@ import (
 )
 
 // executors starts executors on first use and keeps one instance per
-// (name, isolation).
+// (name, isolation). Each executor run as a process has a host.Manager of
+// its own, so that its Host callbacks name it (hostLog) and a plugin that
+// left the plugins dirs can be stopped and its name used again.
 type executors struct {
-	exe  string
-	log  *slog.Logger
-	mgr  *host.Manager
-	host sdk.Host
+	exe string
+	log *slog.Logger
 
 	// set by Gateway.Start before first use
 	runCtx context.Context
 	wg     *sync.WaitGroup
 	watch  func(exec string, ch sdk.Change)
 
-	mu         sync.Mutex
+	mu sync.Mutex
+	// opts are the host options of the managers created from now on
+	// (Host aside, which is each executor's own).
+	opts       host.Options
+	mgrs       map[string]*host.Manager // by executor name
 	running    map[string]sdk.Executor
 	starting   map[string]*startCall // starts in flight, by key
 	thirdParty map[string]host.Spec
@@ -43,12 +51,15 @@ type startCall struct {
 	err  error
 }
 
-func newExecutors(exe string, log *slog.Logger, h sdk.Host, maxProtocol int) *executors {
+// newExecutors returns the executors of a gateway: built-in ones run as
+// exe, all of them log to log, and plugins get killWindow to stop (0: the
+// host's default).
+func newExecutors(exe string, log *slog.Logger, maxProtocol int, killWindow time.Duration) *executors {
 	return &executors{
 		exe:        exe,
 		log:        log,
-		host:       h,
-		mgr:        host.NewManager(host.Options{Logger: log, Host: h, MaxProtocol: maxProtocol}),
+		opts:       host.Options{Logger: log, MaxProtocol: maxProtocol, KillWindow: killWindow},
+		mgrs:       map[string]*host.Manager{},
 		running:    map[string]sdk.Executor{},
 		starting:   map[string]*startCall{},
 		thirdParty: map[string]host.Spec{},
@@ -56,24 +67,90 @@ func newExecutors(exe string, log *slog.Logger, h sdk.Host, maxProtocol int) *ex
 	}
 }
 
-// discover records the third-party executors found in dirs.
-func (e *executors) discover(dirs []string) []string {
-	specs, errs := host.Discover(dirs)
-	for _, err := range errs {
-		e.log.Warn("plugin skipped", "err", err)
-	}
+// setKillWindow sets the kill window of the plugins started from now on;
+// a running plugin keeps the one it was told at its start.
+func (e *executors) setKillWindow(d time.Duration) {
+	e.mu.Lock()
+	e.opts.KillWindow = d
+	e.mu.Unlock()
+}
+
+// host is the Host of the executor name: the gateway's log, naming it.
+func (e *executors) host(name string) sdk.Host {
+	return hostLog{e.log.With("executor", name)}
+}
+
+// manager returns the manager of the executor of spec (a third-party one
+// when third), made on first use. It fails after close, and for a plugin
+// that left the plugins dirs meanwhile (dropPlugin).
+func (e *executors) manager(spec host.Spec, third bool) (*host.Manager, error) {
+	name := spec.Name
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	names := make([]string, 0, len(specs))
-	for _, s := range specs {
-		if builtin.Has(s.Name) {
-			e.log.Warn("plugin skipped: its name is a built-in executor's", "plugin", s.Path, "name", s.Name)
-			continue
-		}
-		e.thirdParty[s.Name] = s
-		names = append(names, s.Name)
+	if e.closed {
+		return nil, ErrClosed
 	}
-	return names
+	if cur, ok := e.thirdParty[name]; third && (!ok || cur.Path != spec.Path) {
+		return nil, fmt.Errorf("executor plugin %q (%s) left the plugins dirs", name, spec.Path)
+	}
+	m := e.mgrs[name]
+	if m == nil {
+		opts := e.opts
+		opts.Host = e.host(name)
+		m = host.NewManager(opts)
+		e.mgrs[name] = m
+	}
+	return m, nil
+}
+
+// setPlugins makes specs the third-party executors: ones new or changed
+// are started on first use; for the others, see dropPlugin.
+func (e *executors) setPlugins(specs []host.Spec) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for _, s := range specs {
+		e.thirdParty[s.Name] = s
+	}
+}
+
+// dropPlugin stops the third-party executor name, when it runs, and
+// forgets it: its name can be started again, from another spec. It
+// returns once the process is gone (the kill window at most).
+func (e *executors) dropPlugin(name string) {
+	e.mu.Lock()
+	m := e.mgrs[name]
+	delete(e.mgrs, name)
+	delete(e.thirdParty, name)
+	delete(e.running, name)
+	delete(e.infos, name)
+	e.mu.Unlock()
+	if m != nil {
+		_ = m.Close()
+	}
+}
+
+// forgetFailures lets the plugins the host gave up on (host.ErrGaveUp)
+// start again, as after a change of their files.
+func (e *executors) forgetFailures() {
+	e.mu.Lock()
+	ms := slices.Collect(maps.Values(e.mgrs))
+	e.mu.Unlock()
+	for _, m := range ms {
+		m.ForgetFailures()
+	}
+}
+
+// plugins returns the executor processes started so far, sorted by name.
+func (e *executors) plugins() []*host.Plugin {
+	e.mu.Lock()
+	ms := slices.Collect(maps.Values(e.mgrs))
+	e.mu.Unlock()
+	var ps []*host.Plugin
+	for _, m := range ms {
+		ps = append(ps, m.All()...)
+	}
+	slices.SortFunc(ps, func(a, b *host.Plugin) int { return strings.Compare(a.Name(), b.Name()) })
+	return ps
 }
 
 // get returns the running executor, starting it on first use. Callers
@@ -144,7 +221,7 @@ func (e *executors) start(ctx context.Context, name string, inprocess bool, spec
 		if inprocess {
 			return nil, sdk.Info{}, fmt.Errorf("executor %q is a plugin binary and cannot run in process", name)
 		}
-		p, err := e.mgr.Start(ctx, spec)
+		p, err := e.startPlugin(ctx, spec, true)
 		if err != nil {
 			return nil, sdk.Info{}, err
 		}
@@ -155,14 +232,14 @@ func (e *executors) start(ctx context.Context, name string, inprocess bool, spec
 			return nil, sdk.Info{}, fmt.Errorf("%w %q", ErrUnknownExecutor, name)
 		}
 		if u, ok := impl.(sdk.HostUser); ok {
-			u.SetHost(e.host)
+			u.SetHost(e.host(name))
 		}
 		ex = impl
 	default:
 		if !builtin.Has(name) {
 			return nil, sdk.Info{}, fmt.Errorf("%w %q (built-in: %v; third-party ones come from plugins.dirs)", ErrUnknownExecutor, name, builtin.Names())
 		}
-		p, err := e.mgr.Start(ctx, host.Spec{Name: name, Path: e.exe, Args: []string{"plugin", "serve", name}})
+		p, err := e.startPlugin(ctx, host.Spec{Name: name, Path: e.exe, Args: []string{"plugin", "serve", name}}, false)
 		if err != nil {
 			return nil, sdk.Info{}, err
 		}
@@ -178,6 +255,16 @@ func (e *executors) start(ctx context.Context, name string, inprocess bool, spec
 	return ex, info, nil
 }
 
+// startPlugin starts the executor process of spec (a third-party one when
+// third) under its manager.
+func (e *executors) startPlugin(ctx context.Context, spec host.Spec, third bool) (*host.Plugin, error) {
+	m, err := e.manager(spec, third)
+	if err != nil {
+		return nil, err
+	}
+	return m.Start(ctx, spec)
+}
+
 // publishLocked makes a started executor the running one and starts watching it.
 // e.mu must be held.
 func (e *executors) publishLocked(key string, ex sdk.Executor, info sdk.Info) {
@@ -188,7 +275,7 @@ func (e *executors) publishLocked(key string, ex sdk.Executor, info sdk.Info) {
 		go func() {
 			defer e.wg.Done()
 			err := w.Watch(e.runCtx, func(ch sdk.Change) { e.watch(key, ch) })
-			if err != nil && !errors.Is(err, context.Canceled) {
+			if err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, host.ErrClosed) {
 				e.log.Warn("executor watch ended", "executor", key, "err", err)
 			}
 		}()
@@ -201,6 +288,7 @@ func (e *executors) close() error {
 	e.closed = true
 	running := e.running
 	e.running = map[string]sdk.Executor{}
+	ms := slices.Collect(maps.Values(e.mgrs))
 	e.mu.Unlock()
 	var errs []error
 	for _, ex := range running {
@@ -210,6 +298,50 @@ func (e *executors) close() error {
 			}
 		}
 	}
-	errs = append(errs, e.mgr.Close())
+	// Every plugin at once: each may take its kill window.
+	var wg sync.WaitGroup
+	for _, m := range ms {
+		wg.Go(func() { _ = m.Close() })
+	}
+	wg.Wait()
 	return errors.Join(errs...)
+}
+
+// hostLog writes an executor's Host.Log calls into the gateway's log; log
+// names the executor.
+type hostLog struct{ log *slog.Logger }
+
+func (h hostLog) Log(ctx context.Context, level, msg string, attrs map[string]string) error {
+	l, known := logLevel(level)
+	args := make([]any, 0, 2*len(attrs)+2)
+	for _, k := range slices.Sorted(maps.Keys(attrs)) {
+		args = append(args, k, attrs[k])
+	}
+	if !known {
+		args = append(args, "given_level", level)
+	}
+	h.log.Log(ctx, l, msg, args...)
+	return nil
+}
+
+// logLevel maps the level an executor logs at to slog's: debug, info, warn
+// and error in any case (or slog's own forms, such as "WARN+2"), and the
+// common aliases trace (debug), notice (info), warning (warn), fatal,
+// critical and panic (error). known is false for any other name, logged at
+// info.
+func logLevel(name string) (l slog.Level, known bool) {
+	switch strings.ToLower(strings.TrimSpace(name)) {
+	case "", "notice":
+		return slog.LevelInfo, true
+	case "trace":
+		return slog.LevelDebug, true
+	case "warning":
+		return slog.LevelWarn, true
+	case "err", "fatal", "critical", "crit", "panic", "alert", "emergency":
+		return slog.LevelError, true
+	}
+	if l.UnmarshalText([]byte(name)) == nil {
+		return l, true
+	}
+	return slog.LevelInfo, false
 }

@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -21,6 +22,7 @@ import (
 	"github.com/skillgate/skillgate/gateway/disclosure"
 	"github.com/skillgate/skillgate/gateway/frontend"
 	"github.com/skillgate/skillgate/internal/oneline"
+	"github.com/skillgate/skillgate/plugins/host"
 	"github.com/skillgate/skillgate/plugins/sdk"
 )
 
@@ -71,10 +73,24 @@ type Gateway struct {
 	// by pubMu).
 	held     int
 	heldDisc *disclosure.Disclosure
+	// pending are the sources whose first definitions the hold keeps
+	// from the front end (source.pending; guarded by pubMu).
+	pending []*source
+
+	// started is closed when Start has given every source a first try;
+	// serving when MCP requests are served: once started is, or startWait
+	// after Start began (see awaitStart).
+	started, serving         chan struct{}
+	startedOnce, servingOnce sync.Once
 
 	mu      sync.Mutex
 	cfg     *config.Config
 	sources map[string]*source // by source ID; change it with putSource and dropSource
+	// refused are the plugins of the plugins dirs that are not served, and
+	// skipped what the dirs hold that is no plugin, as the last scan found
+	// them (plugins.go).
+	refused []SourceStatus
+	skipped map[string]bool
 	// routes is what calls read, without a lock, to reach a source: a
 	// copy of sources and the request timeout, republished under mu
 	// whenever either changes (routes.go).
@@ -110,6 +126,8 @@ func New(opts Options) (*Gateway, error) {
 		log:     opts.Logger,
 		cfg:     cfg,
 		sources: map[string]*source{},
+		started: make(chan struct{}),
+		serving: make(chan struct{}),
 		store: catalog.NewStore(catalog.Options{
 			Separator: cfg.Names.Separator,
 			Policy:    cfg.Names.Collisions,
@@ -118,7 +136,7 @@ func New(opts Options) (*Gateway, error) {
 	}
 	g.publishRoutes()
 	g.pipes = newPipelineSet(g)
-	g.execs = newExecutors(opts.Executable, slog.New(&restartsLog{next: g.log.Handler(), g: g}), hostLog{g.log}, opts.ExecutorProtocol)
+	g.execs = newExecutors(opts.Executable, slog.New(&restartsLog{next: g.log.Handler(), g: g}), opts.ExecutorProtocol, time.Duration(cfg.Limits.PluginKillWindow))
 	g.tools = newToolFolders(g)
 	g.newServices(cfg)
 	g.fe = frontend.New(router{g}, frontend.Options{
@@ -174,10 +192,18 @@ func httpAccess(cfg *config.Config) frontend.HTTPOptions {
 	}
 }
 
+// startWait bounds how long an MCP request that arrives while the gateway
+// starts waits for the sources' first tries, so that a client's first
+// tools/list is complete: one slow or hung source must not hold every
+// client for its whole start timeout. A source that is not ready by then
+// is served when it is, with a list_changed.
+const startWait = 5 * time.Second
+
 // Start launches the executors and loads every source. A source that fails
 // to load is reported in Status and retried in the background; it never
 // stops the others. Start returns once every source has had a first try.
 func (g *Gateway) Start(ctx context.Context) error {
+	defer g.markStarted()
 	g.mu.Lock()
 	if g.closed {
 		g.mu.Unlock()
@@ -186,13 +212,20 @@ func (g *Gateway) Start(ctx context.Context) error {
 	runCtx, cancel := context.WithCancel(context.Background())
 	g.cancel = cancel
 	cfg := g.cfg
-	g.mu.Unlock()
-
-	g.fe.Update(g.store.Load())
+	// Requests and reloads may come while Start runs: what they read is
+	// set under the locks.
+	g.execs.mu.Lock()
 	g.execs.watch = func(exec string, ch sdk.Change) { g.onChange(exec, ch) }
 	g.execs.runCtx = runCtx
 	g.execs.wg = &g.wg
-	g.execs.discover(cfg.Plugins.Dirs)
+	g.execs.mu.Unlock()
+	g.mu.Unlock()
+	bound := time.AfterFunc(startWait, g.markServing)
+	defer bound.Stop()
+
+	g.fe.Update(g.store.Load())
+	scan := scanPlugins(cfg)
+	g.applyPlugins(scan)
 	// The servers' executors start while the rest is set up.
 	wants := map[string]bool{}
 	for _, s := range g.sourcesFor(cfg) {
@@ -201,11 +234,55 @@ func (g *Gateway) Start(ctx context.Context) error {
 	g.execs.prestart(ctx, wants)
 	g.startAdmin(ctx)
 	g.startServices(ctx, cfg)
-	g.applyConfig(ctx, cfg)
+	g.applyConfig(ctx, cfg, scan)
 	g.startTools(ctx, cfg)
 	g.startPipelines(ctx)
 	g.startSkills(ctx, cfg)
 	return nil
+}
+
+// markStarted records that Start is done.
+func (g *Gateway) markStarted() {
+	g.startedOnce.Do(func() { close(g.started) })
+	g.markServing()
+}
+
+// markServing lets MCP requests through (awaitStart).
+func (g *Gateway) markServing() {
+	g.servingOnce.Do(func() { close(g.serving) })
+}
+
+// isStarted reports whether Start is done.
+func (g *Gateway) isStarted() bool {
+	select {
+	case <-g.started:
+		return true
+	default:
+		return false
+	}
+}
+
+// awaitStart waits until MCP requests are served (see startWait), or ctx
+// is done.
+func (g *Gateway) awaitStart(ctx context.Context) {
+	select {
+	case <-g.serving:
+	case <-ctx.Done():
+	}
+}
+
+// startAsync runs Start in the background, for Serve and ServeStdio to
+// answer at once; errc receives its error. stop cancels it and waits for
+// it to return.
+func (g *Gateway) startAsync(ctx context.Context) (errc <-chan error, stop func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	ch := make(chan error, 1)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		ch <- g.Start(ctx)
+	}()
+	return ch, func() { cancel(); <-done }
 }
 
 // setSource publishes a source's definitions and makes the front end serve
@@ -225,14 +302,15 @@ func (g *Gateway) removeSource(id string) {
 	g.serve(g.store.RemoveSource(id))
 }
 
-// serve makes the front end serve snap, unless a reload holds the updates.
-// Called with pubMu held.
-func (g *Gateway) serve(snap *catalog.Snapshot) {
+// serve makes the front end serve snap, unless a reload holds the updates;
+// it reports whether it did. Called with pubMu held.
+func (g *Gateway) serve(snap *catalog.Snapshot) bool {
 	if g.held > 0 {
-		return
+		return false
 	}
 	g.fe.Update(snap)
 	g.logConflicts(snap)
+	return true
 }
 
 // hold keeps catalog updates from the front end until release: a reload
@@ -269,6 +347,12 @@ func (g *Gateway) release() {
 	g.heldDisc = nil
 	g.fe.Publish(snap, d)
 	g.logConflicts(snap)
+	for _, s := range g.pending {
+		s.mu.Lock()
+		s.pending, s.served = false, true
+		s.mu.Unlock()
+	}
+	g.pending = nil
 }
 
 // logConflicts logs each collision of snap that the last published
@@ -300,10 +384,17 @@ func (g *Gateway) Snapshot() *catalog.Snapshot { return g.fe.Snapshot() }
 func (g *Gateway) disclosure() *disclosure.Disclosure { return g.fe.Disclosure() }
 
 // Handler returns the gateway's HTTP handler: the MCP endpoint at /mcp,
-// profiles at /mcp/p/<name>, /healthz, /readyz and /stats.
+// profiles at /mcp/p/<name>, /healthz, /readyz and /stats. /healthz
+// answers at once; /readyz says starting (and not ready) until Start is
+// done; an MCP request that comes while Start runs waits for it, at most
+// startWait after Start began.
 func (g *Gateway) Handler() http.Handler {
 	mux := http.NewServeMux()
-	mcpH := g.fe.Handler()
+	fe := g.fe.Handler()
+	mcpH := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		g.awaitStart(r.Context())
+		fe.ServeHTTP(w, r)
+	})
 	mux.Handle("/mcp", mcpH)
 	mux.Handle("/mcp/", mcpH)
 	mux.Handle("/stats", g.fe.Guard(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -322,7 +413,8 @@ func (g *Gateway) Handler() http.Handler {
 	})
 	mux.HandleFunc("/readyz", func(w http.ResponseWriter, r *http.Request) {
 		st := g.Status()
-		ready := true
+		starting := !g.isStarted()
+		ready := !starting
 		for _, s := range st {
 			// An invalid tool folder waits for an edit; it does not make
 			// the gateway unready (see tools.go).
@@ -337,11 +429,12 @@ func (g *Gateway) Handler() http.Handler {
 		if !g.fe.Trusted(r) {
 			// A load balancer's probe needs the status code; sources' last
 			// errors, pids and commands are for those holding a token.
-			_ = json.NewEncoder(w).Encode(map[string]any{"ready": ready,
+			_ = json.NewEncoder(w).Encode(map[string]any{"ready": ready, "starting": starting,
 				"detail": "send Authorization: Bearer <token> (a token of auth.tokens) to see each source's state"})
 			return
 		}
-		_ = json.NewEncoder(w).Encode(map[string]any{"ready": ready, "sources": st, "services": g.ServicesStatus(), "executors": g.ExecutorsStatus()})
+		_ = json.NewEncoder(w).Encode(map[string]any{"ready": ready, "starting": starting,
+			"sources": st, "services": g.ServicesStatus(), "executors": g.ExecutorsStatus()})
 	})
 	return mux
 }
@@ -357,40 +450,69 @@ func (g *Gateway) Run(ctx context.Context) error {
 	return g.Serve(ctx, ln)
 }
 
-// Serve is Run on a listener the caller opened.
+// Serve is Run on a listener the caller opened. It serves at once, while
+// the gateway starts (see Handler).
 func (g *Gateway) Serve(ctx context.Context, ln net.Listener) error {
 	defer g.Close()
-	if err := g.Start(ctx); err != nil {
-		ln.Close()
-		return err
-	}
+	started, stopStart := g.startAsync(ctx)
+	defer stopStart()
 	srv := &http.Server{Handler: g.Handler(), ReadHeaderTimeout: 10 * time.Second}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	g.log.Info("serving MCP", "url", "http://"+ln.Addr().String()+"/mcp")
-	select {
-	case <-ctx.Done():
+	shutdown := func() {
 		shutCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		_ = srv.Shutdown(shutCtx)
-		return nil
-	case err := <-errc:
-		return err
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			shutdown()
+			return nil
+		case err := <-started:
+			if err != nil {
+				shutdown()
+				return err
+			}
+			started = nil
+		case err := <-errc:
+			return err
+		}
 	}
 }
 
 // ServeStdio starts the gateway and serves one client over in/out until in
-// closes or ctx is done, then shuts everything down.
+// closes or ctx is done, then shuts everything down. The client is read
+// from at once; its first request waits for the start as an HTTP one does
+// (see Handler).
 func (g *Gateway) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) error {
 	defer g.Close()
-	if err := g.Start(ctx); err != nil {
-		return err
-	}
-	return g.fe.ServeStdio(ctx, in, out)
+	_, stopStart := g.startAsync(ctx)
+	defer stopStart()
+	return g.fe.ServeStdio(ctx, &startGate{r: in, wait: func() { g.awaitStart(ctx) }}, out)
 }
 
-// Close unloads every source and kills every executor. It is idempotent and
-// safe after a partial start.
+// startGate holds the stdio client's first request until the gateway
+// serves MCP requests (wait: awaitStart).
+type startGate struct {
+	r      io.Reader
+	wait   func()
+	passed bool
+}
+
+func (s *startGate) Read(p []byte) (int, error) {
+	n, err := s.r.Read(p)
+	if !s.passed && n > 0 {
+		s.wait()
+		s.passed = true
+	}
+	return n, err
+}
+
+// Close unloads every source and kills every executor, each bounded by
+// limits.plugin_kill_window. It is idempotent and safe after a partial
+// start.
 func (g *Gateway) Close() error {
 	g.mu.Lock()
 	if g.closed {
@@ -403,11 +525,14 @@ func (g *Gateway) Close() error {
 	for _, s := range g.sources {
 		srcs = append(srcs, s)
 	}
+	window := killWindow(g.cfg)
 	g.mu.Unlock()
 	if cancel != nil {
 		cancel()
 	}
-	ctx, stop := context.WithTimeout(context.Background(), 10*time.Second)
+	// Each source gets the time a plugin gets to stop what it runs; the
+	// plugins, stopped next, get it again for what is left.
+	ctx, stop := context.WithTimeout(context.Background(), window)
 	defer stop()
 	var wg sync.WaitGroup
 	for _, s := range srcs {
@@ -422,6 +547,14 @@ func (g *Gateway) Close() error {
 	err := g.execs.close()
 	g.wg.Wait()
 	return err
+}
+
+// killWindow is cfg's limits.plugin_kill_window, or the host's default.
+func killWindow(cfg *config.Config) time.Duration {
+	if d := time.Duration(cfg.Limits.PluginKillWindow); d > 0 {
+		return d
+	}
+	return host.DefaultKillWindow
 }
 
 // SourceStatus is one source's state, as /readyz and `skillgate servers`
@@ -460,7 +593,7 @@ type ExecutorStatus struct {
 // ExecutorsStatus lists the executor plugin processes started so far,
 // sorted by name.
 func (g *Gateway) ExecutorsStatus() []ExecutorStatus {
-	ps := g.execs.mgr.All()
+	ps := g.execs.plugins()
 	out := make([]ExecutorStatus, 0, len(ps))
 	for _, p := range ps {
 		st := p.Status()
@@ -472,15 +605,17 @@ func (g *Gateway) ExecutorsStatus() []ExecutorStatus {
 	return out
 }
 
-// Status lists every source's state, sorted by name.
+// Status lists every source's state, and the plugins refused a source
+// (failed, saying why), sorted by name.
 func (g *Gateway) Status() []SourceStatus {
 	g.mu.Lock()
 	srcs := make([]*source, 0, len(g.sources))
 	for _, s := range g.sources {
 		srcs = append(srcs, s)
 	}
+	out := make([]SourceStatus, 0, len(srcs)+len(g.refused))
+	out = append(out, g.refused...)
 	g.mu.Unlock()
-	out := make([]SourceStatus, 0, len(srcs))
 	for _, s := range srcs {
 		if !s.internal {
 			st := s.status()
@@ -489,13 +624,7 @@ func (g *Gateway) Status() []SourceStatus {
 		}
 	}
 	slices.SortFunc(out, func(a, b SourceStatus) int {
-		switch {
-		case a.Name < b.Name:
-			return -1
-		case a.Name > b.Name:
-			return 1
-		}
-		return 0
+		return cmp.Or(strings.Compare(a.Name, b.Name), strings.Compare(a.Executor, b.Executor))
 	})
 	return out
 }
@@ -513,7 +642,15 @@ func (r router) Call(ctx context.Context, it *catalog.Item, method string, param
 	return r.dispatch(ctx, it, method, params, call)
 }
 
-// dispatch is Call past the call-chain guard.
+// The request timeouts, as the causes of a dispatched call's context.
+var (
+	errRequestTimeout    = errors.New("request timeout")
+	errMaxRequestTimeout = errors.New("max request timeout")
+)
+
+// dispatch is Call past the call-chain guard. A call gets the source's
+// timeout (or limits.request_timeout) without a result or progress from
+// the upstream, and limits.max_request_timeout in all (DESIGN.md §7).
 func (r router) dispatch(ctx context.Context, it *catalog.Item, method string, params json.RawMessage, call sdk.Call) (json.RawMessage, error) {
 	g := r.g
 	rt := g.routes.Load()
@@ -528,10 +665,18 @@ func (r router) dispatch(ctx context.Context, it *catalog.Item, method string, p
 	if ex == nil {
 		return nil, &sdk.RPCError{Code: sdk.CodeInternalError, Message: fmt.Sprintf("%s: source %s is not loaded (see /readyz)", it.Name, it.Source)}
 	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	if rt.max > 0 {
+		var stop context.CancelFunc
+		ctx, stop = context.WithTimeoutCause(ctx, rt.max, errMaxRequestTimeout)
+		defer stop()
+	}
+	call = g.withChain(ctx, call)
 	if timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, timeout)
-		defer cancel()
+		idle := time.AfterFunc(timeout, func() { cancel(errRequestTimeout) })
+		defer idle.Stop()
+		call = progressCall{Call: call, progress: func() { idle.Reset(timeout) }}
 	}
 	wiring, err := g.checkRequires(ctx, src)
 	if err == nil {
@@ -543,43 +688,64 @@ func (r router) dispatch(ctx context.Context, it *catalog.Item, method string, p
 	if len(wiring) > 0 && method == "tools/call" && src.execName == "script" {
 		params = withWiring(params, wiring)
 	}
-	res, err := ex.Call(ctx, sdk.CallRequest{Source: it.Source, Method: method, Params: params, Client: frontend.ClientOf(ctx)}, g.withChain(ctx, call))
+	res, err := ex.Call(ctx, sdk.CallRequest{Source: it.Source, Method: method, Params: params, Client: frontend.ClientOf(ctx)}, call)
 	if err != nil {
+		// Only a timeout of this call's own is reported as one; a deadline
+		// of the caller's (a pipeline's timeout) is the caller's to tell.
+		if ctx.Err() != nil {
+			switch cause := context.Cause(ctx); {
+			case errors.Is(cause, errRequestTimeout):
+				return nil, fmt.Errorf("%s: no result and no progress within %s (raise %s)", it.Name, timeout, src.timeoutSetting())
+			case errors.Is(cause, errMaxRequestTimeout):
+				return nil, fmt.Errorf("%s: no result within %s, the most a request may take even while it reports progress (raise limits.max_request_timeout)", it.Name, rt.max)
+			}
+		}
 		var rpcErr *sdk.RPCError
 		if errors.As(err, &rpcErr) {
 			return nil, err
-		}
-		if errors.Is(err, context.DeadlineExceeded) && ctx.Err() != nil {
-			return nil, fmt.Errorf("%s: no result within %s (raise limits.request_timeout or the server's timeout)", it.Name, timeout)
 		}
 		return nil, fmt.Errorf("%s (source %s): %w", it.Name, it.Source, err)
 	}
 	return res, nil
 }
 
-// hostLog writes executors' Host.Log calls into the gateway's log.
-type hostLog struct{ log *slog.Logger }
-
-func (h hostLog) Log(_ context.Context, level, msg string, attrs map[string]string) error {
-	args := make([]any, 0, 2*len(attrs))
-	for k, v := range attrs {
-		args = append(args, k, v)
+// timeoutSetting names the setting of s's request timeout.
+func (s *source) timeoutSetting() string {
+	switch {
+	case s.timeout == 0:
+		return "limits.request_timeout"
+	case s.server != nil:
+		return "servers." + s.id + ".timeout"
+	default:
+		return "the tool's timeout"
 	}
-	var l slog.Level
-	_ = l.UnmarshalText([]byte(level))
-	h.log.Log(context.Background(), l, msg, args...)
-	return nil
+}
+
+// progressCall tells progress of a dispatched call to progress (the
+// request timeout starts again) and passes it on.
+type progressCall struct {
+	sdk.Call
+	progress func()
+}
+
+func (c progressCall) Progress(p sdk.Progress) error {
+	c.progress()
+	return c.Call.Progress(p)
 }
 
 // CallTool calls a tool of the catalog by its exposed name, as a client's
-// tools/call would, and returns the CallToolResult JSON.
+// tools/call would, and returns the CallToolResult JSON. A name the catalog
+// lacks is a JSON-RPC invalid-params error (*sdk.RPCError, as
+// docs/EXECUTORS.md documents for an executor's Call.CallTool) that
+// matches frontend.ErrUnknownTool.
 func (g *Gateway) CallTool(ctx context.Context, name string, args json.RawMessage, call sdk.Call) (json.RawMessage, error) {
 	it, ok := g.store.Load().Tool(name)
 	if !ok {
+		msg := fmt.Sprintf("%v: %s (see `skillgate tools list`)", frontend.ErrUnknownTool, name)
 		if hint := g.unknownToolHint(name); hint != "" {
-			return nil, fmt.Errorf("%w: %s: %s", frontend.ErrUnknownTool, name, hint)
+			msg = fmt.Sprintf("%v: %s: %s", frontend.ErrUnknownTool, name, hint)
 		}
-		return nil, fmt.Errorf("%w: %s (see `skillgate tools list`)", frontend.ErrUnknownTool, name)
+		return nil, &unknownToolError{&sdk.RPCError{Code: sdk.CodeInvalidParams, Message: msg}}
 	}
 	params, err := json.Marshal(map[string]any{"name": it.Original, "arguments": args})
 	if err != nil {

@@ -23,6 +23,7 @@ import (
 	"github.com/skillgate/skillgate/internal/testenv"
 	"github.com/skillgate/skillgate/plugins/builtin"
 	"github.com/skillgate/skillgate/plugins/host"
+	"github.com/skillgate/skillgate/plugins/sdk"
 )
 
 // TestMain lets the test binary stand in for the skillgate binary: the
@@ -30,8 +31,12 @@ import (
 // built-in executors out of process, served as the skillgate binary serves
 // them (host.ServeBuiltin), shutdown included.
 func TestMain(m *testing.M) {
-	if os.Getenv(envStub) == "server" {
+	switch os.Getenv(envStub) {
+	case "server":
 		stubServer()
+		os.Exit(0)
+	case "plugin":
+		sdk.Serve(&probeExecutor{})
 		os.Exit(0)
 	}
 	if len(os.Args) == 4 && os.Args[1] == "plugin" && os.Args[2] == "serve" {
@@ -49,7 +54,7 @@ func TestMain(m *testing.M) {
 
 // The test binary doubles as a stdio MCP server, chosen by envStub.
 const (
-	envStub      = "SKILLGATE_GATEWAY_TEST_STUB"       // "server"
+	envStub      = "SKILLGATE_GATEWAY_TEST_STUB"       // "server" or "plugin" (probe_test.go)
 	envHelperPID = "SKILLGATE_GATEWAY_TEST_HELPER_PID" // where the server writes its helper's pid
 )
 
@@ -156,6 +161,35 @@ func startGateway(t *testing.T, yaml string, vars map[string]string) *running {
 // whose folder anchors relative paths.
 func startGatewayNamed(t *testing.T, name, yaml string, vars map[string]string) *running {
 	t.Helper()
+	r := serveGateway(t, name, yaml, vars)
+	r.waitStarted(t)
+	return r
+}
+
+// waitStarted waits until /readyz no longer says the gateway is starting:
+// every source had its first try.
+func (r *running) waitStarted(t *testing.T) {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		var body struct {
+			Starting bool `json:"starting"`
+		}
+		r.readyz(t, &body)
+		if !body.Starting {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the gateway is still starting after 60s")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// serveGateway is startGatewayNamed without waiting for the sources: it
+// returns once /healthz answers.
+func serveGateway(t *testing.T, name, yaml string, vars map[string]string) *running {
+	t.Helper()
 	cfg, err := config.Parse(strings.NewReader(yaml), name, func(k string) (string, bool) {
 		v, ok := vars[k]
 		return v, ok
@@ -191,8 +225,6 @@ func startGatewayNamed(t *testing.T, name, yaml string, vars map[string]string) 
 			t.Logf("gateway log:\n%s", lw.String())
 		}
 	})
-	// Serve calls Start, which returns once every source had a first try;
-	// wait for the listener to answer.
 	deadline := time.Now().Add(60 * time.Second)
 	for {
 		resp, err := http.Get(r.url + "/healthz")

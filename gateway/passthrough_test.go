@@ -192,37 +192,7 @@ func TestPassThrough(t *testing.T) {
 // process, and returns an initialized 2025-11-25 client of it.
 func serveStdio(t *testing.T, ctx context.Context, yaml string) (*stdioPeer, *gateway.Gateway) {
 	t.Helper()
-	cfg, err := config.Parse(strings.NewReader(yaml), "stdio.yaml", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	logs := &lockedWriter{w: &strings.Builder{}, mu: make(chan struct{}, 1)}
-	gw, err := gateway.New(gateway.Options{Config: cfg, Logger: slog.New(slog.NewTextHandler(logs, nil)), Version: "test"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	inR, inW := io.Pipe()
-	outR, outW := io.Pipe()
-	done := make(chan error, 1)
-	go func() {
-		done <- gw.ServeStdio(context.Background(), inR, outW)
-		outW.Close()
-	}()
-	p := newStdioPeer(inW, outR)
-	t.Cleanup(func() {
-		inW.Close()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Errorf("ServeStdio: %v", err)
-			}
-		case <-time.After(30 * time.Second):
-			t.Errorf("ServeStdio did not return within 30s of stdin closing")
-		}
-		if t.Failed() {
-			t.Logf("stdio gateway log:\n%s", logs.String())
-		}
-	})
+	p, gw := startStdio(t, yaml)
 	if _, err := p.request(ctx, "initialize", `{"protocolVersion":"`+legacyVersion+`","capabilities":{},"clientInfo":{"name":"raw-stdio","version":"0"}}`); err != nil {
 		t.Fatalf("initialize over stdio: %v", err)
 	}
@@ -241,6 +211,43 @@ func serveStdio(t *testing.T, ctx context.Context, yaml string) (*stdioPeer, *ga
 		time.Sleep(20 * time.Millisecond)
 	}
 	return p, gw
+}
+
+// startStdio runs a gateway for yaml on the stdio front end, in process,
+// and returns a client of it that has sent nothing yet.
+func startStdio(t *testing.T, yaml string) (*stdioPeer, *gateway.Gateway) {
+	t.Helper()
+	cfg, err := config.Parse(strings.NewReader(yaml), "stdio.yaml", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	logs := &lockedWriter{w: &strings.Builder{}, mu: make(chan struct{}, 1)}
+	gw, err := gateway.New(gateway.Options{Config: cfg, Logger: slog.New(slog.NewTextHandler(logs, nil)), Version: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		done <- gw.ServeStdio(context.Background(), inR, outW)
+		outW.Close()
+	}()
+	t.Cleanup(func() {
+		inW.Close()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("ServeStdio: %v", err)
+			}
+		case <-time.After(30 * time.Second):
+			t.Errorf("ServeStdio did not return within 30s of stdin closing")
+		}
+		if t.Failed() {
+			t.Logf("stdio gateway log:\n%s", logs.String())
+		}
+	})
+	return newStdioPeer(inW, outR), gw
 }
 
 // compareWhole compares a result the gateway relays as a whole.

@@ -3,6 +3,7 @@ package gateway_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"github.com/skillgate/skillgate/gateway"
+	"github.com/skillgate/skillgate/gateway/frontend"
 	"github.com/skillgate/skillgate/internal/testenv"
 	"github.com/skillgate/skillgate/plugins/sdk"
 )
@@ -139,4 +141,75 @@ func TestCallRemote(t *testing.T) {
 	if _, _, err := call("http://127.0.0.1:1", "", "x"); err == nil || !strings.Contains(err.Error(), "127.0.0.1:1/mcp") || !strings.Contains(err.Error(), "is the gateway running") {
 		t.Fatalf("unreachable gateway: err = %v", err)
 	}
+}
+
+// TestPluginHostCallbacks runs the probe executor as a plugin and checks
+// what the gateway does with its host callbacks and settings: Host.Log
+// records name the executor and keep their level (common aliases mapped,
+// an unknown one kept as an attribute); a CallTool of a tool the catalog
+// lacks is the JSON-RPC error docs/EXECUTORS.md documents; the plugin is
+// told limits.plugin_kill_window.
+func TestPluginHostCallbacks(t *testing.T) {
+	dir := t.TempDir()
+	installProbe(t, dir, "probe")
+	r := startGateway(t, "plugins: {dirs: ["+dir+"]}\nlimits: {plugin_kill_window: 3s}\n", nil)
+	r.waitReady(t, "probe")
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+
+	t.Run("log", func(t *testing.T) {
+		probeText(t, r, "probe__log", `{"levels":["warning","trace","fatal","critical","error","info","Weird"]}`)
+		want := map[string]string{
+			"warning": "level=WARN", "trace": "level=DEBUG", "fatal": "level=ERROR", "critical": "level=ERROR",
+			"error": "level=ERROR", "info": "level=INFO", "Weird": "level=INFO",
+		}
+		lines := map[string]string{}
+		for _, line := range strings.Split(r.log.String(), "\n") {
+			if _, lv, ok := strings.Cut(line, `msg="probe says `); ok {
+				lv, _, _ = strings.Cut(lv, `"`)
+				lines[lv] = line
+			}
+		}
+		for lv, level := range want {
+			line := lines[lv]
+			if !strings.Contains(line, level+" ") || !strings.Contains(line, "executor=probe") || !strings.Contains(line, "probe=yes") {
+				t.Errorf("Host.Log at %q: %q; want %s, executor=probe and probe=yes", lv, line, level)
+			}
+		}
+		if !strings.Contains(lines["Weird"], "given_level=Weird") {
+			t.Errorf("Host.Log at an unknown level does not keep it: %q", lines["Weird"])
+		}
+		if strings.Contains(lines["warning"], "given_level") {
+			t.Errorf("Host.Log at a known alias keeps it as unknown: %q", lines["warning"])
+		}
+	})
+
+	t.Run("unknown tool", func(t *testing.T) {
+		got := probeText(t, r, "probe__callback", `{"tool":"nosuch__tool"}`)
+		if !strings.HasPrefix(got, "rpc error -32602: ") || !strings.Contains(got, "nosuch__tool") {
+			t.Errorf("the plugin's CallTool of an unknown tool got %q; want the *sdk.RPCError invalid params naming the tool", got)
+		}
+		_, err := r.gw.CallTool(ctx, "nosuch__tool", nil, nil)
+		var rpc *sdk.RPCError
+		if !errors.As(err, &rpc) || rpc.Code != sdk.CodeInvalidParams || !errors.Is(err, frontend.ErrUnknownTool) ||
+			strings.HasPrefix(err.Error(), "rpc error") {
+			t.Errorf("Gateway.CallTool of an unknown tool: %v (%T); want an *sdk.RPCError invalid params that is ErrUnknownTool and reads as its message", err, err)
+		}
+	})
+
+	t.Run("kill window", func(t *testing.T) {
+		if got := probeText(t, r, "probe__env", `{"name":"`+sdk.EnvKillWindow+`"}`); got != "3s" {
+			t.Errorf("the plugin was told a kill window of %q; want limits.plugin_kill_window, 3s", got)
+		}
+	})
+}
+
+// probeText is toolText for a probe tool, which never answers isError.
+func probeText(t *testing.T, r *running, name, args string) string {
+	t.Helper()
+	text, isErr := toolText(t, r, name, args)
+	if isErr {
+		t.Fatalf("%s: isError: %s", name, text)
+	}
+	return text
 }

@@ -639,3 +639,48 @@ func TestExecutorRestartStatus(t *testing.T) {
 		t.Fatalf("restarts %d -> %d; want one more", before.Restarts, st.Restarts)
 	}
 }
+
+// TestReadyMeansServedDuringReload polls /readyz while a reload runs that
+// adds a quick server and a slow one (the reload ends when both had a
+// first try): /readyz must not show the quick server ready before
+// tools/list has its tools.
+func TestReadyMeansServedDuringReload(t *testing.T) {
+	bin := goBuild(t, "./gateway/testdata/richserver", "richserver")
+	r := startGateway(t, richServers(bin, "a=a"), nil)
+	r.waitReady(t, "a")
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	c := newRawClient(t, ctx, r.url+"/mcp", legacyVersion)
+	yaml := richServers(bin, "a=a", "c=c") +
+		fmt.Sprintf("  slow:\n    command: /bin/sh\n    args: [\"-c\", %q]\n", "sleep 2; exec "+strconv.Quote(bin)+" -tag slow")
+	cfg, err := config.Parse(strings.NewReader(yaml), "reload.yaml", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- r.gw.Reload(ctx, cfg) }()
+	var early []string
+	for reloading := true; reloading; {
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatalf("Reload: %v", err)
+			}
+			reloading = false
+		default:
+		}
+		if st := r.status(t); st["c"].State == "ready" {
+			if names := toolNamesOf(t, ctx, c); !names["c__whoami"] {
+				early = append(early, fmt.Sprintf("/readyz says c is ready; tools/list has %d tools, no c__whoami", len(names)))
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if len(early) > 0 {
+		t.Errorf("during the reload, %d times:\n  %s", len(early), strings.Join(early, "\n  "))
+	}
+	r.waitReady(t, "a", "c", "slow")
+	if names := toolNamesOf(t, ctx, c); !names["c__whoami"] || !names["slow__whoami"] {
+		t.Errorf("after the reload tools/list lacks c__whoami or slow__whoami: %v", names)
+	}
+}

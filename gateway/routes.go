@@ -13,6 +13,7 @@ import (
 type routeTable struct {
 	sources map[string]*source
 	timeout time.Duration // limits.request_timeout
+	max     time.Duration // limits.max_request_timeout
 }
 
 // putSource adds or replaces s (g.mu held).
@@ -31,7 +32,8 @@ func (g *Gateway) dropSource(id string) {
 // held). Changes are rare (loads, reloads, folder edits) and the table is
 // one map of pointers, so copying it whole is cheap.
 func (g *Gateway) publishRoutes() {
-	g.routes.Store(&routeTable{sources: maps.Clone(g.sources), timeout: time.Duration(g.cfg.Limits.RequestTimeout)})
+	g.routes.Store(&routeTable{sources: maps.Clone(g.sources), timeout: time.Duration(g.cfg.Limits.RequestTimeout),
+		max: time.Duration(g.cfg.Limits.MaxRequestTimeout)})
 }
 
 // execRef boxes an executor for an atomic pointer: the executors behind

@@ -29,6 +29,7 @@ type source struct {
 	kind      string
 	spec      json.RawMessage
 	server    *config.Server // nil for plugin and internal sources
+	plugin    *pluginFile    // the file of a third-party executor's source; nil for others
 	timeout   time.Duration
 	internal  bool     // the gateway's own (admin groups): not in Status
 	requires  []string // services checked before every call (services.go)
@@ -44,6 +45,10 @@ type source struct {
 	mu     sync.Mutex
 	st     SourceStatus
 	loaded bool
+	// served says that the front end served its definitions once: until
+	// then Status says it is starting, not ready. pending says that those
+	// of its first load wait for the end of a reload (Gateway.hold).
+	served, pending bool
 	// st.Restarts is retries (loads the gateway tried again after a failed
 	// one) plus execRestarts (the executor's count for its load).
 	retries, execRestarts int
@@ -60,7 +65,13 @@ type source struct {
 func (s *source) status() SourceStatus {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.st
+	st := s.st
+	if st.State == "ready" && !s.served {
+		// Its executor says so, but clients do not see its tools yet: its
+		// load has not returned, or a reload holds the definitions.
+		st.State = "starting"
+	}
+	return st
 }
 
 func (s *source) setState(state, lastErr string) {
@@ -75,15 +86,14 @@ func (s *source) setState(state, lastErr string) {
 	}
 }
 
-// serverSpec is the mcp executor's spec for a config server entry.
+// serverSpec is the mcp executor's spec for a config server entry. The
+// server's timeout is not in it: the gateway bounds each call itself, and
+// progress from the upstream extends it (router.dispatch).
 func serverSpec(sv *config.Server, lim config.Limits) json.RawMessage {
 	spec := map[string]any{
 		"command": sv.Command, "args": sv.Args, "env": sv.Env, "cwd": sv.Cwd,
 		"url": sv.URL, "headers": sv.Headers, "transport": sv.Transport,
 		"protocol_version": sv.ProtocolVersion, "start": sv.Start,
-	}
-	if sv.Timeout > 0 {
-		spec["timeout"] = time.Duration(sv.Timeout).String()
 	}
 	if lim.ShutdownGrace > 0 {
 		spec["shutdown_grace"] = time.Duration(lim.ShutdownGrace).String()
@@ -120,30 +130,11 @@ func (g *Gateway) sourcesFor(cfg *config.Config) []*source {
 	return out
 }
 
-// pluginSources gives each third-party executor one source named after it,
-// loaded with an empty spec of its first kind.
-func (g *Gateway) pluginSources(names []string, base int) []*source {
-	out := make([]*source, 0, len(names))
-	for i, n := range names {
-		out = append(out, &source{
-			id: n, execName: n, namespace: n, order: base + i, spec: json.RawMessage(`{}`),
-			st: SourceStatus{Name: n, Executor: n, State: "starting", Since: time.Now()},
-		})
-	}
-	return out
-}
-
-// applyConfig loads every source of cfg, at most 8 at a time, and returns
-// when each has had a first try.
-func (g *Gateway) applyConfig(ctx context.Context, cfg *config.Config) {
+// applyConfig loads every source of cfg and the plugins of scan, at most 8
+// at a time, and returns when each has had a first try.
+func (g *Gateway) applyConfig(ctx context.Context, cfg *config.Config, scan pluginScan) {
 	srcs := g.sourcesFor(cfg)
-	g.execs.mu.Lock()
-	var plugins []string
-	for n := range g.execs.thirdParty {
-		plugins = append(plugins, n)
-	}
-	g.execs.mu.Unlock()
-	srcs = append(srcs, g.pluginSources(slices.Sorted(slices.Values(plugins)), len(srcs))...)
+	srcs = append(srcs, pluginSources(scan, len(srcs))...)
 	g.startSources(ctx, srcs)
 }
 
@@ -218,8 +209,22 @@ func (g *Gateway) load(ctx context.Context, s *source) error {
 	return nil
 }
 
+// publish is setSource for s: while a reload holds the catalog updates,
+// the definitions of a source that was never served before make it
+// pending (see source.pending).
 func (g *Gateway) publish(s *source, defs sdk.Definitions) {
-	g.setSource(s.catalogSource(defs))
+	g.pubMu.Lock()
+	defer g.pubMu.Unlock()
+	served := g.serve(g.store.SetSources(s.catalogSource(defs)))
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch {
+	case served:
+		s.served = true
+	case !s.served && !s.pending:
+		s.pending = true
+		g.pending = append(g.pending, s)
+	}
 }
 
 // catalogSource is s in the catalog, with defs.
@@ -313,9 +318,13 @@ func (g *Gateway) onChange(exec string, ch sdk.Change) {
 
 // Reload applies a new config: sources whose settings did not change keep
 // running (and their clients' sessions stay); changed ones are reloaded,
-// removed ones unloaded, new ones loaded. Clients see the outcome as one
-// change, when Reload returns: one list_changed for each kind of list that
-// changed (a server restarted with the same definitions changes none).
+// removed ones unloaded, new ones loaded. The plugins dirs are scanned
+// again, and their plugins follow the same rule: a plugin whose file is
+// unchanged keeps running, one whose file changed is restarted, one whose
+// file went (or whose dir left the config) is stopped, a new one is
+// started. Clients see the outcome as one change, when Reload returns: one
+// list_changed for each kind of list that changed (a server restarted
+// with the same definitions changes none).
 func (g *Gateway) Reload(ctx context.Context, cfg *config.Config) error {
 	g.mu.Lock()
 	if g.closed {
@@ -334,21 +343,35 @@ func (g *Gateway) Reload(ctx context.Context, cfg *config.Config) error {
 			"listening", old.Listen.HTTP, "configured", cfg.Listen.HTTP)
 	}
 
+	g.execs.setKillWindow(killWindow(cfg))
+	g.execs.forgetFailures()
+
 	var stale, fresh []*source
 	want := map[string]*source{}
-	for _, s := range g.sourcesFor(cfg) {
+	servers := g.sourcesFor(cfg)
+	scan := scanPlugins(cfg)
+	for _, s := range append(servers, pluginSources(scan, len(servers))...) {
 		want[s.id] = s
 	}
+	var gonePlugins []string // whose processes stop
 	g.mu.Lock()
 	for id, cur := range g.sources {
-		if cur.server == nil {
-			continue // plugin sources follow plugin dirs, not servers
-		}
 		n, ok := want[id]
-		if !ok || !cur.server.Equal(n.server) || cur.namespace != n.namespace {
-			stale = append(stale, cur)
-			g.dropSource(id)
+		switch {
+		case cur.server != nil:
+			if ok && cur.server.Equal(n.server) && cur.namespace == n.namespace {
+				continue
+			}
+		case cur.plugin != nil:
+			if ok && n.plugin != nil && *cur.plugin == *n.plugin {
+				continue
+			}
+			gonePlugins = append(gonePlugins, id)
+		default:
+			continue // tools, pipelines and skills reload below
 		}
+		stale = append(stale, cur)
+		g.dropSource(id)
 	}
 	for id, n := range want {
 		if _, ok := g.sources[id]; !ok {
@@ -360,7 +383,14 @@ func (g *Gateway) Reload(ctx context.Context, cfg *config.Config) error {
 		s.stop(ctx)
 		g.removeSource(s.id)
 	}
+	var wg sync.WaitGroup
+	for _, name := range gonePlugins {
+		wg.Go(func() { g.execs.dropPlugin(name) })
+	}
+	wg.Wait()
+	g.applyPlugins(scan)
 	g.reloadServices(ctx, old, cfg) // services.go
+	slices.SortFunc(fresh, func(a, b *source) int { return a.order - b.order })
 	g.startSources(ctx, fresh)
 	g.reloadTools(ctx, cfg)
 	if !sameDisclosure(old, cfg) {

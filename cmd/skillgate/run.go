@@ -25,13 +25,16 @@ func newRunCmd() *cobra.Command {
 		Long: fmt.Sprintf(`Run the gateway until interrupted.
 
 Over HTTP the MCP endpoint is /mcp, each profile's is /mcp/p/<name>;
-/healthz answers when the process is up, /readyz lists every server's state
-and /stats what each endpoint's tool list costs. With --stdio the gateway
-serves one client on stdin/stdout (the default endpoint, or --profile's) and
-logs to stderr only.
+/healthz answers as soon as the process listens, /readyz lists every
+server's state (and says "starting" until each had its first try) and
+/stats what each endpoint's tool list costs. A client that comes while the
+servers start waits for them, 5 s at most. With --stdio the gateway serves
+one client on stdin/stdout (the default endpoint, or --profile's) and logs
+to stderr only.
 
 The config is reloaded on SIGHUP and when the file changes: servers whose
-settings did not change keep running.
+settings did not change keep running; the plugins dirs are read again, and
+plugins whose files did not change keep running.
 
 Environment:
   SKILLGATE_EXECUTOR_PROTOCOL  newest executor protocol offered to executor

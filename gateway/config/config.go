@@ -297,9 +297,26 @@ type Limits struct {
 	// ShutdownGrace is how long a stdio child gets after stdin is closed and
 	// SIGTERM sent, before SIGKILL; the default is 5s.
 	ShutdownGrace Duration `yaml:"shutdown_grace"`
-	// PluginKillWindow is how long a plugin gets to exit before it is killed; the default is 2s.
+	// PluginKillWindow is how long an executor plugin gets to stop what it
+	// runs and exit once asked to, before it is killed; the default is 10s.
+	// The gateway's own stop gives each source as long to unload. Keep it
+	// above shutdown_grace, so that a plugin's stdio servers get their
+	// whole grace.
 	PluginKillWindow Duration `yaml:"plugin_kill_window"`
 }
+
+// reservedNamespaces are the namespaces of the gateway's own tools.
+var reservedNamespaces = []string{"admin", "pipeline", "pipelines", "services", "skill", "tool", "tools"}
+
+// ReservedNamespaces returns the namespaces of the gateway's own tools,
+// sorted: its management groups (admin__servers, pipeline__runs, ...),
+// tool folders (tools__*) and pipelines (pipelines__*). No server may be
+// named after one or use one as its namespace, and no executor plugin's
+// file may be named after one: their tools would mix with the gateway's.
+func ReservedNamespaces() []string { return slices.Clone(reservedNamespaces) }
+
+// IsReservedNamespace reports whether name is one of ReservedNamespaces.
+func IsReservedNamespace(name string) bool { return slices.Contains(reservedNamespaces, name) }
 
 // Default returns a config with every default set and no servers.
 func Default() *Config {
@@ -321,7 +338,7 @@ func Default() *Config {
 			ScriptConcurrency: 8,
 			HTTPBodyCap:       4 << 20,
 			ShutdownGrace:     Duration(5 * time.Second),
-			PluginKillWindow:  Duration(2 * time.Second),
+			PluginKillWindow:  Duration(10 * time.Second),
 		},
 	}
 }

@@ -184,7 +184,7 @@ func TestDefault(t *testing.T) {
 		c.Limits.RequestTimeout != Duration(time.Minute) || c.Limits.MaxRequestTimeout != Duration(10*time.Minute) ||
 		c.Limits.StallTimeout != Duration(20*time.Second) || c.Limits.ScriptOutputCap != 1<<20 ||
 		c.Limits.ScriptConcurrency != 8 || c.Limits.HTTPBodyCap != 4<<20 ||
-		c.Limits.ShutdownGrace != Duration(5*time.Second) || c.Limits.PluginKillWindow != Duration(2*time.Second) {
+		c.Limits.ShutdownGrace != Duration(5*time.Second) || c.Limits.PluginKillWindow != Duration(10*time.Second) {
 		t.Errorf("Default() = %+v", c)
 	}
 	if len(c.Servers) != 0 {

@@ -164,6 +164,9 @@ func (v *validator) server(name string, s *Server) {
 	f := "servers." + name
 	if !names.Valid(name) {
 		v.about(v.errorf(f, "server name %q must be 1-64 letters, digits, _ or -; rename it", name))
+	} else if IsReservedNamespace(name) {
+		v.about(v.errorf(f, "server name %q is taken by the gateway's own tools (%s%s*); rename the server (the reserved names are %s)",
+			name, name, v.c.Names.Separator, strings.Join(reservedNamespaces, ", ")))
 	}
 	if s == nil {
 		s = &Server{}
@@ -208,6 +211,9 @@ func (v *validator) server(name string, s *Server) {
 	}
 	if s.Namespace != nil && *s.Namespace != "" && !names.Valid(*s.Namespace) {
 		v.errorf(f+".namespace", `%q must be 1-64 letters, digits, _ or - (or "" for no prefix)`, *s.Namespace)
+	} else if s.Namespace != nil && IsReservedNamespace(*s.Namespace) {
+		v.errorf(f+".namespace", "%q is the namespace of the gateway's own tools (%s%s*); choose another (the reserved names are %s)",
+			*s.Namespace, *s.Namespace, v.c.Names.Separator, strings.Join(reservedNamespaces, ", "))
 	}
 	v.oneOf(f+".start", s.Start, "", "eager", "lazy")
 	v.oneOf(f+".isolation", s.Isolation, "", "process", "inprocess")
