@@ -279,3 +279,34 @@ func TestValidateAndVersion(t *testing.T) {
 		t.Fatalf("version --json = %q, %v", out, err)
 	}
 }
+
+// validate warns of plugin files the gateway would not serve, and still
+// passes: the gateway serves the other plugins.
+func TestValidateWarnsOfPlugins(t *testing.T) {
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{
+		"skillgate.yaml":  "servers:\n  mine: {command: echo}\nplugins: {dirs: [./plugins]}\n",
+		"plugins/admin":   "#!/bin/sh\n",
+		"plugins/mine":    "#!/bin/sh\n",
+		"plugins/notexec": "",
+	})
+	for _, name := range []string{"admin", "mine"} {
+		if err := os.Chmod(filepath.Join(dir, "plugins", name), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, stderr, err := runCLI(t, "validate", filepath.Join(dir, "skillgate.yaml"))
+	if err != nil {
+		t.Fatalf("validate: %v\n%s", err, stderr)
+	}
+	for _, want := range []string{
+		`warning: plugin ` + filepath.Join(dir, "plugins", "admin") + `: its name "admin" is the namespace of the gateway's own tools`,
+		`its name "mine" is taken by the server "mine"`,
+		`plugins/notexec: not executable`,
+		"skillgate.yaml: ok\n",
+	} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("validate lacks %q:\n%s", want, stderr)
+		}
+	}
+}

@@ -40,7 +40,9 @@ bundles, profiles, and every problem at once, each with file:line.
   skillgate validate -c skillgate.yaml
   generate-config | skillgate validate -     # - reads standard input
 
-The pipelines it defines (pipelines.dirs and pipelines.inline) are compiled
+Files in plugins.dirs that would not be served (a name taken by a server
+or by the gateway's own tools, a file that is not executable) are reported
+as warnings. The pipelines it defines (pipelines.dirs and pipelines.inline) are compiled
 too, and their problems reported the same way. Tool names in pipelines are
 not checked, since that needs the servers running: "skillgate pipeline
 validate --all" checks them.
@@ -76,6 +78,12 @@ Exit status: 0 when the file and its pipelines are valid, 1 otherwise.`,
 				len(cfg.Skills.Dirs) == 0 && len(cfg.Plugins.Dirs) == 0 && len(cfg.Services) == 0 {
 				fmt.Fprintf(cmd.ErrOrStderr(), "%s: ok, but it serves nothing: add servers:, or tools:, pipelines: or skills: dirs\n", shown)
 				return nil
+			}
+			// A file in a plugins dir that cannot be served does not keep
+			// the gateway from starting (it serves the others), so it is
+			// a warning, not a problem.
+			for _, w := range gateway.PluginProblems(cfg) {
+				fmt.Fprintf(cmd.ErrOrStderr(), "%s: warning: %s\n", shown, w)
 			}
 			if len(cfg.Pipelines.Dirs) == 0 && cfg.Pipelines.Inline == nil {
 				fmt.Fprintf(cmd.ErrOrStderr(), "%s: ok\n", shown)
