@@ -3,9 +3,7 @@
 package main
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -74,29 +72,7 @@ func spawnStubborn() {
 // with spawnStubborn's children.
 func stubbornServer() {
 	spawnStubborn()
-	in := bufio.NewScanner(os.Stdin)
-	for in.Scan() {
-		var m struct {
-			ID     json.RawMessage `json:"id"`
-			Method string          `json:"method"`
-			Params struct {
-				ProtocolVersion string `json:"protocolVersion"`
-			} `json:"params"`
-		}
-		if json.Unmarshal(in.Bytes(), &m) != nil || len(m.ID) == 0 {
-			continue
-		}
-		reply := `"error":{"code":-32601,"message":"method not found"}`
-		switch m.Method {
-		case "initialize":
-			reply = fmt.Sprintf(`"result":{"protocolVersion":%q,"capabilities":{"tools":{}},"serverInfo":{"name":"stubborn","version":"1"}}`, m.Params.ProtocolVersion)
-		case "tools/list":
-			reply = `"result":{"tools":[{"name":"noop","inputSchema":{"type":"object"}}]}`
-		case "ping":
-			reply = `"result":{}`
-		}
-		fmt.Printf(`{"jsonrpc":"2.0","id":%s,%s}`+"\n", m.ID, reply)
-	}
+	testenv.ServeStubMCP("stubborn", os.Stdin, os.Stdout)
 	select {} // stdin closed: keep running all the same
 }
 

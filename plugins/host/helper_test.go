@@ -3,7 +3,6 @@
 package host_test
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -249,29 +248,7 @@ func mcpServer() {
 			os.Exit(1)
 		}
 	}
-	in := bufio.NewScanner(os.Stdin)
-	for in.Scan() {
-		var m struct {
-			ID     json.RawMessage `json:"id"`
-			Method string          `json:"method"`
-			Params struct {
-				ProtocolVersion string `json:"protocolVersion"`
-			} `json:"params"`
-		}
-		if json.Unmarshal(in.Bytes(), &m) != nil || len(m.ID) == 0 {
-			continue
-		}
-		reply := `"error":{"code":-32601,"message":"method not found"}`
-		switch m.Method {
-		case "initialize":
-			reply = fmt.Sprintf(`"result":{"protocolVersion":%q,"capabilities":{"tools":{}},"serverInfo":{"name":"stub","version":"1"}}`, m.Params.ProtocolVersion)
-		case "tools/list":
-			reply = `"result":{"tools":[{"name":"noop","inputSchema":{"type":"object"}}]}`
-		case "ping":
-			reply = `"result":{}`
-		}
-		fmt.Printf(`{"jsonrpc":"2.0","id":%s,%s}`+"\n", m.ID, reply)
-	}
+	testenv.ServeStubMCP("stub", os.Stdin, os.Stdout)
 	for { // stdin closed: keep running all the same
 		time.Sleep(time.Hour)
 	}
