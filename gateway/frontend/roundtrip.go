@@ -1,6 +1,7 @@
 package frontend
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -251,10 +252,15 @@ func (rt *roundTrip) next(ctx context.Context) (json.RawMessage, error) {
 		}
 		rt.unsent = nil
 		for _, ask := range rt.sent {
-			m := []member{{"method", encode(ask.method)}}
-			if len(ask.params) > 0 {
-				m = append(m, member{"params", ask.params})
+			// params is always there, {} when the source sent none
+			// (server-everything's roots/list has none): the Go SDK
+			// (v1.8.0) decodes every input request's params and fails
+			// the call on a missing one ("unexpected end of JSON input").
+			params := ask.params
+			if len(bytes.TrimSpace(params)) == 0 || string(bytes.TrimSpace(params)) == "null" {
+				params = []byte("{}")
 			}
+			m := []member{{"method", encode(ask.method)}, {"params", params}}
 			requests = append(requests, member{ask.id, insertMembers([]byte("{}"), m)})
 		}
 		slices.SortFunc(requests, func(a, b member) int { return strings.Compare(a.key, b.key) })

@@ -332,6 +332,11 @@ func TestRoundTripPromptAndResource(t *testing.T) {
 	if requests["i1"].Method != "roots/list" {
 		t.Fatalf("resources/read asks %+v", requests)
 	}
+	// The source's roots/list had no params; the input request has {}
+	// all the same: the Go SDK fails a call whose input request lacks them.
+	if string(requests["i1"].Params) != "{}" {
+		t.Errorf("roots/list input request params %q; want {}", requests["i1"].Params)
+	}
 	msg = modernPost(t, url, "resources/read", "demo://r", `"uri":"demo://r","requestState":"`+state+`","inputResponses":{"i1":{"roots":[{"uri":"file:///w"}]}}`, caps)
 	if !strings.Contains(string(msg["result"]), `file:///w`) {
 		t.Errorf("resources/read after the answer: %s %s", msg["result"], msg["error"])
