@@ -6,13 +6,11 @@ import (
 	"fmt"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	sdkmcp "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/skillgate/skillgate/gateway"
 	"github.com/skillgate/skillgate/gateway/config"
 )
 
@@ -124,32 +122,7 @@ func TestReloadListChangedOnce(t *testing.T) {
 // server: the log line that says the server is ready again shows the
 // restart count /readyz shows, not the new process's own count.
 func TestExecutorRestartLogged(t *testing.T) {
-	bin := goBuild(t, "./gateway/testdata/richserver", "richserver")
-	r := startGateway(t, richServers(bin, "a=a"), nil)
-	before := waitPIDs(t, r, "a")["a"]
-	var execPID int
-	for _, e := range r.gw.ExecutorsStatus() {
-		if e.Name == "mcp" {
-			execPID = e.PID
-		}
-	}
-	if execPID == 0 {
-		t.Fatalf("no mcp executor pid: %+v", r.gw.ExecutorsStatus())
-	}
-	if err := syscall.Kill(execPID, syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	var st gateway.SourceStatus
-	for deadline := time.Now().Add(30 * time.Second); ; {
-		st = r.status(t)["a"]
-		if st.State == "ready" && st.PID != 0 && st.PID != before.PID {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("30 s after the executor was killed: %+v", st)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	r, _, st := restartExecutor(t)
 	want := fmt.Sprintf("restarts=%d", st.Restarts)
 	pid := fmt.Sprintf("pid=%d", st.PID)
 	var line string

@@ -605,9 +605,24 @@ func TestCollisionsLogged(t *testing.T) {
 // server: once it is back, the server's status shows the server's own pid
 // (not the executor's) and one more restart than before.
 func TestExecutorRestartStatus(t *testing.T) {
+	r, before, st := restartExecutor(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	c := newRawClient(t, ctx, r.url+"/mcp", legacyVersion)
+	wantWho(t, ctx, c, "a__whoami", fmt.Sprintf("a %d", st.PID))
+	if st.Restarts != before.Restarts+1 {
+		t.Fatalf("restarts %d -> %d; want one more", before.Restarts, st.Restarts)
+	}
+}
+
+// restartExecutor starts a gateway running richserver as source "a",
+// SIGKILLs its mcp executor and waits until "a" is ready again under a
+// new upstream: it returns the gateway and a's status before and after.
+func restartExecutor(t *testing.T) (r *running, before, after gateway.SourceStatus) {
+	t.Helper()
 	bin := goBuild(t, "./gateway/testdata/richserver", "richserver")
-	r := startGateway(t, richServers(bin, "a=a"), nil)
-	before := waitPIDs(t, r, "a")["a"]
+	r = startGateway(t, richServers(bin, "a=a"), nil)
+	before = waitPIDs(t, r, "a")["a"]
 	var execPID int
 	for _, e := range r.gw.ExecutorsStatus() {
 		if e.Name == "mcp" {
@@ -620,23 +635,15 @@ func TestExecutorRestartStatus(t *testing.T) {
 	if err := syscall.Kill(execPID, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	var st gateway.SourceStatus
 	for deadline := time.Now().Add(30 * time.Second); ; {
-		st = r.status(t)["a"]
-		if st.State == "ready" && st.PID != 0 && st.PID != before.PID {
-			break
+		after = r.status(t)["a"]
+		if after.State == "ready" && after.PID != 0 && after.PID != before.PID {
+			return r, before, after
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("30 s after the executor was killed: %+v", st)
+			t.Fatalf("30 s after the executor was killed: %+v", after)
 		}
 		time.Sleep(50 * time.Millisecond)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	c := newRawClient(t, ctx, r.url+"/mcp", legacyVersion)
-	wantWho(t, ctx, c, "a__whoami", fmt.Sprintf("a %d", st.PID))
-	if st.Restarts != before.Restarts+1 {
-		t.Fatalf("restarts %d -> %d; want one more", before.Restarts, st.Restarts)
 	}
 }
 
