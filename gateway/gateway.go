@@ -391,9 +391,19 @@ func (g *Gateway) disclosure() *disclosure.Disclosure { return g.fe.Disclosure()
 func (g *Gateway) Handler() http.Handler {
 	mux := http.NewServeMux()
 	fe := g.fe.Handler()
-	mcpH := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	// While Start runs, a request the access rules refuse is refused at
+	// once, not after the wait (fe checks them again, as always).
+	waitThenServe := g.fe.Guard(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		g.awaitStart(r.Context())
 		fe.ServeHTTP(w, r)
+	}))
+	mcpH := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-g.serving:
+			fe.ServeHTTP(w, r)
+		default:
+			waitThenServe.ServeHTTP(w, r)
+		}
 	})
 	mux.Handle("/mcp", mcpH)
 	mux.Handle("/mcp/", mcpH)

@@ -91,3 +91,33 @@ func TestStdioServesWhileStarting(t *testing.T) {
 		t.Errorf("the first tools/list lacks the quick server's tools: %s, %v", list, err)
 	}
 }
+
+// TestRefusedWhileStarting: while a hung plugin holds up the start, a
+// request the access rules refuse (a foreign Origin) is refused at once,
+// not after the wait for the start (5 s) that admitted requests get.
+func TestRefusedWhileStarting(t *testing.T) {
+	dir := t.TempDir()
+	installHung(t, dir, "hung")
+	r := serveGateway(t, "test.yaml", "plugins: {dirs: ["+dir+"]}\n", nil)
+	begin := time.Now()
+	req, err := http.NewRequest(http.MethodPost, r.url+"/mcp", bytes.NewReader([]byte(
+		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}`)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Origin", "http://evil.example")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	took := time.Since(begin)
+	if resp.StatusCode != http.StatusForbidden {
+		t.Errorf("foreign Origin while starting: %d, want 403", resp.StatusCode)
+	}
+	if took > 3*time.Second {
+		t.Errorf("the refusal came after %v: it waited for the start", took)
+	}
+}
