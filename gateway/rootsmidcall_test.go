@@ -1,17 +1,16 @@
 package gateway_test
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
 	"os"
 	"strconv"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/skillgate/skillgate/internal/testenv"
 )
 
 const envRootsStub = "SKILLGATE_GATEWAY_TEST_ROOTS_STUB" // delay in ms
@@ -29,46 +28,15 @@ func init() {
 // after it initializes) in the middle of each call, and answers the call
 // delay later without waiting for the roots answer.
 func serveRootsStub(delay time.Duration, in *os.File, out *os.File) {
-	var mu sync.Mutex
-	write := func(s string) {
-		mu.Lock()
-		defer mu.Unlock()
-		fmt.Fprintln(out, s)
-	}
-	sc := bufio.NewScanner(in)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
 	n := 0
-	for sc.Scan() {
-		var m struct {
-			ID     json.RawMessage `json:"id"`
-			Method string          `json:"method"`
-			Params struct {
-				ProtocolVersion string `json:"protocolVersion"`
-			} `json:"params"`
-		}
-		if json.Unmarshal(sc.Bytes(), &m) != nil || len(m.ID) == 0 || m.Method == "" {
-			continue
-		}
-		reply := `"error":{"code":-32601,"message":"method not found"}`
-		switch m.Method {
-		case "initialize":
-			reply = fmt.Sprintf(`"result":{"protocolVersion":%q,"capabilities":{"tools":{}},"serverInfo":{"name":"roots","version":"1"}}`, m.Params.ProtocolVersion)
-		case "tools/list":
-			reply = `"result":{"tools":[{"name":"noop","inputSchema":{"type":"object"}}]}`
-		case "ping":
-			reply = `"result":{}`
-		case "tools/call":
-			n++
-			write(fmt.Sprintf(`{"jsonrpc":"2.0","id":"roots-%d","method":"roots/list"}`, n))
-			id := m.ID
-			go func() {
-				time.Sleep(delay)
-				write(fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":"done"}]}}`, id))
-			}()
-			continue
-		}
-		write(fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,%s}`, m.ID, reply))
-	}
+	testenv.ServeStubMCPCalls("roots", in, out, func(id json.RawMessage, send func(string)) {
+		n++
+		send(fmt.Sprintf(`{"jsonrpc":"2.0","id":"roots-%d","method":"roots/list"}`, n))
+		go func() {
+			time.Sleep(delay)
+			send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":"done"}]}}`, id))
+		}()
+	})
 }
 
 // TestRootsMidCallModern: an upstream's own roots/list request that comes

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"sync"
 )
 
 // ServeStubMCP answers the JSON-RPC lines read from in on out as a minimal
@@ -15,7 +16,23 @@ import (
 // choose what happens around it (helpers started first, signals ignored,
 // running on after stdin closed).
 func ServeStubMCP(name string, in io.Reader, out io.Writer) {
+	ServeStubMCPCalls(name, in, out, nil)
+}
+
+// ServeStubMCPCalls is ServeStubMCP whose tools/call requests go to call
+// (nil: "method not found"), with the request's id and send, which writes
+// one line to out, safely from any goroutine: call answers the request
+// (or not), now or later, and may send requests and notifications of the
+// server's own.
+func ServeStubMCPCalls(name string, in io.Reader, out io.Writer, call func(id json.RawMessage, send func(line string))) {
+	var mu sync.Mutex
+	send := func(line string) {
+		mu.Lock()
+		defer mu.Unlock()
+		fmt.Fprintln(out, line)
+	}
 	sc := bufio.NewScanner(in)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	for sc.Scan() {
 		var m struct {
 			ID     json.RawMessage `json:"id"`
@@ -24,7 +41,7 @@ func ServeStubMCP(name string, in io.Reader, out io.Writer) {
 				ProtocolVersion string `json:"protocolVersion"`
 			} `json:"params"`
 		}
-		if json.Unmarshal(sc.Bytes(), &m) != nil || len(m.ID) == 0 {
+		if json.Unmarshal(sc.Bytes(), &m) != nil || len(m.ID) == 0 || m.Method == "" {
 			continue
 		}
 		reply := `"error":{"code":-32601,"message":"method not found"}`
@@ -36,7 +53,12 @@ func ServeStubMCP(name string, in io.Reader, out io.Writer) {
 			reply = `"result":{"tools":[{"name":"noop","inputSchema":{"type":"object"}}]}`
 		case "ping":
 			reply = `"result":{}`
+		case "tools/call":
+			if call != nil {
+				call(m.ID, send)
+				continue
+			}
 		}
-		fmt.Fprintf(out, `{"jsonrpc":"2.0","id":%s,%s}`+"\n", m.ID, reply)
+		send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,%s}`, m.ID, reply))
 	}
 }
