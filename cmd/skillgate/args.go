@@ -3,11 +3,13 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"net/url"
 	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/skillgate/skillgate/gateway"
 	"github.com/skillgate/skillgate/internal/oneline"
 )
 
@@ -114,9 +116,11 @@ func stringProperties(schema json.RawMessage) map[string]bool {
 // remote is what a command needs to reach a running gateway.
 type remote struct{ url, token string }
 
-// flags adds --url (described by what) and --token to cmd.
-func (r *remote) flags(cmd *cobra.Command, what string) {
-	cmd.Flags().StringVar(&r.url, "url", "", what)
+// flags adds --url and --token to cmd, alike on every command that can
+// talk to a running gateway.
+func (r *remote) flags(cmd *cobra.Command) {
+	cmd.Flags().StringVar(&r.url, "url", "", "use a running gateway instead of starting the config's servers: its URL "+
+		"(http://127.0.0.1:8811, or 127.0.0.1:8811) or one of its MCP endpoints (.../mcp, .../mcp/p/PROFILE)")
 	cmd.Flags().StringVar(&r.token, "token", "", "bearer token, for a gateway with auth.tokens (default $SKILLGATE_TOKEN)")
 }
 
@@ -126,6 +130,20 @@ func (r *remote) bearer() string {
 		return r.token
 	}
 	return os.Getenv("SKILLGATE_TOKEN")
+}
+
+// base is the gateway's own URL, where /readyz and /stats are: --url
+// without its MCP endpoint's path (/mcp, /mcp/p/PROFILE).
+func (r *remote) base() string {
+	u, err := url.Parse(gateway.MCPURL(r.url))
+	if err != nil {
+		return strings.TrimSuffix(r.url, "/")
+	}
+	if i := strings.Index(u.Path+"/", "/mcp/"); i >= 0 {
+		u.Path, u.RawPath = u.Path[:i], ""
+	}
+	u.RawQuery, u.Fragment = "", ""
+	return strings.TrimSuffix(u.String(), "/")
 }
 
 // inputSchema is the inputSchema of a tool definition.

@@ -310,3 +310,57 @@ func TestValidateWarnsOfPlugins(t *testing.T) {
 		}
 	}
 }
+
+// A pasted mcpServers block with a server the gateway's own tools reserve
+// (tools) or a name it refuses imports as a config that validates, with
+// the servers renamed and the renames told on stderr; the renamed server
+// serves its tools under its new name.
+func TestImportRenamesRefusedNames(t *testing.T) {
+	argv := testenv.NodeServer(t, "server-everything")
+	dir := t.TempDir()
+	entry, err := json.Marshal(map[string]any{"command": argv[0], "args": argv[1:]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := filepath.Join(dir, "claude.json")
+	writeFile(t, src, `{"mcpServers": {"tools": `+string(entry)+`, "my server": {"command": "echo"}, "tools-server": {"command": "echo", "disabled": true}}}`)
+	bin := buildSkillgate(t)
+	run := func(args ...string) (string, string) {
+		t.Helper()
+		cmd := exec.Command(bin, args...)
+		var out, errb bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &errb
+		if err := cmd.Run(); err != nil {
+			t.Fatalf("%v: %v\n%s", args, err, errb.String())
+		}
+		return out.String(), errb.String()
+	}
+	out, stderr := run("import", src)
+	for _, want := range []string{
+		`claude.json:1:17: tools: renamed to "tools-server-2": "tools" is reserved for the gateway's own tools (tools__*), and tools-server is taken`,
+		`my server: renamed to "my-server": a server name is 1-64 letters, digits, _ or -`,
+	} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, stderr)
+		}
+	}
+	if strings.Contains(stderr, "does not validate") {
+		t.Errorf("the imported servers do not validate:\n%s", stderr)
+	}
+	cfg := filepath.Join(dir, "skillgate.yaml")
+	writeFile(t, cfg, out)
+	if _, stderr := run("validate", cfg); !strings.HasSuffix(stderr, ": ok\n") {
+		t.Errorf("validate: %s", stderr)
+	}
+	// Merged into a file, too.
+	merged := filepath.Join(dir, "merged.yaml")
+	writeFile(t, merged, "# mine\nservers: {}\n")
+	run("import", src, "--merge", merged, "--write")
+	if _, stderr := run("validate", merged); !strings.HasSuffix(stderr, ": ok\n") {
+		t.Errorf("validate the merged file: %s", stderr)
+	}
+	list, _ := run("tools", "list", "--json", "-c", cfg)
+	if !strings.Contains(list, `"name": "tools-server-2__echo"`) {
+		t.Errorf("tools list lacks tools-server-2__echo:\n%s", list)
+	}
+}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -16,6 +17,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/mattn/go-isatty"
 	"github.com/spf13/cobra"
 
 	"github.com/skillgate/skillgate/gateway"
@@ -104,6 +106,12 @@ func newImportCmd() *cobra.Command {
 skillgate.yaml servers block, or merge them into an existing skillgate.yaml
 (keeping its comments) with --merge.
 
+A server named like the gateway's own tools (tools, admin, ...) or with a
+name skillgate refuses is renamed (tools-server, my-server; -2, -3 ... when
+that is taken), and the rename is told on stderr. An entry the config would
+refuse for another reason stops the import with an error naming it: what
+is printed or merged validates once its ${VAR}s are set.
+
   skillgate import ~/Library/Application\ Support/Claude/claude_desktop_config.json
   skillgate import .mcp.json --merge skillgate.yaml --write
   pbpaste | skillgate import -        # - reads standard input`,
@@ -146,8 +154,14 @@ skillgate.yaml servers block, or merge them into an existing skillgate.yaml
 			if result == "" {
 				result = "the imported servers"
 			}
+			// The imported servers validate once their variables are set;
+			// what is left is those variables, or the merged file's own.
 			if _, err := config.Parse(bytes.NewReader(out), result, os.LookupEnv); err != nil {
-				fmt.Fprintf(cmd.ErrOrStderr(), "warning: the result does not validate yet; fix these before running it:\n%v\n", err)
+				if onlyUnsetVariables(err) {
+					fmt.Fprintf(cmd.ErrOrStderr(), "note: set these variables where the gateway runs, or give them defaults:\n%v\n", err)
+				} else {
+					fmt.Fprintf(cmd.ErrOrStderr(), "warning: the result does not validate yet; fix these before running it:\n%v\n", err)
+				}
 			}
 			if write {
 				if err := replaceFile(merge, out); err != nil {
@@ -164,6 +178,21 @@ skillgate.yaml servers block, or merge them into an existing skillgate.yaml
 	cmd.Flags().BoolVar(&write, "write", false, "with --merge, write the file in place")
 	cmd.Flags().BoolVar(&overwrite, "overwrite", false, "with --merge, replace servers that already exist")
 	return cmd
+}
+
+// onlyUnsetVariables reports whether every problem err joins is a ${VAR}
+// that is not set.
+func onlyUnsetVariables(err error) bool {
+	errs := []error{err}
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		errs = j.Unwrap()
+	}
+	for _, e := range errs {
+		if !errors.Is(e, config.ErrUndefinedVariable) {
+			return false
+		}
+	}
+	return true
 }
 
 // replaceFile replaces the contents of the file at path (through a
@@ -249,27 +278,57 @@ func startGateway(cmd *cobra.Command, log *slog.Logger) (*gateway.Gateway, error
 		gw.Close()
 		return nil, err
 	}
+	// Interrupted, Start returns with the servers it could not start
+	// failed of it: that is no state to report.
+	if err := cmd.Context().Err(); err != nil {
+		gw.Close()
+		return nil, err
+	}
 	return gw, nil
+}
+
+// startSilent is startFromConfig for a command whose output tells all the
+// gateway's log would: none of the log, unless --log-level asks for it.
+func startSilent(cmd *cobra.Command) (*gateway.Gateway, error) {
+	return startGateway(cmd, silentLogger(cmd))
 }
 
 func newToolsCmd() *cobra.Command {
 	tools := &cobra.Command{Use: "tools", Short: "Inspect the tool catalog"}
 	var asJSON, tokens bool
+	var rem remote
 	list := &cobra.Command{
 		Use:   "list",
 		Short: "List every tool the config serves, with its source and original name",
 		Long: `Start the configured servers, list the catalog and stop them again.
 Names longer than 64 characters or with characters LLM APIs refuse are
 shortened; the ORIGINAL column shows what the server calls the tool.
-Collisions are listed after the tools.`,
+Collisions are listed after the tools.
+
+With --url, list the tools of a running gateway instead (every tool the
+endpoint can run, as its find_tools finds them): the gateway does not tell
+the ORIGINAL name, and --json prints find_tools' entries; --tokens reads its
+/stats.
+
+  skillgate tools list --url http://127.0.0.1:8811`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if rem.url != "" {
+				if tokens {
+					stats, err := fetchStats(cmd.Context(), rem)
+					if err != nil {
+						return err
+					}
+					return printStats(cmd, stats, nil, asJSON)
+				}
+				return listRemoteTools(cmd, rem, asJSON)
+			}
 			gw, err := startReporting(cmd)
 			if err != nil {
 				return err
 			}
 			defer gw.Close()
-			defer printNotReady(cmd.ErrOrStderr(), gw) // after the list
+			defer func() { printNotReady(cmd.ErrOrStderr(), gw.Status()) }() // after the list
 			if tokens {
 				return printStats(cmd, gw.Stats(), nil, asJSON)
 			}
@@ -298,15 +357,73 @@ Collisions are listed after the tools.`,
 	}
 	list.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	list.Flags().BoolVar(&tokens, "tokens", false, "print what tools/list costs a new client on each endpoint (bytes, estimated tokens) instead of the tools")
+	rem.flags(list)
 	tools.AddCommand(list)
 	addToolStoreCmds(tools)
 	return tools
 }
 
+// listRemoteTools lists the tools of the running gateway rem names, page
+// by page of its find_tools, then tells of its servers that are not ready
+// when its /readyz says.
+func listRemoteTools(cmd *cobra.Command, rem remote, asJSON bool) error {
+	var cards []disclosure.Card
+	for cursor := ""; ; {
+		args := map[string]any{"limit": 50}
+		if cursor != "" {
+			args["cursor"] = cursor
+		}
+		in, err := json.Marshal(args)
+		if err != nil {
+			return err
+		}
+		res, err := gateway.CallRemote(cmd.Context(), newLogger(cmd, cmd.ErrOrStderr()), gateway.RemoteCall{URL: rem.url, Token: rem.bearer(),
+			Tool: disclosure.FindTools, Args: func(json.RawMessage) (json.RawMessage, error) { return in, nil }}, &cliCall{w: cmd.ErrOrStderr()})
+		if err != nil {
+			return err
+		}
+		var r struct {
+			Content []struct {
+				Text string `json:"text"`
+			} `json:"content"`
+			Structured *disclosure.FindResult `json:"structuredContent"`
+			IsError    bool                   `json:"isError"`
+		}
+		if err := json.Unmarshal(res, &r); err != nil || r.IsError || r.Structured == nil {
+			var text []string
+			for _, c := range r.Content {
+				text = append(text, c.Text)
+			}
+			return fmt.Errorf("%s on %s did not list the tools (is it a skillgate gateway?): %s", disclosure.FindTools, gateway.MCPURL(rem.url),
+				cmp.Or(strings.Join(text, " "), string(res)))
+		}
+		cards = append(cards, r.Structured.Tools...)
+		if cursor = r.Structured.NextCursor; cursor == "" || len(r.Structured.Tools) == 0 {
+			break
+		}
+	}
+	if asJSON {
+		return printJSON(cmd.OutOrStdout(), map[string]any{"tools": cards})
+	}
+	tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "NAME\tSOURCE\tORIGINAL\tDESCRIPTION")
+	for _, c := range cards {
+		fmt.Fprintf(tw, "%s\t%s\t-\t%s\n", c.Name, cmp.Or(c.Server, "-"), oneline.Cut(c.Description, 60))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	// A gateway that keeps its status for token holders still lists.
+	if st, _, err := fetchStatus(cmd.Context(), rem); err == nil {
+		printNotReady(cmd.ErrOrStderr(), st)
+	}
+	return nil
+}
+
 // printNotReady tells of each server of gw that is not ready, one line
 // each, with what went wrong.
-func printNotReady(w io.Writer, gw *gateway.Gateway) {
-	for _, s := range gw.Status() {
+func printNotReady(w io.Writer, st []gateway.SourceStatus) {
+	for _, s := range st {
 		if s.State == "ready" {
 			continue
 		}
@@ -314,29 +431,47 @@ func printNotReady(w io.Writer, gw *gateway.Gateway) {
 		if s.State == "failed" {
 			line = fmt.Sprintf("server %s failed", s.Name)
 		}
-		if s.LastError != "" {
-			line += ": " + s.LastError
+		if e := lastError(s); e != "" {
+			line += ": " + e
 		}
 		fmt.Fprintln(w, line)
 	}
 }
 
+// lastError is s's last error without the `source "NAME": ` that the mcp
+// executor writes in front of the cause: where it is shown, the server is
+// named already.
+func lastError(s gateway.SourceStatus) string {
+	return strings.ReplaceAll(s.LastError, fmt.Sprintf("source %q: ", s.Name), "")
+}
+
 func newProfilesCmd() *cobra.Command {
 	var asJSON bool
+	var rem remote
 	cmd := &cobra.Command{
 		Use:   "profiles",
 		Short: "List the endpoints (/mcp and each profile) with their tool counts and token cost",
 		Long: `Start the configured servers, measure every endpoint's tools/list and stop
 them again. LISTED is what a new client sees before it activates anything
 (the five meta-tools included); SERVED is every tool the endpoint can run.
-Token counts are estimates (see README, Progressive disclosure).`,
+Token counts are estimates (see README, Progressive disclosure). A server
+that is not ready is told of on stderr, after the table; the gateway's log
+is left out unless --log-level asks for it. With --url, read a running
+gateway's /stats instead.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if rem.url != "" {
+				stats, err := fetchStats(cmd.Context(), rem)
+				if err != nil {
+					return err
+				}
+				return printStats(cmd, stats, nil, asJSON)
+			}
 			cfg, err := loadConfig(cmd)
 			if err != nil {
 				return err
 			}
-			gw, err := startFromConfig(cmd)
+			gw, err := startSilent(cmd)
 			if err != nil {
 				return err
 			}
@@ -345,10 +480,15 @@ Token counts are estimates (see README, Progressive disclosure).`,
 			for name, p := range cfg.Profiles {
 				desc[name] = p.Description
 			}
-			return printStats(cmd, gw.Stats(), desc, asJSON)
+			if err := printStats(cmd, gw.Stats(), desc, asJSON); err != nil {
+				return err
+			}
+			printNotReady(cmd.ErrOrStderr(), gw.Status())
+			return nil
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	rem.flags(cmd)
 	return cmd
 }
 
@@ -460,7 +600,7 @@ other errors (unknown tool, bad arguments, gateway unreachable).`,
 	}
 	cmd.Flags().StringVar(&in.rawJSON, "json", "", "arguments as one JSON object")
 	cmd.Flags().StringArrayVar(&in.kv, "arg", nil, "an argument as key=value (repeatable)")
-	rem.flags(cmd, "call through a running gateway: its URL (http://127.0.0.1:8811) or MCP endpoint")
+	rem.flags(cmd)
 	return cmd
 }
 
@@ -491,15 +631,18 @@ func (c *cliCall) CallTool(context.Context, string, json.RawMessage) (json.RawMe
 
 func newServersCmd() *cobra.Command {
 	var rem remote
-	var asJSON bool
+	var asJSON, wide bool
 	cmd := &cobra.Command{
 		Use:   "servers",
 		Short: "Show each server's state, pid, restarts and last error",
 		Long: `Show the state of every server, then of the executor plugin processes
 that run them (pid, protocol, whether calls ride the side channel or the
 gRPC stream, restarts). With --url, ask a running gateway (its /readyz);
-otherwise start the configured servers once and report. --json prints the
-servers only.
+otherwise start the configured servers once and report, without the
+gateway's log (--log-level shows it). --json prints the servers only.
+
+On a terminal, a last error longer than 80 characters is cut; --wide, --json
+or output to a pipe or file shows it in full.
 
 Exit status: 0 when every server is ready, 3 when one is not (the table is
 printed either way), 1 on other errors.`,
@@ -513,7 +656,7 @@ printed either way), 1 on other errors.`,
 					return err
 				}
 			} else {
-				gw, err := startFromConfig(cmd)
+				gw, err := startSilent(cmd)
 				if err != nil {
 					return err
 				}
@@ -528,6 +671,7 @@ printed either way), 1 on other errors.`,
 				}
 				return notAllReady(st)
 			}
+			cut := errorCutter(cmd.OutOrStdout(), wide)
 			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "NAME\tEXECUTOR\tSTATE\tPID\tRESTARTS\tTOOLS\tLAST ERROR")
 			for _, s := range st {
@@ -535,7 +679,7 @@ printed either way), 1 on other errors.`,
 				if s.PID > 0 {
 					pid = strconv.Itoa(s.PID)
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%s\n", s.Name, s.Executor, s.State, pid, s.Restarts, s.Tools, oneline.Cut(s.LastError, 80))
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%s\n", s.Name, s.Executor, s.State, pid, s.Restarts, s.Tools, cut.cut(lastError(s)))
 			}
 			if err := tw.Flush(); err != nil {
 				return err
@@ -546,20 +690,55 @@ printed either way), 1 on other errors.`,
 				}
 			}
 			printRequires(cmd.OutOrStdout(), st)
-			if err := printExecutors(cmd.OutOrStdout(), execs); err != nil {
+			if err := printExecutors(cmd.OutOrStdout(), execs, cut); err != nil {
 				return err
+			}
+			if cut.cuts > 0 {
+				fmt.Fprintf(cmd.ErrOrStderr(), "(last errors cut to %d characters; --wide or --json shows them in full)\n", maxErrorWidth)
 			}
 			return notAllReady(st)
 		},
 	}
-	rem.flags(cmd, "base URL of a running gateway, e.g. http://127.0.0.1:8811")
+	rem.flags(cmd)
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	cmd.Flags().BoolVar(&wide, "wide", false, "show each last error in full, even on a terminal")
 	return cmd
+}
+
+// maxErrorWidth is where a table cuts a last error on a terminal.
+const maxErrorWidth = 80
+
+// cutter shortens the last errors of a table to maxErrorWidth, or keeps
+// them whole (on one line), and counts what it cut.
+type cutter struct {
+	width int // 0: keep them whole
+	cuts  int
+}
+
+// errorCutter cuts on a terminal, unless wide: piped or saved, the table
+// is read by a program or searched, and a cut error helps neither.
+func errorCutter(w io.Writer, wide bool) *cutter {
+	if f, ok := w.(*os.File); ok && !wide && isatty.IsTerminal(f.Fd()) {
+		return &cutter{width: maxErrorWidth}
+	}
+	return &cutter{}
+}
+
+func (c *cutter) cut(s string) string {
+	whole := oneline.Cut(s, len(s))
+	if c.width == 0 {
+		return whole
+	}
+	out := oneline.Cut(s, c.width)
+	if out != whole {
+		c.cuts++
+	}
+	return out
 }
 
 // printExecutors writes the executor plugin processes' table, after a
 // blank line; nothing when there are none.
-func printExecutors(w io.Writer, execs []gateway.ExecutorStatus) error {
+func printExecutors(w io.Writer, execs []gateway.ExecutorStatus, cut *cutter) error {
 	if len(execs) == 0 {
 		return nil
 	}
@@ -577,7 +756,7 @@ func printExecutors(w io.Writer, execs []gateway.ExecutorStatus) error {
 		if e.Calls != "" {
 			calls = e.Calls
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\n", e.Name, e.State, pid, proto, calls, e.Restarts, oneline.Cut(e.LastError, 80))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\n", e.Name, e.State, pid, proto, calls, e.Restarts, cut.cut(e.LastError))
 	}
 	return tw.Flush()
 }
@@ -594,7 +773,7 @@ func notAllReady(st []gateway.SourceStatus) error {
 }
 
 func fetchStatus(ctx context.Context, rem remote) ([]gateway.SourceStatus, []gateway.ExecutorStatus, error) {
-	base := strings.TrimSuffix(strings.TrimSuffix(gateway.MCPURL(rem.url), "/"), "/mcp")
+	base := rem.base()
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/readyz", nil)
@@ -630,6 +809,44 @@ func fetchStatus(ctx context.Context, rem remote) ([]gateway.SourceStatus, []gat
 		return nil, nil, fmt.Errorf("%s/readyz: not a skillgate status (no sources)", base)
 	}
 	return *body.Sources, body.Executors, nil
+}
+
+// fetchStats reads the endpoint stats of the running gateway rem names,
+// from its /stats.
+func fetchStats(ctx context.Context, rem remote) ([]disclosure.EndpointStats, error) {
+	base := rem.base()
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/stats", nil)
+	if err != nil {
+		return nil, err
+	}
+	if tok := rem.bearer(); tok != "" {
+		req.Header.Set("Authorization", "Bearer "+tok)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("ask %s: %w (is the gateway running?)", base, err)
+	}
+	defer resp.Body.Close()
+	switch {
+	case resp.StatusCode == http.StatusUnauthorized && rem.bearer() != "":
+		return nil, fmt.Errorf("%s/stats did not accept the token given: check --token or SKILLGATE_TOKEN against its auth.tokens", base)
+	case resp.StatusCode == http.StatusUnauthorized:
+		return nil, fmt.Errorf("%s/stats needs a token: pass one of its auth.tokens with --token or SKILLGATE_TOKEN", base)
+	case resp.StatusCode != http.StatusOK:
+		return nil, fmt.Errorf("%s/stats answered %s: is %s a skillgate gateway?", base, resp.Status, base)
+	}
+	var body struct {
+		Endpoints *[]disclosure.EndpointStats `json:"endpoints"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
+		return nil, fmt.Errorf("%s/stats: not skillgate endpoint stats (%w)", base, err)
+	}
+	if body.Endpoints == nil {
+		return nil, fmt.Errorf("%s/stats: not skillgate endpoint stats (no endpoints)", base)
+	}
+	return *body.Endpoints, nil
 }
 
 func newPluginCmd() *cobra.Command {

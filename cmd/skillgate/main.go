@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"strings"
@@ -18,17 +19,43 @@ import (
 var version = "dev"
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	err := newRootCmd().ExecuteContext(ctx)
-	if err != nil {
-		var ee exitError
-		if errors.As(err, &ee) {
-			os.Exit(int(ee))
+	ctx, cancel := context.WithCancelCause(context.Background())
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		if sig, ok := (<-sigs).(syscall.Signal); ok {
+			cancel(interrupted{sig})
 		}
-		fmt.Fprintln(os.Stderr, "skillgate:", errorText(err))
-		os.Exit(1)
+	}()
+	err := newRootCmd().ExecuteContext(ctx)
+	os.Exit(exitStatus(ctx, err, os.Stderr))
+}
+
+// interrupted is the cause of the commands' context once a signal (Ctrl-C,
+// SIGTERM) asks the CLI to stop.
+type interrupted struct{ sig syscall.Signal }
+
+func (i interrupted) Error() string { return "interrupted by " + i.sig.String() }
+
+// exitStatus is the process's exit status for the error a command ran
+// into, printed to stderr unless the command already said why. A command
+// a signal ended with an error (of its own or as a result) says so in one
+// line and exits 128 + the signal's number, as a shell reports it (130 for
+// Ctrl-C); one that ended cleanly, as run does on Ctrl-C, exits 0.
+func exitStatus(ctx context.Context, err error, stderr io.Writer) int {
+	if err == nil {
+		return 0
 	}
+	if i, ok := context.Cause(ctx).(interrupted); ok {
+		fmt.Fprintln(stderr, "skillgate: interrupted")
+		return 128 + int(i.sig)
+	}
+	var ee exitError
+	if errors.As(err, &ee) {
+		return int(ee)
+	}
+	fmt.Fprintln(stderr, "skillgate:", errorText(err))
+	return 1
 }
 
 // errorText is err as the CLI prints it. A JSON-RPC error whose message

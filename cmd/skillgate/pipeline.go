@@ -573,10 +573,6 @@ each step's status, duration, attempts and error.
 			if rem.url == "" {
 				return errors.New("runs needs a running gateway: --url http://127.0.0.1:8811/mcp (a one-shot command keeps no history)")
 			}
-			url := rem.url
-			if !strings.HasSuffix(strings.TrimSuffix(url, "/"), "/mcp") {
-				url = strings.TrimSuffix(url, "/") + "/mcp"
-			}
 			in := map[string]any{"limit": limit}
 			if len(args) == 1 {
 				in["id"] = args[0]
@@ -585,7 +581,7 @@ each step's status, duration, attempts and error.
 				in["pipeline"] = pipeline
 			}
 			b, _ := json.Marshal(in)
-			res, err := gateway.CallRemote(cmd.Context(), newLogger(cmd, cmd.ErrOrStderr()), gateway.RemoteCall{URL: url, Token: rem.bearer(), Tool: "pipeline__runs",
+			res, err := gateway.CallRemote(cmd.Context(), newLogger(cmd, cmd.ErrOrStderr()), gateway.RemoteCall{URL: rem.url, Token: rem.bearer(), Tool: "pipeline__runs",
 				Args: func(json.RawMessage) (json.RawMessage, error) { return b, nil }}, &cliCall{w: cmd.ErrOrStderr()})
 			if err != nil {
 				return err
@@ -614,7 +610,7 @@ each step's status, duration, attempts and error.
 			return printJSON(cmd.OutOrStdout(), v)
 		},
 	}
-	rem.flags(cmd, "MCP URL of a running gateway, e.g. http://127.0.0.1:8811/mcp")
+	rem.flags(cmd)
 	cmd.Flags().StringVar(&pipeline, "pipeline", "", "only this pipeline's runs")
 	cmd.Flags().IntVar(&limit, "limit", 20, "how many runs")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")

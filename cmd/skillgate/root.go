@@ -118,17 +118,68 @@ func loadConfig(cmd *cobra.Command) (*config.Config, error) {
 }
 
 // newLogger logs to stderr: stdout is for data (and for the protocol under --stdio).
+// A one-shot command's log ends when a signal interrupts it, unless
+// --log-level asks for the log: what stops then fails because it was
+// stopped, and the command says it was interrupted.
 func newLogger(cmd *cobra.Command, w io.Writer) *slog.Logger {
 	lv, _ := cmd.Flags().GetString("log-level")
-	if lv == "" {
-		lv = "warn"
-		if cmd.Name() == "run" && cmd.Parent() == cmd.Root() { // not `pipeline run`
-			lv = "info"
-		}
+	serving := cmd.Name() == "run" && cmd.Parent() == cmd.Root() // not `pipeline run`
+	level := slog.LevelWarn
+	switch {
+	case lv != "":
+		_ = level.UnmarshalText([]byte(lv)) // checked in PersistentPreRunE
+	case serving:
+		level = slog.LevelInfo
 	}
-	var level slog.Level
-	_ = level.UnmarshalText([]byte(lv)) // checked in PersistentPreRunE
-	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: level}))
+	h := slog.Handler(slog.NewTextHandler(w, &slog.HandlerOptions{Level: level}))
+	if lv == "" && !serving && cmd.Context() != nil {
+		h = untilDone{h, cmd.Context().Done()}
+	}
+	return slog.New(h)
+}
+
+// silentLogger is the logger of a command whose output reports everything
+// the gateway's log would tell (the state and last error of each server):
+// none, unless --log-level asks for it.
+func silentLogger(cmd *cobra.Command) *slog.Logger {
+	if lv, _ := cmd.Flags().GetString("log-level"); lv != "" {
+		return newLogger(cmd, cmd.ErrOrStderr())
+	}
+	return slog.New(slog.DiscardHandler)
+}
+
+// untilDone leaves out the log records that come once done is closed.
+type untilDone struct {
+	slog.Handler
+	done <-chan struct{}
+}
+
+func (h untilDone) over() bool {
+	select {
+	case <-h.done:
+		return true
+	default:
+		return false
+	}
+}
+
+func (h untilDone) Enabled(ctx context.Context, l slog.Level) bool {
+	return !h.over() && h.Handler.Enabled(ctx, l)
+}
+
+func (h untilDone) Handle(ctx context.Context, r slog.Record) error {
+	if h.over() {
+		return nil
+	}
+	return h.Handler.Handle(ctx, r)
+}
+
+func (h untilDone) WithAttrs(attrs []slog.Attr) slog.Handler {
+	return untilDone{h.Handler.WithAttrs(attrs), h.done}
+}
+
+func (h untilDone) WithGroup(name string) slog.Handler {
+	return untilDone{h.Handler.WithGroup(name), h.done}
 }
 
 // withoutRecords leaves out the log records whose message is in drop:

@@ -41,10 +41,12 @@ func FuzzParse(f *testing.F) {
 	})
 }
 
-// FuzzImport checks that no input makes Import or Merge panic.
+// FuzzImport checks that no input makes Import or Merge panic, and that
+// the servers Import accepts validate once their variables are set.
 func FuzzImport(f *testing.F) {
 	addSeeds(f, "testdata/import/*.json")
 	f.Add([]byte(`{"servers": {"a": {"args": [[[[]]]], "env": {"A": "${input:x}${env:Y}$${z}"}}},}`))
+	f.Add([]byte(`{"mcpServers": {"tools": {"command": "x"}, "tools-server": {"url": "http://h/${A:-b}"}, "a b": {"command": "y", "headers": {"": ""}}}}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		im, err := Import(bytes.NewReader(data), "fuzz.json")
 		if err != nil {
@@ -53,5 +55,10 @@ func FuzzImport(f *testing.F) {
 		if _, err := Merge([]byte("servers: {}\n"), "skillgate.yaml", im.Servers, im.Order, true); err != nil {
 			t.Fatalf("Merge: %v", err)
 		}
+		out, err := MarshalServers(im.Servers, im.Order)
+		if err != nil {
+			t.Fatalf("MarshalServers: %v", err)
+		}
+		parseImported(t, out)
 	})
 }

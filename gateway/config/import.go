@@ -7,9 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/url"
 	"reflect"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -31,9 +33,14 @@ type Imported struct {
 	// Order holds the keys of Servers in file order.
 	Order []string
 	// Warnings are what the import left behind: unknown keys, env files,
-	// editor variables and inputs, names skillgate does not accept, and
-	// servers it skipped (an unknown type, no command or url).
+	// editor variables and inputs, settings that mean nothing for the
+	// server, servers renamed, and servers it skipped (an unknown type, no
+	// command or url).
 	Warnings []*Error
+	// Renamed maps the new name of each server whose name skillgate does
+	// not accept (not 1-64 letters, digits, _ or -, or reserved, such as
+	// tools) to the name in the file.
+	Renamed map[string]string
 }
 
 // clientEntry is one server entry as MCP clients write it.
@@ -63,7 +70,10 @@ type serverBlock struct {
 // both mcpServers and servers gives the servers of both. Comments and
 // trailing commas are accepted, as VS Code writes them. Unknown keys in an
 // entry become warnings, and so does a server skipped; values of the wrong
-// type are errors, with file:line.
+// type are errors, with file:line. A server whose name the config refuses
+// is renamed (see Imported.Renamed), and what the config would refuse in
+// an entry is an error naming it, so that the servers imported always
+// validate once their variables are set.
 func Import(r io.Reader, name string) (*Imported, error) {
 	data, err := io.ReadAll(r)
 	if err != nil {
@@ -126,6 +136,7 @@ func Import(r io.Reader, name string) (*Imported, error) {
 		return nil, joinSorted(d.errs)
 	}
 	im.Warnings = d.warns
+	im.rename()
 	slices.SortStableFunc(im.Warnings, func(a, b *Error) int {
 		return cmp.Or(cmp.Compare(a.Pos.Line, b.Pos.Line), cmp.Compare(a.Pos.Col, b.Pos.Col))
 	})
@@ -133,15 +144,19 @@ func Import(r io.Reader, name string) (*Imported, error) {
 }
 
 // clientServer reads the entry v named by k, or returns nil, with a
-// warning, for one that cannot be imported.
+// warning, for one that cannot be imported. Settings the config would
+// refuse are errors naming the entry, or, when they mean nothing for the
+// server (headers of a stdio server), warnings and left out: an imported
+// server always validates.
 func (d *decoder) clientServer(k, v *yaml.Node, vscode bool) *Server {
 	name := k.Value
 	warns, errs := len(d.warns), len(d.errs)
+	var refs []*Error // bad ${...} references, errors unless the server is skipped
 	if v.Kind == yaml.MappingNode {
 		for j := 0; j+1 < len(v.Content); j += 2 {
 			switch key := v.Content[j].Value; key {
 			case "command", "args", "env", "cwd", "url", "headers":
-				d.clientVars(v.Content[j+1], join(name, key), vscode)
+				d.clientVars(v.Content[j+1], join(name, key), vscode, &refs)
 			}
 		}
 	}
@@ -169,15 +184,146 @@ func (d *decoder) clientServer(k, v *yaml.Node, vscode bool) *Server {
 	if e.Command == "" && e.URL == "" {
 		return skip(k, name, "neither command nor url is set, so there is nothing to start or reach; this server is not imported")
 	}
+	if u, err := Expand(e.URL, nil); e.Command == "" && err == nil {
+		if p, err := url.Parse(u); err == nil && (p.Scheme == "ws" || p.Scheme == "wss") {
+			return skip(lookupKey(v, "url"), name+".url",
+				"%s is a WebSocket URL; skillgate connects over stdio, http and sse only, so this server is not imported", u)
+		}
+	}
+	d.errs = append(d.errs, refs...)
+	d.clientCheck(k, v, s)
+	if len(d.errs) > errs {
+		return nil
+	}
 	if e.EnvFile != "" {
 		d.warns = append(d.warns, &Error{Pos: d.at(lookupKey(v, "envFile")), Field: name + ".envFile",
 			Msg: fmt.Sprintf("not imported: skillgate reads no env files, so the variables in %s are lost; copy the ones the server needs under env:", e.EnvFile)})
 	}
-	if !names.Valid(name) {
-		d.warns = append(d.warns, &Error{Pos: d.at(k), Field: name,
-			Msg: "not a valid skillgate server name (1-64 letters, digits, _ or -); rename it after import"})
-	}
 	return s
+}
+
+// clientCheck refuses, as errors, the settings of s (read from the entry
+// v named by k) that the config would refuse and that only the user can
+// put right, and leaves out, with a warning, those that mean nothing for
+// its kind of server. Values with ${VAR} are checked as far as they can be
+// before the variables are set: with their defaults.
+func (d *decoder) clientCheck(k, v *yaml.Node, s *Server) {
+	name := k.Value
+	at := func(key string) *yaml.Node {
+		if n := lookupKey(v, key); n != nil {
+			return n
+		}
+		return k
+	}
+	if s.Command != "" && s.URL != "" {
+		d.fail(k, name, nil, "both command and url are set; keep command for a stdio server or url for a remote one, then import again")
+		return
+	}
+	drop := func(key, format string, args ...any) {
+		d.warns = append(d.warns, &Error{Pos: d.at(at(key)), Field: name + "." + key, Msg: fmt.Sprintf(format, args...)})
+	}
+	if s.Command != "" {
+		if c, err := Expand(s.Command, nil); err == nil && flagLike(c) {
+			d.fail(at("command"), name+".command", nil, "%q looks like an option, not a program; name the program to run, then import again", c)
+		}
+		if s.Transport == "sse" {
+			d.fail(at("type"), name+".type", nil, "type sse needs a url, but this server has a command; set url, or drop type to run the command over stdio, then import again")
+		}
+		if len(s.Headers) > 0 {
+			drop("headers", "not imported: headers are sent to url servers only, and this one runs a command")
+			s.Headers = nil
+		}
+	} else {
+		if u, err := Expand(s.URL, nil); err == nil && u != "" { // "": set at run time
+			if p, err := url.Parse(u); err != nil || (p.Scheme != "http" && p.Scheme != "https") || p.Host == "" {
+				d.fail(at("url"), name+".url", nil, "%q is not an http(s) URL; write it as http://host:port/path, then import again", u)
+			}
+		}
+		for key, set := range map[string]bool{"args": len(s.Args) > 0, "env": len(s.Env) > 0, "cwd": s.Cwd != ""} {
+			if set {
+				drop(key, "not imported: %s is for servers started with a command, and this one is reached at its url", key)
+			}
+		}
+		s.Args, s.Env, s.Cwd = nil, nil, ""
+	}
+	for key := range s.Env {
+		if key == "" || strings.Contains(key, "=") {
+			d.fail(at("env"), name+".env", nil, "%q is not a variable name; fix it, then import again", key)
+		}
+	}
+}
+
+// reservedSuffix is added to a server name the gateway reserves.
+const reservedSuffix = "-server"
+
+// rename gives each server whose name skillgate refuses (not 1-64
+// letters, digits, _ or -, or a namespace of the gateway's own tools) one
+// it accepts, with a warning: characters it refuses become -, a reserved
+// name gets -server, and a name another server has gets -2, -3 and so on.
+// The new names depend on the file alone, so importing it again gives the
+// same ones.
+func (im *Imported) rename() {
+	taken := map[string]bool{}
+	for _, name := range im.Order {
+		if acceptedName(name) {
+			taken[name] = true
+		}
+	}
+	for i, old := range im.Order {
+		if acceptedName(old) {
+			continue
+		}
+		var why string
+		base := nameOf(old)
+		switch {
+		case IsReservedNamespace(old):
+			why = fmt.Sprintf("%q is reserved for the gateway's own tools (%s__*)", old, old)
+		case old == "":
+			why = "a server needs a name"
+		default:
+			why = "a server name is 1-64 letters, digits, _ or -"
+		}
+		if IsReservedNamespace(base) {
+			base += reservedSuffix
+		}
+		name := base
+		for n := 2; taken[name]; n++ {
+			suffix := "-" + strconv.Itoa(n)
+			name = base[:min(len(base), names.Max-len(suffix))] + suffix
+		}
+		if name != base {
+			why += fmt.Sprintf(", and %s is taken", base)
+		}
+		taken[name] = true
+		s := im.Servers[old]
+		delete(im.Servers, old)
+		im.Servers[name] = s
+		im.Order[i] = name
+		if im.Renamed == nil {
+			im.Renamed = map[string]string{}
+		}
+		im.Renamed[name] = old
+		im.Warnings = append(im.Warnings, &Error{Pos: s.Pos, Field: old,
+			Msg: fmt.Sprintf("renamed to %q: %s; its tools are served as %s__TOOL", name, why, name)})
+	}
+}
+
+// acceptedName reports whether the config accepts name for a server.
+func acceptedName(name string) bool { return names.Valid(name) && !IsReservedNamespace(name) }
+
+// nameOf makes s a valid name: each run of characters a name cannot hold
+// becomes one -, none at either end; past 64 bytes it is cut. Nothing left
+// is "server".
+func nameOf(s string) string {
+	parts := strings.FieldsFunc(s, func(r rune) bool { return r >= 0x80 || !names.Byte(byte(r)) })
+	out := strings.Join(parts, "-")
+	if len(out) > names.Max {
+		out = out[:names.Max]
+	}
+	if out == "" {
+		return "server"
+	}
+	return out
 }
 
 var varRef = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\$?\$\{([^}]*)\}`) })
@@ -192,20 +338,24 @@ var editorVars = []string{
 }
 
 // clientVars rewrites ${env:VAR}, as VS Code and Cursor write it, to
-// ${VAR} in n's values, and warns about the variables skillgate cannot
-// resolve: VS Code's ${input:key}, an editor's ${workspaceFolder} and the
-// like, and in a VS Code file (where ${VAR} means nothing) any other.
-func (d *decoder) clientVars(n *yaml.Node, field string, vscode bool) {
+// ${VAR} in n's values, and VS Code's ${input:id}, which skillgate cannot
+// prompt for, to ${ID}. It warns about the variables skillgate cannot
+// resolve: those inputs, an editor's ${workspaceFolder} and the like, and
+// in a VS Code file (where ${VAR} means nothing) any other. A value the
+// config would refuse (an editor's ${config:...}, a reference that is not
+// ${NAME} or ${NAME:-default}) is added to bad.
+func (d *decoder) clientVars(n *yaml.Node, field string, vscode bool, bad *[]*Error) {
 	switch n.Kind {
 	case yaml.MappingNode:
 		for i := 1; i < len(n.Content); i += 2 {
-			d.clientVars(n.Content[i], join(field, n.Content[i-1].Value), vscode)
+			d.clientVars(n.Content[i], join(field, n.Content[i-1].Value), vscode, bad)
 		}
 	case yaml.SequenceNode:
 		for i, c := range n.Content {
-			d.clientVars(c, fmt.Sprintf("%s[%d]", field, i), vscode)
+			d.clientVars(c, fmt.Sprintf("%s[%d]", field, i), vscode, bad)
 		}
 	case yaml.ScalarNode:
+		var editor []string // editor variables with no ${NAME} form
 		n.Value = varRef().ReplaceAllStringFunc(n.Value, func(ref string) string {
 			body := varRef().FindStringSubmatch(ref)[1]
 			warn := func(format string, args ...any) {
@@ -216,15 +366,41 @@ func (d *decoder) clientVars(n *yaml.Node, field string, vscode bool) {
 			case strings.HasPrefix(body, "env:"):
 				return "${" + strings.TrimPrefix(body, "env:") + "}"
 			case strings.HasPrefix(body, "input:"):
-				warn("VS Code input %s is kept as is and skillgate cannot prompt for it; replace it with ${VAR} and set VAR, or write the value", ref)
-			case slices.Contains(editorVars, body) || strings.HasPrefix(body, "config:") || strings.HasPrefix(body, "command:"):
+				v := inputVar(strings.TrimPrefix(body, "input:"))
+				warn("VS Code input %s became ${%s}, since skillgate cannot prompt for it; set %s where the gateway runs, or write the value", ref, v, v)
+				return "${" + v + "}"
+			case body == "/" || strings.HasPrefix(body, "config:") || strings.HasPrefix(body, "command:"):
+				editor = append(editor, ref)
+			case slices.Contains(editorVars, body):
 				warn("editor variable %s is kept as is, but skillgate runs outside the editor and would read it as an environment variable; replace it with the path or value it stands for", ref)
 			case vscode:
 				warn("VS Code variable %s is kept as is and skillgate reads it as an environment variable; replace it with a value or ${VAR}", ref)
 			}
 			return ref
 		})
+		switch _, err := Expand(n.Value, func(string) (string, bool) { return "", true }); {
+		case len(editor) > 0:
+			*bad = append(*bad, &Error{Pos: d.at(n), Field: field,
+				Msg: fmt.Sprintf("editor variable %s has no value outside the editor; replace it with the value it stands for, then import again", editor[0])})
+		case err != nil:
+			*bad = append(*bad, &Error{Pos: d.at(n), Field: field, Msg: err.Error() + "; then import again"})
+		}
 	}
+}
+
+// inputVar is the environment variable that stands for VS Code's input id:
+// perplexity-key becomes PERPLEXITY_KEY.
+func inputVar(id string) string {
+	b := []byte(strings.ToUpper(id))
+	for i, c := range b {
+		if !(c == '_' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9') {
+			b[i] = '_'
+		}
+	}
+	if len(b) == 0 || ('0' <= b[0] && b[0] <= '9') {
+		return "INPUT_" + string(b)
+	}
+	return string(b)
 }
 
 func lookupKey(m *yaml.Node, key string) *yaml.Node {

@@ -40,18 +40,37 @@ func TestImport(t *testing.T) {
 			b.Write(out)
 			golden(t, strings.TrimSuffix(path, ".json")+".golden", b.Bytes())
 
-			// The output parses back to the same servers, apart from names
-			// skillgate rejects and variables that must be set.
-			lookup := func(string) (string, bool) { return "", true } // every default applies
-			cfg, err := Parse(bytes.NewReader(out), "out.yaml", lookup)
-			if err != nil && !strings.Contains(err.Error(), "server name") && !strings.Contains(err.Error(), "invalid variable reference") {
-				t.Fatalf("Parse(MarshalServers(...)): %v", err)
-			}
+			// The output parses back to the same servers, in order, with
+			// no problem but variables that must be set.
+			cfg := parseImported(t, out)
 			if cfg != nil && strings.Join(cfg.ServerOrder, ",") != strings.Join(im.Order, ",") {
 				t.Errorf("order %v, want %v", cfg.ServerOrder, im.Order)
 			}
+			for name, old := range im.Renamed {
+				if im.Servers[name] == nil || !acceptedName(name) || acceptedName(old) {
+					t.Errorf("Renamed[%q] = %q, for a server not imported or not renamed", name, old)
+				}
+			}
 		})
 	}
+}
+
+// parseImported parses what Import and MarshalServers made of a client's
+// file with no variable set, and fails t unless every problem is a
+// variable that must be set; it returns the config when there are none.
+func parseImported(t testing.TB, out []byte) *Config {
+	t.Helper()
+	cfg, err := Parse(bytes.NewReader(out), "out.yaml", nil)
+	if err == nil {
+		return cfg
+	}
+	for _, e := range err.(interface{ Unwrap() []error }).Unwrap() {
+		var ce *Error
+		if !errors.As(e, &ce) || !(errors.Is(ce, ErrUndefinedVariable) || strings.HasPrefix(ce.Msg, "empty after expanding")) {
+			t.Fatalf("the imported servers do not validate: %v\n%s", e, out)
+		}
+	}
+	return nil
 }
 
 func TestImportErrors(t *testing.T) {
@@ -68,6 +87,27 @@ func TestImportErrors(t *testing.T) {
 		{"servers not an object", `{"servers": []}`, "c.json:1:13: servers: want an object of named servers, got a list"},
 		{"extra data", `{"servers": {}} {}`, "c.json:1:17: extra data after the top-level object; remove it"},
 		{"too deep", `{"servers": {"a": {"args": ` + strings.Repeat("[", 500) + strings.Repeat("]", 500) + `}}}`, "nested deeper than 200 levels"},
+		// What the config would refuse in an entry, and only the user
+		// can put right, is an error naming the entry.
+		{"command and url", `{"mcpServers": {"a": {"command": "x", "url": "https://x/mcp"}}}`,
+			"c.json:1:17: a: both command and url are set; keep command for a stdio server or url for a remote one, then import again"},
+		{"option as command", `{"mcpServers": {"a": {"command": "-y", "args": ["pkg"]}}}`,
+			`c.json:1:34: a.command: "-y" looks like an option, not a program; name the program to run, then import again`},
+		{"sse with command", `{"mcpServers": {"a": {"type": "sse", "command": "x"}}}`,
+			"c.json:1:31: a.type: type sse needs a url, but this server has a command; set url, or drop type to run the command over stdio, then import again"},
+		{"not an http URL", `{"mcpServers": {"a": {"url": "ftp://x/mcp"}}}`,
+			`c.json:1:30: a.url: "ftp://x/mcp" is not an http(s) URL; write it as http://host:port/path, then import again`},
+		{"default not a URL", `{"mcpServers": {"a": {"url": "${U:-localhost}"}}}`, `a.url: "localhost" is not an http(s) URL`},
+		{"env name", `{"mcpServers": {"a": {"command": "x", "env": {"A=B": "1"}}}}`,
+			`c.json:1:46: a.env: "A=B" is not a variable name; fix it, then import again`},
+		{"empty env name", `{"mcpServers": {"a": {"command": "x", "env": {"": "1"}}}}`, `a.env: "" is not a variable name`},
+		{"editor command", `{"servers": {"a": {"command": "x", "args": ["${command:pickFile}"]}}}`,
+			"c.json:1:45: a.args[0]: editor variable ${command:pickFile} has no value outside the editor; replace it with the value it stands for, then import again"},
+		{"editor setting", `{"mcpServers": {"a": {"command": "x", "env": {"P": "${config:python.path}"}}}}`, "a.env.P: editor variable ${config:python.path} has no value"},
+		{"path separator", `{"mcpServers": {"a": {"command": "x", "args": ["a${/}b"]}}}`, "a.args[0]: editor variable ${/} has no value"},
+		{"bad reference", `{"mcpServers": {"a": {"url": "https://x/${host.name}/mcp"}}}`,
+			"c.json:1:30: a.url: invalid variable reference ${host.name}; write ${NAME} or ${NAME:-default} (NAME is letters, digits and _), or $${ for a literal ${; then import again"},
+		{"unterminated", `{"mcpServers": {"a": {"command": "x", "args": ["${A"]}}}`, `a.args[0]: unterminated "${A"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -95,6 +135,10 @@ func TestImportVariables(t *testing.T) {
 			"c.json:1:66: u.headers.Authorization: editor variable ${workspaceFolder} is kept as is, but skillgate runs outside the editor and would read it as an environment variable; replace it with the path or value it stands for"},
 		{"vscode other", `{"servers":{"u":{"url":"https://x","headers":{"Authorization":"${TOK}"}}}}`, "${TOK}",
 			"c.json:1:63: u.headers.Authorization: VS Code variable ${TOK} is kept as is and skillgate reads it as an environment variable; replace it with a value or ${VAR}"},
+		{"vscode input", `{"servers":{"u":{"url":"https://x","headers":{"Authorization":"Bearer ${input:api-key}"}}}}`, "Bearer ${API_KEY}",
+			"c.json:1:63: u.headers.Authorization: VS Code input ${input:api-key} became ${API_KEY}, since skillgate cannot prompt for it; set API_KEY where the gateway runs, or write the value"},
+		{"skipped server's references", `{"mcpServers":{"u":{"url":"https://x","headers":{"Authorization":"${TOK}"}},"w":{"type":"ws","url":"${config:x}"}}}`, "${TOK}",
+			`c.json:1:89: w.type: unknown type "ws"; skillgate connects over stdio, http and sse only, so this server is not imported`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -113,6 +157,14 @@ func TestImportVariables(t *testing.T) {
 				t.Errorf("warnings:\n%s\nwant:\n%s", got, tt.warn)
 			}
 		})
+	}
+}
+
+func TestImportVariableNames(t *testing.T) {
+	for in, want := range map[string]string{"perplexity-key": "PERPLEXITY_KEY", "token": "TOKEN", "2fa": "INPUT_2FA", "": "INPUT_", "a.b c": "A_B_C"} {
+		if got := inputVar(in); got != want || !validVarName(got) {
+			t.Errorf("inputVar(%q) = %q, want %q", in, got, want)
+		}
 	}
 }
 
