@@ -6,9 +6,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
+	"github.com/skillgate/skillgate/gateway/catalog"
+	"github.com/skillgate/skillgate/gateway/config"
 	"github.com/skillgate/skillgate/internal/names"
 
 	"github.com/skillgate/skillgate/pipelines"
@@ -26,7 +29,7 @@ func init() {
 }
 
 var pipelineAdminTools = []json.RawMessage{
-	json.RawMessage(`{"name":"list","title":"List pipelines","description":"Every pipeline the gateway serves (tool name, description, file:line, steps) and every problem of the pipelines it does not serve.","inputSchema":{"type":"object","properties":{}},"annotations":{"readOnlyHint":true,"openWorldHint":false}}`),
+	json.RawMessage(`{"name":"list","title":"List pipelines","description":"Every pipeline the gateway serves (tool name, description, file:line, steps), every problem of the pipelines it does not serve, and the warnings of those it does.","inputSchema":{"type":"object","properties":{}},"annotations":{"readOnlyHint":true,"openWorldHint":false}}`),
 	json.RawMessage(`{"name":"get","title":"Show a pipeline","description":"One pipeline's YAML source, its step graph (text and Mermaid) and its tool definition.","inputSchema":{"type":"object","properties":{"name":{"type":"string","description":"the pipeline's name (without pipelines__)"}},"required":["name"]},"annotations":{"readOnlyHint":true,"openWorldHint":false}}`),
 	json.RawMessage(`{"name":"create","title":"Create a pipeline","description":"Validate a new pipeline (YAML, see docs/PIPELINES.md) and save it as <name>.yaml in the first pipelines folder; it is served as pipelines__<name> when this returns. Nothing is saved when it has problems; they are returned with line:col.","inputSchema":{"type":"object","properties":{"name":{"type":"string","pattern":"^[a-zA-Z0-9_-]{1,64}$"},"yaml":{"type":"string","description":"the pipeline; its name: may be left out"}},"required":["name","yaml"]},"annotations":{"readOnlyHint":false,"destructiveHint":false,"idempotentHint":false,"openWorldHint":false}}`),
 	json.RawMessage(`{"name":"update","title":"Update a pipeline","description":"Validate a new version of an existing pipeline and replace its file atomically. Nothing changes when it has problems.","inputSchema":{"type":"object","properties":{"name":{"type":"string"},"yaml":{"type":"string"}},"required":["name","yaml"]},"annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":true,"openWorldHint":false}}`),
@@ -118,10 +121,15 @@ func (ps *pipelineSet) listResult() json.RawMessage {
 		probs = append(probs, e.Error())
 		fmt.Fprintf(&text, "problem: %s\n", e)
 	}
+	warns := []string{}
+	for _, e := range pipelineWarnings(list) {
+		warns = append(warns, e.Error())
+		fmt.Fprintf(&text, "%s\n", e)
+	}
 	if len(list) == 0 && len(problems) == 0 {
 		text.WriteString("no pipelines; create one with pipeline__create\n")
 	}
-	return okResult(text.String(), map[string]any{"pipelines": infos, "problems": probs})
+	return okResult(text.String(), map[string]any{"pipelines": infos, "problems": probs, "warnings": warns})
 }
 
 func (ps *pipelineSet) getResult(name string) json.RawMessage {
@@ -217,7 +225,8 @@ func (ps *pipelineSet) save(ctx context.Context, create bool, name, src string) 
 			others[p.ToolName] = true
 		}
 	}
-	known := catalogTools(g.store.Load())
+	snap := g.store.Load()
+	known := catalogTools(snap)
 	l := PipelineLoader(cfg, func(t string) bool { return others[t] || known(t) })
 	l.Inline = nil
 	got, err := l.Parse(strings.NewReader(src), path)
@@ -235,6 +244,15 @@ func (ps *pipelineSet) save(ctx context.Context, create bool, name, src string) 
 			return toolError(fmt.Sprintf("not saved: %s is already served by %s at %s", p.ToolName, p.Name, p.Pos))
 		}
 	}
+	// Then with every other pipeline, served or not, as the reload after
+	// the write will: another definition of the name (in a file with
+	// problems, or inline), a loop of pipelines calling each other, or
+	// arguments another pipeline passes to this one, must not make the
+	// reload hold back this one or one served now.
+	warnings, refused := ps.checkWith(cfg, snap, name, path, src)
+	if refused != nil {
+		return refused
+	}
 	if err := writeAtomic(path, []byte(src)); err != nil {
 		return toolError("not saved: " + err.Error())
 	}
@@ -243,7 +261,66 @@ func (ps *pipelineSet) save(ctx context.Context, create bool, name, src string) 
 	if create {
 		verb = "created"
 	}
-	return ps.afterChange(fmt.Sprintf("%s %s: %s", verb, got[0].ToolName, path), name, true)
+	msg := fmt.Sprintf("%s %s: %s", verb, got[0].ToolName, path)
+	for _, w := range warnings {
+		msg += "\n" + w.Error()
+	}
+	return ps.afterChange(msg, name, true)
+}
+
+// checkWith compiles every pipeline of cfg with src as the file at path,
+// as the reload after writing it would, knowing the tools of snap. It
+// returns the warnings of pipeline name, or the result refusing to save:
+// name would not be served (it has problems only the others show, such
+// as another definition of its name, or a loop), or a pipeline served now
+// would not be.
+func (ps *pipelineSet) checkWith(cfg *config.Config, snap *catalog.Snapshot, name, path, src string) ([]*pipelines.Error, json.RawMessage) {
+	list, before := ps.snapshot()
+	l := PipelineLoader(cfg, catalogTools(snap))
+	l.ToolNames = catalogToolNames(snap)
+	l.ToolSchema = PipelineToolSchema(snap)
+	served := make(map[string]string, len(list))
+	for _, p := range list {
+		served[p.Name] = p.Pos.File
+	}
+	l.Served = func(n string) string { return served[n] }
+	l.Overlay = map[string][]byte{path: []byte(src)}
+	after, err := l.Load(cfg.Pipelines.Dirs...)
+	problems := PipelineProblems(err)
+	var mine, fresh []*pipelines.Error
+	for _, e := range problems {
+		if e.Pos.File == path {
+			mine = append(mine, e)
+		}
+		if !slices.ContainsFunc(before, func(b *pipelines.Error) bool { return b.Error() == e.Error() }) {
+			fresh = append(fresh, e)
+		}
+	}
+	var self *pipelines.Pipeline
+	servedAfter := map[string]bool{}
+	for _, p := range after {
+		servedAfter[p.Name+"\x00"+p.Pos.File] = true
+		if p.Name == name && p.Pos.File == path {
+			self = p
+		}
+	}
+	var lost []string
+	for _, p := range list {
+		if p.Name != name && !servedAfter[p.Name+"\x00"+p.Pos.File] {
+			lost = append(lost, fmt.Sprintf("%s (%s)", p.Name, p.Pos))
+		}
+	}
+	switch {
+	case self == nil && len(mine) > 0:
+		return nil, problemsResult("not saved: with the other pipelines, it has problems", mine)
+	case self == nil:
+		return nil, problemsResult("not saved: with the other pipelines, it would not be served", fresh)
+	case len(lost) > 0:
+		return nil, problemsResult(fmt.Sprintf("not saved: %s would no longer be served", strings.Join(lost, ", ")), fresh)
+	}
+	// A problem at path left it served: another definition of the name,
+	// which stays held back as it was.
+	return self.Warnings, nil
 }
 
 // remove deletes pipeline name's file.

@@ -130,6 +130,25 @@ func catalogTools(snap *catalog.Snapshot) func(string) bool {
 	}
 }
 
+// PipelineToolSchema returns the input schema of the tools of snap that
+// are not pipelines, for Loader.ToolSchema: a step's arguments are checked
+// against it, and what does not fit is a warning.
+func PipelineToolSchema(snap *catalog.Snapshot) func(string) json.RawMessage {
+	return func(name string) json.RawMessage {
+		it, ok := snap.Tool(name)
+		if !ok || it.Source == pipelinesSourceID {
+			return nil
+		}
+		var def struct {
+			InputSchema json.RawMessage `json:"inputSchema"`
+		}
+		if json.Unmarshal(it.Raw, &def) != nil {
+			return nil
+		}
+		return def.InputSchema
+	}
+}
+
 // catalogToolNames lists the tools catalogTools finds in snap, for the
 // loader's suggestions.
 func catalogToolNames(snap *catalog.Snapshot) func() []string {
@@ -144,14 +163,17 @@ func catalogToolNames(snap *catalog.Snapshot) func() []string {
 	}
 }
 
-// toolsSignature identifies the tool names of every source but the
-// pipelines (the config's and the skills'), so a change of the pipelines
-// alone triggers no recompile.
+// toolsSignature identifies the tools of every source but the pipelines
+// (the config's and the skills'), names and definitions, so a change of
+// the pipelines alone triggers no recompile, and a changed input schema
+// (which steps' arguments are checked against) does.
 func toolsSignature(snap *catalog.Snapshot) string {
 	h := sha256.New()
 	for _, it := range snap.Tools() {
 		if it.Source != pipelinesSourceID && !strings.HasPrefix(it.Source, skillPipelinesPrefix) {
 			h.Write([]byte(it.Name))
+			h.Write([]byte{0})
+			h.Write(it.Raw)
 			h.Write([]byte{0})
 		}
 	}
@@ -260,6 +282,7 @@ func (ps *pipelineSet) reloadLocked(ctx context.Context) {
 	stamp := filesStamp(cfg.Pipelines.Dirs)
 	l := PipelineLoader(cfg, catalogTools(snap))
 	l.ToolNames = catalogToolNames(snap)
+	l.ToolSchema = PipelineToolSchema(snap)
 	ps.mu.Lock()
 	served := make(map[string]string, len(ps.byName))
 	for name, p := range ps.byName {
@@ -270,37 +293,55 @@ func (ps *pipelineSet) reloadLocked(ctx context.Context) {
 	l.Served = func(name string) string { return served[name] }
 	list, err := l.Load(cfg.Pipelines.Dirs...)
 	problems := PipelineProblems(err)
+	warnings := pipelineWarnings(list)
 	defs := make([]json.RawMessage, len(list))
 	byName := make(map[string]*pipelines.Pipeline, len(list))
 	for i, p := range list {
 		defs[i] = p.Tool()
 		byName[p.Name] = p
 	}
+	sameErrs := func(a, b []*pipelines.Error) bool {
+		return slices.EqualFunc(a, b, func(a, b *pipelines.Error) bool { return a.Error() == b.Error() })
+	}
 	ps.mu.Lock()
 	same := slices.EqualFunc(defs, ps.defs, func(a, b json.RawMessage) bool { return string(a) == string(b) })
-	sameProblems := slices.EqualFunc(problems, ps.problems, func(a, b *pipelines.Error) bool { return a.Error() == b.Error() })
+	sameProblems := sameErrs(problems, ps.problems)
+	sameWarnings := sameErrs(warnings, pipelineWarnings(ps.list))
 	ps.list, ps.byName, ps.problems, ps.defs = list, byName, problems, defs
 	ps.toolsSig, ps.stamp = sig, stamp
 	ps.mu.Unlock()
 
 	s := ps.source()
-	published := s.pipelinesLoaded(len(list), problems)
+	published := s.pipelinesLoaded(len(list), append(slices.Clip(problems), warnings...))
 	if !same || !published {
 		g.publish(s, sdk.Definitions{Tools: defs})
 	}
+	// Told once per change: a recompile because other sources' tools
+	// changed finds the same problems again.
 	if len(problems) > 0 && (!sameProblems || !same) {
-		// Told once per change: a recompile because other sources' tools
-		// changed finds the same problems again.
 		g.log.Warn("pipelines with problems are not served", "pipelines", len(list), "problems", len(problems), "first", problems[0].Error())
 	} else if !same {
 		g.log.Info("pipelines loaded", "pipelines", len(list))
 	}
+	if len(warnings) > 0 && !sameWarnings {
+		g.log.Warn("pipelines are served with warnings", "warnings", len(warnings), "first", warnings[0].Error())
+	}
+}
+
+// pipelineWarnings returns the warnings of the pipelines of list.
+func pipelineWarnings(list []*pipelines.Pipeline) []*pipelines.Error {
+	var out []*pipelines.Error
+	for _, p := range list {
+		out = append(out, p.Warnings...)
+	}
+	return out
 }
 
 // pipelinesLoaded records in s's status that a pipelines folder loaded
 // with n pipelines served and problems (which make the state "invalid", as
 // for tool folders: the good pipelines are served and /readyz does not fail
-// over a typo). It reports whether s was published before.
+// over a typo). Problems that are warnings are listed too, but leave the
+// state alone. It reports whether s was published before.
 func (s *source) pipelinesLoaded(n int, problems []*pipelines.Error) (published bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -308,18 +349,22 @@ func (s *source) pipelinesLoaded(n int, problems []*pipelines.Error) (published 
 	s.loaded = true
 	s.st.Tools = n
 	s.st.Problems = nil
+	var errs []*pipelines.Error
 	for _, p := range problems {
 		s.st.Problems = append(s.st.Problems, p.Error())
+		if !p.Warning {
+			errs = append(errs, p)
+		}
 	}
 	state, last := "ready", ""
-	if len(problems) > 0 {
-		state, last = stateInvalid, problems[0].Error()
-		switch len(problems) {
+	if len(errs) > 0 {
+		state, last = stateInvalid, errs[0].Error()
+		switch len(errs) {
 		case 1:
 		case 2:
 			last += " (and 1 more problem)"
 		default:
-			last += fmt.Sprintf(" (and %d more problems)", len(problems)-1)
+			last += fmt.Sprintf(" (and %d more problems)", len(errs)-1)
 		}
 	}
 	if s.st.State != state {
@@ -487,16 +532,44 @@ type stepCaller struct {
 	call sdk.Call
 }
 
+// CallTool calls a step's tool. The progress the tool reports goes to the
+// Runner, which passes it on to the pipeline's caller as the step's. A
+// tool the catalog lacks (it went away since the pipeline loaded) fails
+// as Gateway.CallTool's do: a JSON-RPC invalid-params error that matches
+// frontend.ErrUnknownTool and says why when its server is down.
 func (c stepCaller) CallTool(ctx context.Context, name string, args json.RawMessage) (json.RawMessage, error) {
 	it, ok := c.g.store.Load().Tool(name)
 	if !ok {
-		return nil, fmt.Errorf("%w: %s", frontend.ErrUnknownTool, name)
+		return nil, c.g.unknownTool(name)
 	}
 	params, err := json.Marshal(map[string]any{"name": it.Original, "arguments": args})
 	if err != nil {
 		return nil, err
 	}
-	return router{c.g}.dispatch(ctx, it, "tools/call", params, nestedCall{c.call})
+	return router{c.g}.dispatch(ctx, it, "tools/call", params, stepCall{Call: c.call, report: pipelines.StepProgress(ctx)})
+}
+
+// unknownTool is the error of a call of tool name, which the catalog
+// lacks: what Gateway.CallTool returns for it.
+func (g *Gateway) unknownTool(name string) error {
+	msg := fmt.Sprintf("%v: %s (see `skillgate tools list`)", frontend.ErrUnknownTool, name)
+	if hint := g.unknownToolHint(name); hint != "" {
+		msg = fmt.Sprintf("%v: %s: %s", frontend.ErrUnknownTool, name, hint)
+	}
+	return &unknownToolError{&sdk.RPCError{Code: sdk.CodeInvalidParams, Message: msg}}
+}
+
+// stepCall is the sdk.Call of a step's tool: its progress is reported to
+// the Runner (the client's token belongs to the pipeline's call), while
+// notifications and requests still reach the client.
+type stepCall struct {
+	sdk.Call
+	report func(progress, total float64, message string)
+}
+
+func (c stepCall) Progress(p sdk.Progress) error {
+	c.report(p.Progress, p.Total, p.Message)
+	return nil
 }
 
 // enterTool puts tool on ctx's call chain, or returns the isError result

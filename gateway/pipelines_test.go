@@ -3,10 +3,12 @@ package gateway_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -74,7 +76,7 @@ func writeFile(t *testing.T, path, body string) {
 }
 
 // A pipeline over both real upstreams, one calling another pipeline, and
-// two calling each other.
+// two calling each other (held back at load).
 const (
 	mixedYAML = `name: mixed
 description: Text from the conformance server, echoed by server-everything, then fanned out by another pipeline.
@@ -103,12 +105,12 @@ steps:
 
 // TestPipelinesThroughGateway runs the examples and a mixed pipeline from
 // mcp-go's client in both protocol eras, against real upstreams, with
-// per-step progress; a recursion through two pipelines is refused with the
-// chain; runs are recorded.
+// per-step progress; runs are recorded. (A recursion at run time is
+// refused with the chain: TestPipelineChainThroughScript.)
 func TestPipelinesThroughGateway(t *testing.T) {
-	r, _ := pipelineGateway(t, map[string]string{"mixed.yaml": mixedYAML, "ping.yaml": pingYAML, "pong.yaml": pongYAML})
+	r, _ := pipelineGateway(t, map[string]string{"mixed.yaml": mixedYAML})
 	st := r.waitReady(t, "pipelines")
-	if st["pipelines"].Tools != 6 || len(st["pipelines"].Problems) != 0 {
+	if st["pipelines"].Tools != 4 || len(st["pipelines"].Problems) != 0 {
 		t.Fatalf("pipelines status: %+v", st["pipelines"])
 	}
 	for _, era := range []string{legacy, mcp.LATEST_PROTOCOL_VERSION} {
@@ -168,11 +170,6 @@ func TestPipelinesThroughGateway(t *testing.T) {
 			if got := mustJSON(t, res.StructuredContent); res.IsError || !strings.Contains(got, `"echo":"Echo: This is a simple text response for testing."`) ||
 				!strings.Contains(got, `"Echo: msg 2: two"`) {
 				t.Errorf("mixed: %s %s", got, resultText(res))
-			}
-
-			res = gc.call(t, ctx, "pipelines__ping", nil, nil)
-			if !res.IsError || !strings.Contains(resultText(res), "refusing to call pipelines__ping: it is already running in this call chain (pipelines__ping -> pipelines__pong -> pipelines__ping)") {
-				t.Errorf("ping: %s", resultText(res))
 			}
 		})
 	}
@@ -270,27 +267,36 @@ steps:
 }
 
 // TestPipelineLoadErrors: a broken file is reported with file:line in
-// Status and /readyz while the good pipelines are served; a pipeline naming
-// a tool of a server that is not there yet is held back until a config
-// reload brings the server; fixing a file on disk is picked up by the
-// folder poll.
+// Status and /readyz while the good pipelines are served, and so are a
+// default that breaks its own schema and two pipelines calling each other;
+// a pipeline naming a tool of a server that is not there yet is held back
+// until a config reload brings the server; fixing a file on disk is picked
+// up by the folder poll.
 func TestPipelineLoadErrors(t *testing.T) {
 	r, dir, vars := pipelineGatewayVars(t, map[string]string{
-		"broken.yaml": "name: broken\nsteps:\n  - id: a\n    tool: everything__echo\n    with: {message: \"${{ steps.nosuch.outputs }}\"}\n",
-		"later.yaml":  "name: later\nsteps:\n  - {id: a, tool: late__test_simple_text}\n",
+		"broken.yaml":   "name: broken\nsteps:\n  - id: a\n    tool: everything__echo\n    with: {message: \"${{ steps.nosuch.outputs }}\"}\n",
+		"defaults.yaml": "inputs:\n  type: object\n  properties:\n    n: {type: integer, default: abc}\nsteps: [{id: a, tool: everything__echo, with: {message: hi}}]\n",
+		"later.yaml":    "name: later\nsteps:\n  - {id: a, tool: late__test_simple_text}\n",
+		"ping.yaml":     pingYAML,
+		"pong.yaml":     pongYAML,
 	})
 	st := r.status(t)["pipelines"]
-	if st.State != "invalid" || st.Tools != 3 || len(st.Problems) != 2 {
+	if st.State != "invalid" || st.Tools != 3 || len(st.Problems) != 5 {
 		t.Fatalf("status: %+v", st)
 	}
 	broken := filepath.Join(dir, "broken.yaml")
-	if !strings.HasPrefix(st.Problems[0], broken+":5:") || !strings.Contains(st.Problems[0], `unknown step "nosuch"`) {
-		t.Errorf("problem 1: %s", st.Problems[0])
+	for i, want := range []struct{ at, has string }{
+		{broken + ":5:", `unknown step "nosuch"`},
+		{filepath.Join(dir, "defaults.yaml") + ":4:33: inputs.properties.n.default:", `the default "abc" does not fit its own schema`},
+		{filepath.Join(dir, "later.yaml") + ":3:", "late__test_simple_text"},
+		{filepath.Join(dir, "ping.yaml") + ":3:", "pipelines__ping calls itself through pipelines__pong: pipelines__ping -> pipelines__pong (at " + filepath.Join(dir, "ping.yaml") + ":3:"},
+		{filepath.Join(dir, "pong.yaml") + ":3:", "pipelines__pong calls itself through pipelines__ping"},
+	} {
+		if !strings.HasPrefix(st.Problems[i], want.at) || !strings.Contains(st.Problems[i], want.has) {
+			t.Errorf("problem %d: %s\nwant %s...%s", i+1, st.Problems[i], want.at, want.has)
+		}
 	}
-	if !strings.HasPrefix(st.Problems[1], filepath.Join(dir, "later.yaml")+":3:") || !strings.Contains(st.Problems[1], "late__test_simple_text") {
-		t.Errorf("problem 2: %s", st.Problems[1])
-	}
-	if !strings.Contains(st.LastError, "and 1 more") {
+	if !strings.Contains(st.LastError, "and 4 more") {
 		t.Errorf("last error: %s", st.LastError)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -318,17 +324,25 @@ func TestPipelineLoadErrors(t *testing.T) {
 
 	// Fixed on disk.
 	writeFile(t, broken, "name: broken\nsteps:\n  - id: a\n    tool: everything__echo\n    with: {message: fixed}\n")
+	writeFile(t, filepath.Join(dir, "defaults.yaml"), "steps: [{id: a, tool: everything__echo, with: {message: hi}}]\n")
+	writeFile(t, filepath.Join(dir, "pong.yaml"), "name: pong\nsteps:\n  - {id: a, tool: everything__echo, with: {message: pong}}\n")
 	waitFor(t, func() bool { return r.status(t)["pipelines"].State == "ready" })
-	if st := r.status(t)["pipelines"]; st.Tools != 5 || st.LastError != "" {
+	if st := r.status(t)["pipelines"]; st.Tools != 8 || st.LastError != "" {
 		t.Errorf("after the fix: %+v", st)
+	}
+	// The status is told before the catalog is published.
+	waitFor(t, func() bool { _, ok := r.gw.Snapshot().Tool("pipelines__ping"); return ok })
+	if res, err := r.gw.CallTool(ctx, "pipelines__ping", nil, nil); err != nil || !strings.Contains(string(res), "Echo: pong") {
+		t.Errorf("ping after the loop is gone: %s %v", res, err)
 	}
 }
 
 // TestPipelineManagement: the @pipeline tools create, show, update, list,
-// run-history and delete a pipeline through a client, validating first and
-// saving atomically into the pipelines folder.
+// run-history and delete a pipeline through a client, validating first
+// (alone, then with every other pipeline) and saving atomically into the
+// pipelines folder.
 func TestPipelineManagement(t *testing.T) {
-	r, dir := pipelineGateway(t, nil)
+	r, dir := pipelineGateway(t, map[string]string{"other.yaml": "name: taken\nsteps:\n  - {id: a, tool: everything__nosuch}\n"})
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	gc := newGoClient(t, ctx, r.url+"/mcp", legacy)
@@ -405,6 +419,59 @@ func TestPipelineManagement(t *testing.T) {
 		t.Errorf("one run: %s", resultText(res))
 	}
 
+	// A name another file uses is refused, served or not.
+	res = gc.call(t, ctx, "pipeline__create", map[string]any{"name": "taken", "yaml": "steps: [{id: a, tool: everything__echo, with: {message: hi}}]\n"}, nil)
+	if !res.IsError || !strings.Contains(resultText(res), `pipeline "taken" is also defined at `+filepath.Join(dir, "other.yaml")+":1:7") {
+		t.Errorf("create over a name another file uses: %s", resultText(res))
+	}
+	if _, err := os.Stat(filepath.Join(dir, "taken.yaml")); !os.IsNotExist(err) {
+		t.Errorf("taken.yaml was saved: %v", err)
+	}
+
+	// Arguments the tool's input schema does not have are warnings: the
+	// pipeline is saved and served, and pipeline__list shows them.
+	res = gc.call(t, ctx, "pipeline__create", map[string]any{"name": "typo", "yaml": "steps:\n  - {id: a, tool: everything__echo, with: {mesage: hi}}\n"}, nil)
+	typo := `typo.yaml:2:44: warning: steps[0].with.mesage: everything__echo has no argument "mesage" in its input schema; did you mean "message"?`
+	if res.IsError || !strings.Contains(resultText(res), "created pipelines__typo") || !strings.Contains(resultText(res), typo) {
+		t.Errorf("create with a misspelt argument: %s", resultText(res))
+	}
+	res = gc.call(t, ctx, "pipeline__list", nil, nil)
+	if !strings.Contains(mustJSON(t, res.StructuredContent), `"warnings":["`+filepath.Join(dir, "typo.yaml")) {
+		t.Errorf("list: %s", mustJSON(t, res.StructuredContent))
+	}
+	if st := r.status(t)["pipelines"]; !slices.ContainsFunc(st.Problems, func(p string) bool { return strings.HasSuffix(p, typo) }) {
+		t.Errorf("status: %+v", st)
+	}
+
+	// A change that closes a loop of pipelines, or that a served caller's
+	// arguments no longer fit, is refused, and nothing changes.
+	for _, c := range []struct{ name, yaml string }{
+		{"ca", "steps:\n  - {id: a, tool: everything__echo, with: {message: from ca}}\n"},
+		{"cb", "steps:\n  - {id: b, tool: pipelines__ca}\n"},
+	} {
+		if res := gc.call(t, ctx, "pipeline__create", map[string]any{"name": c.name, "yaml": c.yaml}, nil); res.IsError {
+			t.Fatalf("create %s: %s", c.name, resultText(res))
+		}
+	}
+	res = gc.call(t, ctx, "pipeline__update", map[string]any{"name": "ca", "yaml": "steps:\n  - {id: a, tool: pipelines__cb}\n"}, nil)
+	if !res.IsError || !strings.Contains(resultText(res), "pipelines__ca calls itself through pipelines__cb") {
+		t.Errorf("update closing a loop: %s", resultText(res))
+	}
+	res = gc.call(t, ctx, "pipeline__update", map[string]any{"name": "ca", "yaml": "inputs: {type: object, properties: {who: {type: string}}, required: [who]}\nsteps:\n  - {id: a, tool: everything__echo, with: {message: \"${{ inputs.who }}\"}}\n"}, nil)
+	if !res.IsError || !strings.Contains(resultText(res), "not saved: cb ("+filepath.Join(dir, "cb.yaml")+":1:1) would no longer be served") ||
+		!strings.Contains(resultText(res), "pipelines__ca requires the argument who") {
+		t.Errorf("update breaking a caller: %s", resultText(res))
+	}
+	res = gc.call(t, ctx, "pipelines__cb", nil, nil)
+	if got := mustJSON(t, res.StructuredContent); res.IsError || !strings.Contains(got, "Echo: from ca") {
+		t.Errorf("cb after the refused updates: %s %s", got, resultText(res))
+	}
+	for _, name := range []string{"cb", "ca", "typo"} {
+		if res := gc.call(t, ctx, "pipeline__delete", map[string]any{"name": name}, nil); res.IsError {
+			t.Fatalf("delete %s: %s", name, resultText(res))
+		}
+	}
+
 	res = gc.call(t, ctx, "pipeline__delete", map[string]any{"name": "hello"}, nil)
 	if res.IsError || !strings.Contains(resultText(res), "deleted pipelines__hello") {
 		t.Fatalf("delete: %s", resultText(res))
@@ -415,8 +482,8 @@ func TestPipelineManagement(t *testing.T) {
 	if slices.Contains(gc.names(t, ctx), "pipelines__hello") {
 		t.Error("pipelines__hello still listed after delete")
 	}
-	if entries, _ := os.ReadDir(dir); len(entries) != 3 {
-		t.Errorf("folder holds %d files, want the 3 examples (no temporary files left)", len(entries))
+	if entries, _ := os.ReadDir(dir); len(entries) != 4 {
+		t.Errorf("folder holds %d files, want the 3 examples and other.yaml (no temporary files left)", len(entries))
 	}
 }
 
@@ -535,7 +602,7 @@ pipelines:
         - {id: s, tool: admin__nosuch}
 `, nil)
 	st := r.status(t)["pipelines"]
-	if st.State != "invalid" || st.Tools != 1 || len(st.Problems) != 1 || !strings.HasPrefix(st.Problems[0], "test.yaml:11:25:") || !strings.Contains(st.Problems[0], "admin__nosuch") {
+	if st.State != "invalid" || st.Tools != 1 || len(st.Problems) != 1 || !strings.HasPrefix(st.Problems[0], "test.yaml:11:25: bad.steps[0].tool: ") || !strings.Contains(st.Problems[0], "admin__nosuch") {
 		t.Fatalf("status: %+v", st)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -576,4 +643,154 @@ pipelines:
 	if err != nil || !strings.Contains(string(res), `"structuredContent":{"n":1}`) {
 		t.Fatalf("pipelines__caller: %s %v", res, err)
 	}
+}
+
+// TestPipelineStepProgress: what a step's tool reports while it runs
+// (server-everything's long-running operation) reaches a client that sent
+// a progress token as progress of the pipeline, each with a message naming
+// the step, also through a pipeline calling that pipeline; the progress
+// only increases.
+func TestPipelineStepProgress(t *testing.T) {
+	r, _ := pipelineGateway(t, map[string]string{
+		"slow.yaml":  "name: slow\nsteps:\n  - id: wait\n    tool: everything__trigger-long-running-operation\n    with: {duration: 1, steps: 4}\n",
+		"outer.yaml": "name: outer\nsteps:\n  - {id: inner, tool: pipelines__slow}\n",
+	})
+	r.waitReady(t, "pipelines")
+	for _, era := range []string{legacy, mcp.LATEST_PROTOCOL_VERSION} {
+		t.Run(era, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			defer cancel()
+			gc := newGoClient(t, ctx, r.url+"/mcp", era)
+			var (
+				mu     sync.Mutex
+				msgs   []string
+				values []float64
+			)
+			gc.OnNotification(func(n mcp.JSONRPCNotification) {
+				if n.Method != string(mcp.MethodNotificationProgress) {
+					return
+				}
+				mu.Lock()
+				defer mu.Unlock()
+				msg, _ := n.Params.AdditionalFields["message"].(string)
+				v, _ := n.Params.AdditionalFields["progress"].(float64)
+				msgs, values = append(msgs, msg), append(values, v)
+			})
+			res := gc.call(t, ctx, "pipelines__outer", nil, "outer-"+era)
+			if res.IsError {
+				t.Fatalf("outer: %s", resultText(res))
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			want := []string{"outer [0/1] inner started", "outer [0/1] inner progress 0/1: slow [0/1] wait started"}
+			for i := 1; i <= 4; i++ {
+				want = append(want, fmt.Sprintf("outer [0/1] inner progress %s/1: slow [0/1] wait progress %d/4", []string{"0.5", "0.67", "0.75", "0.8"}[i-1], i))
+			}
+			want = append(want, "outer [0/1] inner progress 1/1: slow [1/1] wait finished", "outer [1/1] inner finished")
+			if !slices.Equal(msgs, want) {
+				t.Errorf("progress messages\n%s\nwant\n%s", strings.Join(msgs, "\n"), strings.Join(want, "\n"))
+			}
+			for i := 1; i < len(values); i++ {
+				if values[i] <= values[i-1] {
+					t.Errorf("progress does not increase: %v", values)
+					break
+				}
+			}
+		})
+	}
+	// Without a progress token, the same call works and nothing is sent.
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	gc := newGoClient(t, ctx, r.url+"/mcp", legacy)
+	if res := gc.call(t, ctx, "pipelines__outer", nil, nil); res.IsError || gc.notified(string(mcp.MethodNotificationProgress)) != 0 {
+		t.Errorf("without a token: %s, %d progress notifications", resultText(res), gc.notified(string(mcp.MethodNotificationProgress)))
+	}
+}
+
+// gatePy is a simple-protocol script tool that reports progress until the
+// file named in its arguments exists, then returns.
+const gatePy = `import json, os, sys, time
+args = json.load(sys.stdin)
+n = 0
+while not os.path.exists(args["path"]):
+    n += 1
+    print(json.dumps({"progress": n, "message": "waiting"}), file=sys.stderr, flush=True)
+    time.sleep(0.1)
+print("open")
+`
+
+// TestPipelineStepToolGone: a step whose tool left the catalog while the
+// run was on its way (here a pipeline deleted mid-run) fails as a call of
+// an unknown tool fails anywhere in the gateway, with the same message.
+func TestPipelineStepToolGone(t *testing.T) {
+	tools := t.TempDir()
+	if err := os.Mkdir(filepath.Join(tools, "gate"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(tools, "gate", "tool.yaml"), `name: gate
+description: Wait until a file exists.
+runtime: python
+entry: gate.py
+input_schema: {type: object, properties: {path: {type: string}}, required: [path]}
+`)
+	writeFile(t, filepath.Join(tools, "gate", "gate.py"), gatePy)
+	open := filepath.Join(t.TempDir(), "open")
+	r, dir, vars := pipelineGatewayVars(t, map[string]string{
+		"victim.yaml": "name: victim\nsteps: [{id: a, tool: everything__echo, with: {message: hi}}]\n",
+		"gone.yaml":   "name: gone\nsteps:\n  - {id: wait, tool: tools__gate, with: {path: \"" + open + "\"}}\n  - {id: call, tool: pipelines__victim, needs: [wait]}\n",
+	})
+	cfg, err := config.Parse(strings.NewReader(pipelineConfig(vars, "")+"tools:\n  dirs: [\""+tools+"\"]\n"), "test.yaml", func(k string) (string, bool) {
+		v, ok := vars[k]
+		return v, ok
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	if err := r.gw.Reload(ctx, cfg); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, func() bool { _, ok := r.gw.Snapshot().Tool("pipelines__gone"); return ok })
+
+	done := make(chan json.RawMessage, 1)
+	go func() {
+		res, err := r.gw.CallTool(ctx, "pipelines__gone", nil, nil)
+		if err != nil {
+			res = json.RawMessage(err.Error())
+		}
+		done <- res
+	}()
+	waitFor(t, func() bool {
+		for _, rr := range r.gw.PipelineRuns() {
+			if rr.Pipeline == "gone" && rr.Steps[0].Status == pipelines.StatusRunning {
+				return true
+			}
+		}
+		return false
+	})
+	if err := os.Remove(filepath.Join(dir, "victim.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	r.gw.ReloadPipelines(ctx)
+	if _, ok := r.gw.Snapshot().Tool("pipelines__victim"); ok {
+		t.Fatal("pipelines__victim is still in the catalog")
+	}
+	writeFile(t, open, "")
+	res := <-done
+	_, want := r.gw.CallTool(ctx, "pipelines__victim", nil, nil)
+	if want == nil || !strings.Contains(string(res), `"isError":true`) ||
+		!strings.Contains(string(res), "step call (pipelines__victim) failed: "+jsonText(t, want.Error())) {
+		t.Errorf("got %s\nwant the error of a call of an unknown tool: %v", res, want)
+	}
+}
+
+// jsonText is s as it reads inside a JSON string.
+func jsonText(t *testing.T, s string) string {
+	t.Helper()
+	b, err := json.Marshal(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.Trim(string(b), `"`)
 }

@@ -252,6 +252,7 @@ func (c *pcomp) step(s *Step, n *yaml.Node, pairs []pair, field string) {
 	d := c.d
 	forEach := valueOf(pairs, "for_each") != nil
 	env := c.envFor(s, forEach)
+	s.args, s.withPos = []argName{}, d.at(n) // no with: no arguments
 	refs := map[string]bool{}
 	check := c.refChecker(s, refs)
 	for _, kv := range pairs {
@@ -276,9 +277,19 @@ func (c *pcomp) step(s *Step, n *yaml.Node, pairs []pair, field string) {
 				d.fail(v, f, "unknown tool %q; %s", t, toolHint(t, c.toolList()))
 			}
 		case "with":
-			if vv := d.resolve(v, f); vv != nil && vv.Kind != yaml.MappingNode && !isNull(vv) && !isLoneExpr(vv) {
+			vv := d.resolve(v, f)
+			if vv != nil && vv.Kind != yaml.MappingNode && !isNull(vv) && !isLoneExpr(vv) {
 				d.fail(v, f, "want a mapping of argument names to values, got %s", kindName(vv))
 				break
+			}
+			switch {
+			case vv == nil || isLoneExpr(vv):
+				s.args = nil
+			case vv.Kind == yaml.MappingNode:
+				s.withPos = d.at(vv)
+				for i := 0; i+1 < len(vv.Content); i += 2 {
+					s.args = append(s.args, argName{vv.Content[i].Value, d.at(vv.Content[i])})
+				}
 			}
 			s.with = c.value(v, f, env, check)
 		case "if":

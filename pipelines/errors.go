@@ -41,15 +41,23 @@ type Error struct {
 	Expr string
 	// Msg says what is wrong and what to do about it.
 	Msg string
+	// Warning marks a finding that does not hold the pipeline back, such
+	// as an argument a tool's input schema does not list. Warnings are
+	// found in Pipeline.Warnings, never in the error of Load.
+	Warning bool
 }
 
-// Error returns "file:line:col: field: msg", followed by the expression
-// when there is one.
+// Error returns "file:line:col: field: msg" ("file:line:col: warning:
+// field: msg" for a warning), followed by the expression when there is
+// one.
 func (e *Error) Error() string {
 	var b strings.Builder
 	if p := e.Pos.String(); p != "" {
 		b.WriteString(p)
 		b.WriteString(": ")
+	}
+	if e.Warning {
+		b.WriteString("warning: ")
 	}
 	if e.Field != "" {
 		b.WriteString(e.Field)

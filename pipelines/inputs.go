@@ -74,6 +74,7 @@ func (d *decoder) inputsSchema(n *yaml.Node, v map[string]any) *jsonschema.Schem
 	}
 	s, err := c.Compile(loc)
 	if err == nil {
+		d.checkDefaults(n, c, loc, v, nil)
 		return s
 	}
 	var sve *jsonschema.SchemaValidationError
@@ -107,6 +108,83 @@ func (d *decoder) inputsSchema(n *yaml.Node, v map[string]any) *jsonschema.Schem
 		d.fail(at, field, "%v", err)
 	}
 	return nil
+}
+
+// checkDefaults checks each default written in schema m (at JSON pointer
+// tokens path of the inputs schema at n, compiled by c as loc) against
+// the schema it is written in, so a default that could never be used is
+// a load error and not a failure of every call that leaves it out.
+func (d *decoder) checkDefaults(n *yaml.Node, c *jsonschema.Compiler, loc string, m map[string]any, path []string) {
+	if def, ok := m["default"]; ok {
+		d.checkDefault(n, c, loc, def, path)
+	}
+	sub := func(v any, toks ...string) {
+		if sm, ok := v.(map[string]any); ok {
+			d.checkDefaults(n, c, loc, sm, append(slices.Clone(path), toks...))
+		}
+	}
+	for _, k := range sortedKeys(m) {
+		switch v := m[k].(type) {
+		case map[string]any:
+			if slices.Contains(schemaMaps, k) {
+				for _, name := range sortedKeys(v) {
+					sub(v[name], k, name)
+				}
+			} else if slices.Contains(schemaValued, k) {
+				sub(v, k)
+			}
+		case []any:
+			if slices.Contains(schemaLists, k) {
+				for i, item := range v {
+					sub(item, k, strconv.Itoa(i))
+				}
+			}
+		}
+	}
+}
+
+// checkDefault checks def, the default of the schema at path, against it.
+func (d *decoder) checkDefault(n *yaml.Node, c *jsonschema.Compiler, loc string, def any, path []string) {
+	ptr := ""
+	for _, tok := range path {
+		ptr += "/" + strings.ReplaceAll(strings.ReplaceAll(tok, "~", "~0"), "/", "~1")
+	}
+	s, err := c.Compile(loc + "#" + ptr)
+	if err != nil {
+		return // not a schema the metaschema knows as one, such as an enum's value
+	}
+	b, err := json.Marshal(def)
+	if err != nil {
+		return
+	}
+	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(b))
+	if err != nil {
+		return
+	}
+	err = s.Validate(inst)
+	var ve *jsonschema.ValidationError
+	if err == nil || !errors.As(err, &ve) {
+		return
+	}
+	var msgs []string
+	for _, leaf := range leaves(ve) {
+		m := argumentMessage(leaf, defaultName)
+		if !slices.Contains(msgs, m) {
+			msgs = append(msgs, m)
+		}
+	}
+	at, field := schemaNode(n, append(slices.Clone(path), "default"))
+	d.fail(at, field, "the default %s does not fit its own schema, so every call that leaves it out would fail: %s; change the default or the schema",
+		jsonText(def), strings.Join(msgs, "; "))
+}
+
+// defaultName names the part of a default at loc: "it", or "its
+// cities[2].name".
+func defaultName(loc []string) string {
+	if len(loc) == 0 {
+		return "it"
+	}
+	return "its " + argumentName(loc)
 }
 
 // findRef finds the $ref to u inside the schema at n.
@@ -267,7 +345,7 @@ func checkArguments(s *jsonschema.Schema, v any) error {
 	}
 	var msgs []string
 	for _, leaf := range leaves(ve) {
-		m := argumentMessage(leaf)
+		m := argumentMessage(leaf, argumentName)
 		if !slices.Contains(msgs, m) {
 			msgs = append(msgs, m)
 		}
@@ -300,10 +378,11 @@ func argumentName(loc []string) string {
 	return b.String()
 }
 
-// argumentMessage says what is wrong with an argument, naming it.
-func argumentMessage(e *jsonschema.ValidationError) string {
-	name := argumentName(e.InstanceLocation)
-	child := func(prop string) string { return argumentName(append(slices.Clone(e.InstanceLocation), prop)) }
+// argumentMessage says what is wrong with an argument, naming it with
+// nameOf (argumentName, or defaultName for a schema's default).
+func argumentMessage(e *jsonschema.ValidationError, nameOf func(loc []string) string) string {
+	name := nameOf(e.InstanceLocation)
+	child := func(prop string) string { return nameOf(append(slices.Clone(e.InstanceLocation), prop)) }
 	switch k := e.ErrorKind.(type) {
 	case *kind.Required:
 		var parts []string

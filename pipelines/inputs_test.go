@@ -41,6 +41,41 @@ func TestInputsSchemaChecked(t *testing.T) {
 	}
 }
 
+// A default that breaks the schema it is written in is a load error where
+// the default is, not a failure of every call that leaves the argument
+// out; defaults are checked wherever a schema may hold one.
+func TestInputsDefaultsChecked(t *testing.T) {
+	for _, tc := range []struct{ name, inputs, want string }{
+		{"integer", "{type: object, properties: {n: {type: integer, default: abc}}}",
+			`i.yaml:1:65: inputs.properties.n.default: the default "abc" does not fit its own schema, so every call that leaves it out would fail: it must be integer, got string; change the default or the schema`},
+		{"enum", "{type: object, properties: {c: {type: string, enum: [red, blue], default: green}}}",
+			`i.yaml:1:83: inputs.properties.c.default: the default "green" does not fit its own schema, so every call that leaves it out would fail: it must be one of "red", "blue", got "green"`},
+		{"minimum", "{type: object, properties: {n: {type: number, minimum: 1, default: 0}}}",
+			"i.yaml:1:76: inputs.properties.n.default: the default 0 does not fit its own schema, so every call that leaves it out would fail: it must be at least 1, got 0"},
+		{"in items", "{type: object, properties: {l: {type: array, items: {type: string, maxLength: 2, default: abc}}}}",
+			`i.yaml:1:99: inputs.properties.l.items.default: the default "abc" does not fit its own schema, so every call that leaves it out would fail: it must be at most 2 characters long, got 3`},
+		{"object default", "{type: object, properties: {o: {type: object, properties: {k: {type: integer}}, default: {k: x}}}}",
+			`i.yaml:1:98: inputs.properties.o.default: the default {"k":"x"} does not fit its own schema, so every call that leaves it out would fail: its k must be integer, got string`},
+		{"through $ref", "{type: object, $defs: {c: {enum: [a, b]}}, properties: {s: {$ref: '#/$defs/c', default: z}}}",
+			`i.yaml:1:97: inputs.properties.s.default: the default "z" does not fit its own schema, so every call that leaves it out would fail: it must be one of "a", "b", got "z"`},
+		{"in $defs", "{type: object, $defs: {c: {type: string, default: 3}}}",
+			"i.yaml:1:59: inputs.$defs.c.default: the default 3 does not fit its own schema, so every call that leaves it out would fail: it must be string, got number; change the default or the schema"},
+		{"good defaults", "{type: object, properties: {n: {type: integer, default: 3}, c: {enum: [red], default: red}, l: {type: array, default: [a]}}}", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			src := "inputs: " + tc.inputs + "\nsteps: [{id: a, tool: x__y}]\n"
+			ps, err := (&Loader{}).Parse(strings.NewReader(src), "i.yaml")
+			got := problems(err)
+			switch {
+			case tc.want == "" && err != nil:
+				t.Errorf("problems %q, want none", got)
+			case tc.want != "" && (len(got) != 1 || !strings.HasPrefix(got[0], tc.want) || len(ps) != 0):
+				t.Errorf("problems %q, want one starting %q", got, tc.want)
+			}
+		})
+	}
+}
+
 // Arguments are validated against the whole inputs schema, and the error
 // names the argument.
 func TestInputsValidated(t *testing.T) {

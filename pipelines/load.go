@@ -2,9 +2,11 @@ package pipelines
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"maps"
 	"os"
 	"path/filepath"
@@ -28,6 +30,15 @@ type Loader struct {
 	// accepts every name. Pipelines of the same batch (one Load, Parse or
 	// ParseNode call) are known by their ToolName without asking.
 	Tools func(name string) bool
+	// ToolSchema, when set, returns the input schema (JSON) of a tool that
+	// is not a pipeline of the batch, or nil when it is not known. Each
+	// step's with is checked against it: an argument name the schema does
+	// not list, or a required argument with does not set, is a warning
+	// (Pipeline.Warnings) and does not hold the pipeline back, since the
+	// tool's server owns the schema and may change it while the pipeline
+	// is served. A step calling a pipeline of the batch is checked against
+	// that pipeline's inputs, and there the same findings are problems.
+	ToolSchema func(name string) json.RawMessage
 	// ToolNames, when set, lists the tools Tools knows, so an unknown
 	// tool's error can suggest the nearest name. It is called at most
 	// once per Load, Parse or ParseNode, and only when a tool is unknown.
@@ -49,6 +60,12 @@ type Loader struct {
 	Inline *yaml.Node
 	// InlineFile names the file Inline comes from, for error positions.
 	InlineFile string
+	// Overlay, when set, holds file contents by path (a folder of Load
+	// joined with a file name) that Load reads in place of the file; a
+	// path that is not on disk is added, as if written. The gateway's
+	// management tools check a pipeline with all the others this way
+	// before they save it.
+	Overlay map[string][]byte
 	// Served, when set, returns the file (Pos.File) of the definition of
 	// pipeline name being served now, or "". Two definitions of one name
 	// are a problem reported on each; the one in that file stays served
@@ -69,6 +86,10 @@ type doc struct {
 	d    *decoder
 	node *yaml.Node
 	name string // default name
+	// label prefixes the fields of its problems, so each names the
+	// pipeline it is about where a file holds several: the key of an
+	// inline pipeline, or its index in a list of them.
+	label string
 }
 
 // Load compiles every *.yaml and *.yml file directly inside dirs (and
@@ -77,18 +98,35 @@ type doc struct {
 func (l *Loader) Load(dirs ...string) ([]*Pipeline, error) {
 	var docs []doc
 	var errs []*Error
+	overlay := make(map[string][]byte, len(l.Overlay))
+	for path, b := range l.Overlay {
+		overlay[filepath.Clean(path)] = b
+	}
 	for _, dir := range dirs {
+		var paths []string
+		for path := range overlay {
+			if filepath.Dir(path) == filepath.Clean(dir) && isPipelineFile(path) {
+				paths = append(paths, path)
+			}
+		}
 		entries, err := os.ReadDir(dir)
-		if err != nil {
+		if err != nil && !(len(paths) > 0 && errors.Is(err, fs.ErrNotExist)) {
 			errs = append(errs, &Error{Pos: Pos{File: dir}, Msg: fmt.Sprintf("cannot read the pipelines folder: %v", err)})
 			continue
 		}
 		for _, e := range entries {
-			ext := filepath.Ext(e.Name())
-			if e.IsDir() || (ext != ".yaml" && ext != ".yml") {
+			path := filepath.Join(dir, e.Name())
+			if _, over := overlay[filepath.Clean(path)]; !e.IsDir() && isPipelineFile(path) && !over {
+				paths = append(paths, path)
+			}
+		}
+		slices.Sort(paths)
+		for _, path := range paths {
+			if b, ok := overlay[filepath.Clean(path)]; ok {
+				ds, es := l.read(bytes.NewReader(b), path)
+				docs, errs = append(docs, ds...), append(errs, es...)
 				continue
 			}
-			path := filepath.Join(dir, e.Name())
 			f, err := os.Open(path)
 			if err != nil {
 				errs = append(errs, &Error{Pos: Pos{File: path}, Msg: err.Error()})
@@ -104,6 +142,13 @@ func (l *Loader) Load(dirs ...string) ([]*Pipeline, error) {
 		docs, errs = append(docs, ds...), append(errs, es...)
 	}
 	return l.batch(docs, errs)
+}
+
+// isPipelineFile reports whether path names a pipeline file by its
+// extension.
+func isPipelineFile(path string) bool {
+	ext := filepath.Ext(path)
+	return ext == ".yaml" || ext == ".yml"
 }
 
 // Parse compiles the pipelines in r (one per YAML document) as one batch;
@@ -219,7 +264,7 @@ func (l *Loader) nodeDocs(n *yaml.Node, filename string) ([]doc, []*Error) {
 	case yaml.SequenceNode:
 		var docs []doc
 		for i, c := range n.Content {
-			docs = append(docs, doc{d: &decoder{file: filename}, node: c, name: fmt.Sprintf("pipeline-%d", i+1)})
+			docs = append(docs, doc{d: &decoder{file: filename}, node: c, name: fmt.Sprintf("pipeline-%d", i+1), label: fmt.Sprintf("[%d]", i)})
 		}
 		return docs, nil
 	case yaml.MappingNode:
@@ -229,7 +274,7 @@ func (l *Loader) nodeDocs(n *yaml.Node, filename string) ([]doc, []*Error) {
 		}
 		var docs []doc
 		for _, p := range ps {
-			docs = append(docs, doc{d: &decoder{file: filename}, node: p.v, name: p.k.Value})
+			docs = append(docs, doc{d: &decoder{file: filename}, node: p.v, name: p.k.Value, label: p.k.Value})
 		}
 		return docs, d.errs
 	}
@@ -243,12 +288,13 @@ func (l *Loader) nodeDocs(n *yaml.Node, filename string) ([]doc, []*Error) {
 // head is what batch learns of a document before compiling it: the name
 // of its pipeline and where that name is written.
 type head struct {
-	name string
-	pos  Pos
+	name  string
+	pos   Pos
+	label string
 }
 
 func (l *Loader) head(dc doc) head {
-	h := head{name: dc.name, pos: dc.d.at(dc.node)}
+	h := head{name: dc.name, pos: dc.d.at(dc.node), label: dc.label}
 	if n := dc.d.resolve(dc.node, ""); n != nil && n.Kind == yaml.MappingNode {
 		h.pos = dc.d.at(n)
 		for i := 0; i+1 < len(n.Content); i += 2 {
@@ -293,13 +339,17 @@ func (l *Loader) batch(docs []doc, errs []*Error) ([]*Pipeline, error) {
 	var out []*Pipeline
 	for i, dc := range docs {
 		p := l.compileDoc(dc.d, eng, dc.node, dc.name, tools, toolList)
+		for _, e := range dc.d.errs {
+			e.Field = labelled(dc.label, e.Field)
+		}
 		errs = append(errs, dc.d.errs...)
 		if p != nil && !rejected[i] {
+			p.label = dc.label
 			out = append(out, p)
 		}
 	}
-	out, held := l.holdBack(out, docs, heads)
-	errs = append(errs, held...)
+	out, more := l.crossCheck(out, heads)
+	errs = append(errs, more...)
 	sort.SliceStable(errs, func(i, j int) bool {
 		a, b := errs[i].Pos, errs[j].Pos
 		if a.File != b.File {
@@ -359,17 +409,30 @@ func (l *Loader) duplicates(name string, idx []int, heads []head, rejected map[i
 		if i != keep {
 			rejected[i] = true
 		}
-		errs = append(errs, &Error{Pos: heads[i].pos, Field: "name", Msg: msg})
+		errs = append(errs, &Error{Pos: heads[i].pos, Field: labelled(heads[i].label, "name"), Msg: msg})
 	}
 	return errs
 }
 
+// labelled is field prefixed with label (see doc.label).
+func labelled(label, field string) string {
+	switch {
+	case label == "":
+		return field
+	case field == "":
+		return label
+	case strings.HasPrefix(field, "["):
+		return label + field
+	}
+	return label + "." + field
+}
+
 // holdBack drops the pipelines that call, directly or through others, a
 // pipeline of the batch that is not served, with a problem on each call.
-func (l *Loader) holdBack(ps []*Pipeline, docs []doc, heads []head) ([]*Pipeline, []*Error) {
+func (l *Loader) holdBack(ps []*Pipeline, heads []head) ([]*Pipeline, []*Error) {
 	type def struct{ name, pos string }
 	batch := map[string]def{}
-	for i := range docs {
+	for i := range heads {
 		t := l.toolName(heads[i].name)
 		if _, ok := batch[t]; !ok {
 			batch[t] = def{heads[i].name, heads[i].pos.String()}
@@ -391,7 +454,7 @@ func (l *Loader) holdBack(ps []*Pipeline, docs []doc, heads []head) ([]*Pipeline
 				if !inBatch || served[s.Tool] {
 					continue
 				}
-				errs = append(errs, &Error{Pos: s.toolPos, Field: fmt.Sprintf("steps[%d].tool", i),
+				errs = append(errs, &Error{Pos: s.toolPos, Field: labelled(p.label, fmt.Sprintf("steps[%d].tool", i)),
 					Msg: fmt.Sprintf("pipeline %s (%s, %s) has problems and is not served; %s is held back until it loads", callee.name, s.Tool, callee.pos, p.Name)})
 				served[p.ToolName], changed = false, true
 				break

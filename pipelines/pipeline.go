@@ -30,7 +30,11 @@ type Pipeline struct {
 	// Requires names services (Docker) that must be healthy before a run;
 	// the gateway starts them.
 	Requires []string
+	// Warnings are what the loader found questionable without holding the
+	// pipeline back, each with its position (see Loader.ToolSchema).
+	Warnings []*Error
 
+	label      string             // prefix of its problems' fields: its key among inline pipelines, or ""
 	inputs     map[string]any     // JSON Schema
 	schema     *jsonschema.Schema // inputs compiled; nil when there is none
 	inputsType types.Type
@@ -100,6 +104,17 @@ type Step struct {
 	with       *tmpl
 	withJSON   []byte // pre-encoded arguments when with has no expression
 	fallback   *Step
+	// The argument names written in with and where, for checking them
+	// against the called tool's input schema; args is nil when with is one
+	// expression, whose names are known only when it runs.
+	args    []argName
+	withPos Pos
+}
+
+// argName is an argument name written in a step's with, and where.
+type argName struct {
+	name string
+	pos  Pos
 }
 
 // Retry is a step's retry policy: up to Max more attempts, waiting

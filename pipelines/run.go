@@ -7,7 +7,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"reflect"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -30,7 +32,9 @@ type Progress struct {
 	// Step and Tool are the step the event is about.
 	Step string
 	Tool string
-	// Event is started, retrying, finished, failed, skipped or canceled.
+	// Event is started, progress, retrying, finished, failed, skipped or
+	// canceled. A progress event passes on what the step's tool reported
+	// while it ran (see StepProgress).
 	Event string
 	// Item and Items are the for_each item (from 1) and count, when the
 	// event is about one item; zero otherwise.
@@ -41,18 +45,50 @@ type Progress struct {
 	Done, Total int
 	// Err says why, for failed and retrying.
 	Err string
+	// StepProgress and StepTotal are the progress the step's tool reported
+	// and its total (0 when the tool did not say), for progress.
+	StepProgress, StepTotal float64
+	// Message is the tool's message, for progress.
+	Message string
 }
 
 // String is a one-line message for a progress notification.
 func (p Progress) String() string {
 	s := fmt.Sprintf("[%d/%d] %s %s", p.Done, p.Total, p.Step, p.Event)
+	if p.Event == "progress" {
+		// At most two decimals: a nested pipeline's progress is a fraction
+		// such as 2/3.
+		num := func(f float64) string { return strconv.FormatFloat(math.Round(f*100)/100, 'f', -1, 64) }
+		s += " " + num(p.StepProgress)
+		if p.StepTotal > 0 {
+			s += "/" + num(p.StepTotal)
+		}
+	}
 	if p.Items > 0 {
 		s += fmt.Sprintf(" (item %d of %d)", p.Item, p.Items)
 	}
 	if p.Err != "" {
 		s += ": " + p.Err
 	}
+	if p.Message != "" {
+		s += ": " + p.Message
+	}
 	return s
+}
+
+type stepProgressKey struct{}
+
+// StepProgress returns the function through which a Caller passes on what
+// the tool of a step reports while it runs (an MCP progress notification:
+// its progress, its total or 0, and its message). The Runner sets it on
+// the ctx of each CallTool and reports each as a progress event of the
+// step; on any other ctx the function does nothing. It may be called from
+// any goroutine until CallTool returns.
+func StepProgress(ctx context.Context) func(progress, total float64, message string) {
+	if f, ok := ctx.Value(stepProgressKey{}).(func(float64, float64, string)); ok {
+		return f
+	}
+	return func(float64, float64, string) {}
 }
 
 // Runner runs pipelines and remembers the last runs. Its zero value is
@@ -97,6 +133,7 @@ type run struct {
 	cancel  context.CancelCauseFunc
 	progMu  sync.Mutex
 	prog    func(Progress)
+	ended   bool // set when Run returns: no more progress after
 	done    int
 	total   int
 	maxDeep int
@@ -129,6 +166,13 @@ func (r *Runner) Run(ctx context.Context, p *Pipeline, args json.RawMessage, cal
 		}
 	}
 	rn := &run{r: r, p: p, caller: caller, prog: progress, maxDeep: r.MaxDepth}
+	defer func() {
+		// A tool may report progress after its call returned; none of it
+		// reaches progress once Run has.
+		rn.progMu.Lock()
+		rn.ended = true
+		rn.progMu.Unlock()
+	}()
 	rn.rec = &Record{ID: newRunID(), Pipeline: p.Name, Started: time.Now(), Status: StatusRunning}
 	for _, s := range p.Steps {
 		if !s.Fallback {
@@ -280,7 +324,7 @@ func (rn *run) emit(ev Progress, finished bool) {
 	if finished {
 		rn.done++
 	}
-	if rn.prog == nil {
+	if rn.prog == nil || rn.ended {
 		return
 	}
 	ev.RunID, ev.Pipeline, ev.Done, ev.Total = rn.rec.ID, rn.p.Name, rn.done, rn.total
@@ -539,7 +583,7 @@ func (rn *run) call(ctx context.Context, s *Step, env map[string]any, item, item
 	}
 	backoff := s.Retry.Backoff
 	for attempt := 1; ; attempt++ {
-		out, err := rn.attempt(cctx, s, args)
+		out, err := rn.attempt(cctx, s, args, item, items)
 		if err == nil {
 			return out, nil
 		}
@@ -567,8 +611,10 @@ func (rn *run) call(ctx context.Context, s *Step, env map[string]any, item, item
 	}
 }
 
-// attempt makes one call, within the run's parallelism and s's timeout.
-func (rn *run) attempt(ctx context.Context, s *Step, args json.RawMessage) (any, error) {
+// attempt makes one call, within the run's parallelism and s's timeout,
+// for the for_each item of items (0 when s has none). What the tool
+// reports while it runs becomes progress events of s.
+func (rn *run) attempt(ctx context.Context, s *Step, args json.RawMessage, item, items int) (any, error) {
 	select {
 	case rn.sem <- struct{}{}:
 	case <-ctx.Done():
@@ -581,6 +627,16 @@ func (rn *run) attempt(ctx context.Context, s *Step, args json.RawMessage) (any,
 		var cancel context.CancelFunc
 		cctx, cancel = context.WithTimeout(ctx, s.Timeout)
 		defer cancel()
+	}
+	var returned atomic.Bool
+	defer returned.Store(true)
+	if rn.prog != nil {
+		cctx = context.WithValue(cctx, stepProgressKey{}, func(progress, total float64, message string) {
+			if !returned.Load() {
+				rn.emit(Progress{Step: s.ID, Tool: s.Tool, Event: "progress", Item: item, Items: items,
+					StepProgress: progress, StepTotal: total, Message: message}, false)
+			}
+		})
 	}
 	raw, err := rn.caller.CallTool(cctx, s.Tool, args)
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -367,21 +368,14 @@ outputs: {b: "${{ steps.b.outputs }}"}
 }
 
 // A pipeline that calls itself through the gateway is refused with the
-// whole chain in the error; so is nesting deeper than MaxDepth.
+// whole chain in the error; so is nesting deeper than MaxDepth. (Loaded
+// in one batch, the two would be held back; loaded apart, as a pipeline
+// and a tool of another source, only the guard sees the loop.)
 func TestRunRecursionGuard(t *testing.T) {
-	ps, err := (&Loader{}).Parse(strings.NewReader(`
-name: outer
-steps: [{id: a, tool: pipelines__inner}]
----
-name: inner
-steps: [{id: b, tool: pipelines__outer}]
-`), "rec.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
 	r := &Runner{}
 	byTool := map[string]*Pipeline{}
-	for _, p := range ps {
+	for _, src := range []string{"name: outer\nsteps: [{id: a, tool: pipelines__inner}]\n", "name: inner\nsteps: [{id: b, tool: pipelines__outer}]\n"} {
+		p := mustLoad(t, src)
 		byTool[p.ToolName] = p
 	}
 	var gw gatewayCaller
@@ -454,4 +448,46 @@ func TestStepOutput(t *testing.T) {
 			t.Errorf("%s: got %s, want %s", tc.raw, b, tc.want)
 		}
 	}
+}
+
+// What a step's tool reports while it runs reaches the run's progress as
+// progress events of that step (and item), between its started and
+// finished; nothing does once Run has returned.
+func TestStepProgress(t *testing.T) {
+	p := mustLoad(t, `steps:
+  - id: slow
+    for_each: [a, b]
+    concurrency: 1
+    tool: x__slow
+    with: {m: "${{ item }}"}
+`)
+	var late func(float64, float64, string)
+	f := newFake(map[string]toolFunc{"x__slow": func(ctx context.Context, a map[string]any) (json.RawMessage, error) {
+		report := StepProgress(ctx)
+		report(1, 2, "half of "+a["m"].(string))
+		report(2, 0, "")
+		late = report
+		return textResult("done"), nil
+	}})
+	var got []string
+	raw, err := (&Runner{}).Run(context.Background(), p, nil, f, func(pr Progress) { got = append(got, pr.String()) })
+	if err != nil || decode(t, raw).IsError {
+		t.Fatalf("run: %s %v", raw, err)
+	}
+	late(3, 3, "after the run")
+	want := []string{
+		"[0/1] slow started",
+		"[0/1] slow progress 1/2 (item 1 of 2): half of a",
+		"[0/1] slow progress 2 (item 1 of 2)",
+		"[0/1] slow finished (item 1 of 2)",
+		"[0/1] slow progress 1/2 (item 2 of 2): half of b",
+		"[0/1] slow progress 2 (item 2 of 2)",
+		"[0/1] slow finished (item 2 of 2)",
+		"[1/1] slow finished",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("progress\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	// Outside a run, reporting does nothing.
+	StepProgress(context.Background())(1, 1, "nobody listens")
 }

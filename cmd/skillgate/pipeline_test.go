@@ -226,8 +226,8 @@ func TestValidateChecksPipelines(t *testing.T) {
 		t.Errorf("validate: %v\n%s", err, stderr)
 	}
 	for _, want := range []string{
-		filepath.Join(dir, "inl.yaml") + `:6:61: steps[0].with.message: unknown step "zz"; the steps are a, b`,
-		filepath.Join(dir, "inl.yaml") + `:9:11: steps[1].wiht: unknown key; did you mean "with"?`,
+		filepath.Join(dir, "inl.yaml") + `:6:61: inl.steps[0].with.message: unknown step "zz"; the steps are a, b`,
+		filepath.Join(dir, "inl.yaml") + `:9:11: inl.steps[1].wiht: unknown key; did you mean "with"?`,
 		filepath.Join(dir, "p", "badref.yaml") + `:3:51: steps[1].with.m: unknown step "fecth"; did you mean "fetch"?`,
 		"3 problems in its pipelines",
 	} {
