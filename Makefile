@@ -13,7 +13,7 @@ export SKILLGATE_NPM_DIR := $(CURDIR)/test/npm/node_modules
 export SKILLGATE_CONFORMANCE_SERVER := $(TOOLS)/conformance-server
 export SKILLGATE_NODE22 := $(SKILLGATE_NPM_DIR)/node/bin/node
 
-.PHONY: build test deps bench lint proto clean
+.PHONY: build test deps bench lint crossbuild proto clean
 
 ## build: the skillgate binary, into bin/skillgate
 build:
@@ -48,6 +48,11 @@ lint:
 		echo staticcheck ./... && staticcheck ./... && \
 		if [ -f $(SDK)/go.mod ]; then cd $(SDK) && echo "staticcheck ./... ($(SDK))" && staticcheck ./...; fi; \
 	else echo "staticcheck not on PATH: skipped"; fi
+
+## crossbuild: go vet for macOS and Windows, go build for linux/arm64, on all
+##   three modules (scripts/crossbuild.sh; make test runs it too)
+crossbuild:
+	./scripts/crossbuild.sh
 
 ## proto: regenerate the plugin protocol code from $(PROTO_DIR)/executor.proto (commit the result)
 proto:

@@ -502,7 +502,9 @@ func TestModernListen(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer stop()
-	time.Sleep(200 * time.Millisecond) // let the listen stream open
+	// The stream is open once the server acknowledged it: a reload before
+	// that would tell a stream that is not there yet.
+	waitFor(t, func() bool { return m.notified(string(mcp.MethodNotificationSubscriptionsAcknowledged)) >= 1 })
 	if slices.Contains(m.names(t, ctx), "two__echo") {
 		t.Fatal("two__echo listed before the reload")
 	}

@@ -150,7 +150,7 @@ func TestKilledGatewayLeavesNothing(t *testing.T) {
 	testenv.Subreaper(t) // orphans become our children, so a leak shows
 	t.Cleanup(func() {
 		for _, pid := range testenv.ChildPIDs() { // only after a failure
-			_ = syscall.Kill(pid, syscall.SIGKILL)
+			_ = testenv.Signal(pid, syscall.SIGKILL)
 		}
 	})
 	skillgate := goBuild(t, "./cmd/skillgate", "skillgate")

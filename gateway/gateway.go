@@ -24,6 +24,7 @@ import (
 	"github.com/skillgate/skillgate/internal/oneline"
 	"github.com/skillgate/skillgate/plugins/host"
 	"github.com/skillgate/skillgate/plugins/sdk"
+	"github.com/skillgate/skillgate/services"
 )
 
 // Reserved names are the gateway's own (the meta-tools); no source can
@@ -78,8 +79,8 @@ type Gateway struct {
 	pending []*source
 
 	// started is closed when Start has given every source a first try;
-	// serving when MCP requests are served: once started is, or startWait
-	// after Start began (see awaitStart).
+	// serving when MCP requests are served: once started is, or
+	// limits.start_wait after Start began (see awaitStart).
 	started, serving         chan struct{}
 	startedOnce, servingOnce sync.Once
 
@@ -98,6 +99,12 @@ type Gateway struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 	closed bool
+
+	// cfgLoaded is when cfg was given (New, Reload); cfgErr why the config
+	// file could not be loaded since, and cfgFailed when (ReloadFailed).
+	// Guarded by mu.
+	cfgLoaded, cfgFailed time.Time
+	cfgErr               error
 }
 
 // New builds a gateway. It starts nothing.
@@ -133,6 +140,7 @@ func New(opts Options) (*Gateway, error) {
 			Policy:    cfg.Names.Collisions,
 			Reserved:  Reserved,
 		}),
+		cfgLoaded: time.Now(),
 	}
 	g.publishRoutes()
 	g.pipes = newPipelineSet(g)
@@ -192,12 +200,31 @@ func httpAccess(cfg *config.Config) frontend.HTTPOptions {
 	}
 }
 
-// startWait bounds how long an MCP request that arrives while the gateway
-// starts waits for the sources' first tries, so that a client's first
-// tools/list is complete: one slow or hung source must not hold every
-// client for its whole start timeout. A source that is not ready by then
-// is served when it is, with a list_changed.
-const startWait = 5 * time.Second
+// startWait is limits.start_wait: how long an MCP request that arrives
+// while the gateway starts waits for the sources' first tries, so that a
+// client's first tools/list is complete. It is bounded so that one slow or
+// hung source does not hold every client for its whole start timeout; a
+// source that is not ready by then is served when it is, with a
+// list_changed.
+func startWait(cfg *config.Config) time.Duration { return time.Duration(cfg.Limits.StartWait) }
+
+// stopWaiting lets MCP requests through while Start still runs: the
+// start wait has passed. It logs the sources still starting, whose tools a
+// client that lists only once (many desktop clients) will not see.
+func (g *Gateway) stopWaiting(wait time.Duration) {
+	if g.isStarted() {
+		return
+	}
+	g.markServing()
+	var starting []string
+	for _, s := range g.Status() {
+		if s.State == "starting" {
+			starting = append(starting, s.Name)
+		}
+	}
+	g.log.Warn("serving clients before every server has started: their tools are listed once ready, with notifications/tools/list_changed; "+
+		"a client that lists tools only once misses them (raise limits.start_wait)", "start_wait", wait, "starting", starting)
+}
 
 // Start launches the executors and loads every source. A source that fails
 // to load is reported in Status and retried in the background; it never
@@ -220,8 +247,12 @@ func (g *Gateway) Start(ctx context.Context) error {
 	g.execs.wg = &g.wg
 	g.execs.mu.Unlock()
 	g.mu.Unlock()
-	bound := time.AfterFunc(startWait, g.markServing)
-	defer bound.Stop()
+	if wait := startWait(cfg); wait > 0 {
+		bound := time.AfterFunc(wait, func() { g.stopWaiting(wait) })
+		defer bound.Stop()
+	} else {
+		g.markServing()
+	}
 
 	g.fe.Update(g.store.Load())
 	scan := scanPlugins(cfg)
@@ -387,7 +418,7 @@ func (g *Gateway) disclosure() *disclosure.Disclosure { return g.fe.Disclosure()
 // profiles at /mcp/p/<name>, /healthz, /readyz and /stats. /healthz
 // answers at once; /readyz says starting (and not ready) until Start is
 // done; an MCP request that comes while Start runs waits for it, at most
-// startWait after Start began.
+// limits.start_wait after Start began.
 func (g *Gateway) Handler() http.Handler {
 	mux := http.NewServeMux()
 	fe := g.fe.Handler()
@@ -422,6 +453,10 @@ func (g *Gateway) Handler() http.Handler {
 		_, _ = io.WriteString(w, `{"status":"ok"}`+"\n")
 	})
 	mux.HandleFunc("/readyz", func(w http.ResponseWriter, r *http.Request) {
+		var svcs []services.Status
+		if g.fe.Trusted(r) {
+			svcs = g.ServicesStatus(r.Context()) // first: it refreshes what sources show
+		}
 		st := g.Status()
 		starting := !g.isStarted()
 		ready := !starting
@@ -444,7 +479,7 @@ func (g *Gateway) Handler() http.Handler {
 			return
 		}
 		_ = json.NewEncoder(w).Encode(map[string]any{"ready": ready, "starting": starting,
-			"sources": st, "services": g.ServicesStatus(), "executors": g.ExecutorsStatus()})
+			"sources": st, "services": svcs, "executors": g.ExecutorsStatus(), "config": g.ConfigStatus()})
 	})
 	return mux
 }
@@ -461,28 +496,39 @@ func (g *Gateway) Run(ctx context.Context) error {
 }
 
 // Serve is Run on a listener the caller opened. It serves at once, while
-// the gateway starts (see Handler).
+// the gateway starts (see Handler). When ctx is done it stops: streams
+// that wait for notifications end at once, requests in flight get
+// limits.drain_timeout to finish, then every source is stopped (Close).
 func (g *Gateway) Serve(ctx context.Context, ln net.Listener) error {
 	defer g.Close()
 	started, stopStart := g.startAsync(ctx)
 	defer stopStart()
 	srv := &http.Server{Handler: g.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	// Shutdown waits for connections to go idle, and a stream never does.
+	srv.RegisterOnShutdown(g.fe.EndStreams)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	g.log.Info("serving MCP", "url", "http://"+ln.Addr().String()+"/mcp")
-	shutdown := func() {
-		shutCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	shutdown := func(reason error) {
+		g.mu.Lock()
+		drain := time.Duration(g.cfg.Limits.DrainTimeout)
+		g.mu.Unlock()
+		g.log.Info("stopping", "reason", reason.Error(), "drain_timeout", drain)
+		shutCtx, cancel := context.WithTimeout(context.Background(), drain)
 		defer cancel()
-		_ = srv.Shutdown(shutCtx)
+		if err := srv.Shutdown(shutCtx); err != nil {
+			g.log.Warn("requests still running after limits.drain_timeout; closing their connections", "drain_timeout", drain)
+			_ = srv.Close()
+		}
 	}
 	for {
 		select {
 		case <-ctx.Done():
-			shutdown()
+			shutdown(context.Cause(ctx))
 			return nil
 		case err := <-started:
 			if err != nil {
-				shutdown()
+				shutdown(fmt.Errorf("start failed: %w", err))
 				return err
 			}
 			started = nil
@@ -500,7 +546,15 @@ func (g *Gateway) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) e
 	defer g.Close()
 	_, stopStart := g.startAsync(ctx)
 	defer stopStart()
-	return g.fe.ServeStdio(ctx, &startGate{r: in, wait: func() { g.awaitStart(ctx) }}, out)
+	err := g.fe.ServeStdio(ctx, &startGate{r: in, wait: func() { g.awaitStart(ctx) }}, out)
+	reason := "the client closed stdin"
+	if ctx.Err() != nil {
+		reason = context.Cause(ctx).Error()
+	} else if err != nil {
+		reason = err.Error()
+	}
+	g.log.Info("stopping", "reason", reason)
+	return err
 }
 
 // startGate holds the stdio client's first request until the gateway
@@ -557,6 +611,44 @@ func (g *Gateway) Close() error {
 	err := g.execs.close()
 	g.wg.Wait()
 	return err
+}
+
+// ConfigStatus is the config the gateway runs, as /readyz shows it under
+// "config".
+type ConfigStatus struct {
+	// File is the file the running config was read from.
+	File string `json:"file"`
+	// Loaded is when the running config was applied (start or reload).
+	Loaded time.Time `json:"loaded"`
+	// Stale says that the file changed but did not load: the gateway runs
+	// the config it loaded before until a reload succeeds.
+	Stale bool `json:"stale"`
+	// Error is why the file did not load, with file:line.
+	Error string `json:"error,omitempty"`
+	// Failed is when it failed to load.
+	Failed *time.Time `json:"failed,omitempty"`
+}
+
+// ConfigStatus reports the running config and whether the file's last
+// load failed (ReloadFailed).
+func (g *Gateway) ConfigStatus() ConfigStatus {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	st := ConfigStatus{File: g.cfg.Source, Loaded: g.cfgLoaded}
+	if g.cfgErr != nil {
+		failed := g.cfgFailed
+		st.Stale, st.Error, st.Failed = true, g.cfgErr.Error(), &failed
+	}
+	return st
+}
+
+// ReloadFailed records that the config file could not be loaded for a
+// reload (err says why): the gateway keeps running its config, and
+// ConfigStatus, so /readyz, shows it stale with err until a Reload.
+func (g *Gateway) ReloadFailed(err error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.cfgErr, g.cfgFailed = err, time.Now()
 }
 
 // killWindow is cfg's limits.plugin_kill_window, or the host's default.
@@ -629,7 +721,7 @@ func (g *Gateway) Status() []SourceStatus {
 	for _, s := range srcs {
 		if !s.internal {
 			st := s.status()
-			st.Services = g.serviceStates(s.requires)
+			st.Services = g.sourceServices(s)
 			out = append(out, st)
 		}
 	}

@@ -15,26 +15,55 @@ import (
 )
 
 // listChanges counts the list_changed notifications of each kind that
-// reach events until it has been quiet for quiet.
-func listChanges(t *testing.T, events <-chan []byte, quiet time.Duration) map[string]int {
+// reach events: it waits for want's (up to 30 s: a loaded machine may
+// deliver them late), then until it has been quiet for quiet, for any
+// more.
+func listChanges(t *testing.T, events <-chan []byte, want map[string]int, quiet time.Duration) map[string]int {
 	t.Helper()
 	got := map[string]int{}
+	deadline := time.After(30 * time.Second)
+	for !reached(got, want) {
+		select {
+		case msg, ok := <-events:
+			if !ok {
+				t.Fatal("the session's SSE stream ended")
+			}
+			countListChange(got, msg)
+		case <-deadline:
+			return got
+		}
+	}
 	for {
 		select {
 		case msg, ok := <-events:
 			if !ok {
 				t.Fatal("the session's SSE stream ended")
 			}
-			var n struct {
-				Method string `json:"method"`
-			}
-			if json.Unmarshal(msg, &n) == nil && strings.HasSuffix(n.Method, "/list_changed") {
-				got[strings.TrimSuffix(strings.TrimPrefix(n.Method, "notifications/"), "/list_changed")]++
-			}
+			countListChange(got, msg)
 		case <-time.After(quiet):
 			return got
 		}
 	}
+}
+
+// countListChange counts msg in got if it is a list_changed notification.
+func countListChange(got map[string]int, msg []byte) {
+	var n struct {
+		Method string `json:"method"`
+	}
+	if json.Unmarshal(msg, &n) == nil && strings.HasSuffix(n.Method, "/list_changed") {
+		got[strings.TrimSuffix(strings.TrimPrefix(n.Method, "notifications/"), "/list_changed")]++
+	}
+}
+
+// reached reports whether got counts at least want of each kind.
+func reached(got, want map[string]int) bool {
+	for k, n := range want {
+		if got[k] < n {
+			return false
+		}
+	}
+	return true
 }
 
 // TestReloadListChangedOnce reloads a gateway whose client has its
@@ -71,15 +100,22 @@ func TestReloadListChangedOnce(t *testing.T) {
 		t.Fatalf("go-sdk connect: %v", err)
 	}
 	defer cs.Close()
-	listChanges(t, events, 500*time.Millisecond) // what was queued before
-	takeSDK := func() map[string]int {
-		mu.Lock()
-		defer mu.Unlock()
-		got := sdkGot
-		sdkGot = map[string]int{}
-		return got
+	listChanges(t, events, nil, 500*time.Millisecond) // what was queued before
+	// takeSDK returns what the Go SDK's client counted since the last
+	// take, once it counted want's (or 30 s went by).
+	takeSDK := func(want map[string]int) map[string]int {
+		for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+			mu.Lock()
+			got := sdkGot
+			if reached(got, want) || time.Now().After(deadline) {
+				sdkGot = map[string]int{}
+				mu.Unlock()
+				return got
+			}
+			mu.Unlock()
+		}
 	}
-	takeSDK()
+	takeSDK(nil)
 
 	reload := func(yaml string, extra string) {
 		t.Helper()
@@ -108,11 +144,13 @@ func TestReloadListChangedOnce(t *testing.T) {
 		{"a server added", richServers(bin, "again=again"), "", map[string]int{"tools": 1, "prompts": 1, "resources": 1}},
 	} {
 		reload(tc.yaml, tc.extra)
-		got := listChanges(t, events, 1500*time.Millisecond)
+		// A list_changed too many that comes after the quiet time is
+		// counted for the next reload, whose counts it spoils.
+		got := listChanges(t, events, tc.want, 1500*time.Millisecond)
 		if fmt.Sprint(got) != fmt.Sprint(tc.want) {
 			t.Errorf("%s: list_changed by kind = %v, want %v", tc.name, got, tc.want)
 		}
-		if got := takeSDK(); fmt.Sprint(got) != fmt.Sprint(tc.want) {
+		if got := takeSDK(tc.want); fmt.Sprint(got) != fmt.Sprint(tc.want) {
 			t.Errorf("%s: the Go SDK's client saw list_changed by kind %v, want %v", tc.name, got, tc.want)
 		}
 	}

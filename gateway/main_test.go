@@ -62,7 +62,7 @@ const (
 // SIGTERM, and writes the helper's pid to envHelperPID.
 func stubServer() {
 	helper := exec.Command("sh", "-c", `trap "" TERM; exec sleep 1000`)
-	helper.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	testenv.Setsid(helper)
 	if err := helper.Start(); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
@@ -95,7 +95,7 @@ func TestStopReachesServerDescendants(t *testing.T) {
 			if err != nil || !testenv.Alive(helper) {
 				t.Fatalf("the server's helper is not running: %q, %v", data, err)
 			}
-			t.Cleanup(func() { _ = syscall.Kill(helper, syscall.SIGKILL) })
+			t.Cleanup(func() { _ = testenv.Signal(helper, syscall.SIGKILL) })
 			if how == "reload" {
 				cfg, err := config.Parse(strings.NewReader("servers: {}\n"), "test.yaml", nil)
 				if err != nil {

@@ -81,7 +81,7 @@ func TestExecutorCrashRecovers(t *testing.T) {
 	for _, pid := range testenv.ChildPIDs() {
 		cmd, _ := os.ReadFile(filepath.Join("/proc", itoa(pid), "cmdline"))
 		if strings.Contains(string(cmd), "plugin\x00serve\x00mcp") {
-			if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+			if err := testenv.Signal(pid, syscall.SIGKILL); err != nil {
 				t.Fatal(err)
 			}
 			killed = pid

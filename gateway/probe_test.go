@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/skillgate/skillgate/gateway"
 	"github.com/skillgate/skillgate/plugins/sdk"
@@ -36,7 +37,21 @@ func (p *probeExecutor) Info(context.Context) (sdk.Info, error) {
 	return sdk.Info{Name: "probe", Version: "1", Kinds: []string{"probe"}}, nil
 }
 
-func (p *probeExecutor) Load(context.Context, sdk.LoadRequest) (sdk.Definitions, error) {
+func (p *probeExecutor) Load(ctx context.Context, _ sdk.LoadRequest) (sdk.Definitions, error) {
+	// A probe installed by installHeld answers its loads once the test
+	// releases it.
+	if hold := os.Getenv(envHold); hold != "" {
+		for {
+			if _, err := os.Stat(hold); err == nil {
+				break
+			}
+			select {
+			case <-ctx.Done():
+				return sdk.Definitions{}, ctx.Err()
+			case <-time.After(20 * time.Millisecond):
+			}
+		}
+	}
 	return sdk.Definitions{Tools: []json.RawMessage{
 		json.RawMessage(`{"name":"pid","inputSchema":{"type":"object"}}`),
 		json.RawMessage(`{"name":"env","inputSchema":{"type":"object","properties":{"name":{"type":"string"}}}}`),
@@ -89,17 +104,44 @@ func (p *probeExecutor) Call(ctx context.Context, req sdk.CallRequest, call sdk.
 	return json.Marshal(map[string]any{"content": []map[string]string{{"type": "text", "text": text}}})
 }
 
+// envHold names a file the probe executor waits for before it answers a
+// load (installHeld).
+const envHold = "SKILLGATE_GATEWAY_TEST_HOLD"
+
 // installProbe puts the probe executor into dir as the plugin name: a
 // script that runs the test binary as the plugin (a plugin inherits no
 // environment from the gateway, so the script sets what it needs).
 func installProbe(t *testing.T, dir, name string) string {
+	t.Helper()
+	return writeProbe(t, dir, name, "")
+}
+
+// installHeld is installProbe for a probe that starts at once but answers
+// no load until the test calls release: its source's first load holds up
+// the gateway's start for as long as the test wants, not for a timeout.
+// A load still held ends when its context does (the gateway stops).
+func installHeld(t *testing.T, dir, name string) (release func()) {
+	t.Helper()
+	hold := filepath.Join(t.TempDir(), "release")
+	writeProbe(t, dir, name, envHold+"="+strconv.Quote(hold)+" ")
+	return func() {
+		t.Helper()
+		if err := os.WriteFile(hold, nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// writeProbe writes the probe's script, with env (NAME=VALUE pairs, each
+// followed by a space) set for it.
+func writeProbe(t *testing.T, dir, name, env string) string {
 	t.Helper()
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
 	path := filepath.Join(dir, name)
-	script := fmt.Sprintf("#!/bin/sh\n%s=plugin GORACE=atexit_sleep_ms=0 exec %s\n", envStub, strconv.Quote(exe))
+	script := fmt.Sprintf("#!/bin/sh\n%s%s=plugin GORACE=atexit_sleep_ms=0 exec %s\n", env, envStub, strconv.Quote(exe))
 	if err := os.WriteFile(path, []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}

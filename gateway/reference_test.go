@@ -108,7 +108,7 @@ func TestReferenceServers(t *testing.T) {
 	if pid == 0 {
 		t.Fatal("memory has no pid in /readyz")
 	}
-	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+	if err := testenv.Signal(pid, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
 	cs := goSDKSession(t, ctx, r.url+"/mcp", "2025-11-25")
@@ -244,8 +244,9 @@ func TestGoSDKServerRequests(t *testing.T) {
 				t.Errorf("the call after a cancelled one: %q (isError %v)", text, isErr)
 			}
 			// The Go SDK hands notifications to their handler on its own
-			// goroutine: the last one may be handled after the result.
-			for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+			// goroutine: the last one may be handled after the result (on
+			// a loaded machine, long after).
+			for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
 				mu.Lock()
 				n := len(progress)
 				mu.Unlock()
@@ -318,13 +319,14 @@ func TestGoSDKResourceSubscriptions(t *testing.T) {
 			if err := sub.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: "demo://resource/dynamic/text/1"}); err != nil {
 				t.Fatal(err)
 			}
-			// The gateway unsubscribed everything: its next rounds send
-			// nothing (an update already on its way may still land).
-			time.Sleep(500 * time.Millisecond)
+			// The gateway unsubscribed everything: the next rounds (one
+			// every 5 s, two at least in 11 s) send nothing. An update
+			// already on its way may still land, however late a loaded
+			// machine delivers it: one is allowed.
 			after := subscribed.Load()
 			time.Sleep(11 * time.Second)
-			if n := subscribed.Load(); n != after {
-				t.Errorf("%d updates arrived after the unsubscribe", n-after)
+			if n := subscribed.Load() - after; n > 1 {
+				t.Errorf("%d updates arrived after the unsubscribe; want at most the one that may have been on its way", n)
 			}
 		})
 	}

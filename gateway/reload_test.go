@@ -214,7 +214,7 @@ func TestReloadBinary(t *testing.T) {
 		if st := readyz(t, base); st["six"].Name != "" || st["two"].Name == "" {
 			t.Fatalf("the file watcher saw a change it cannot see; this test cannot tell SIGHUP apart: %v", st)
 		}
-		if err := syscall.Kill(p.PID(), syscall.SIGHUP); err != nil {
+		if err := testenv.Signal(p.PID(), syscall.SIGHUP); err != nil {
 			t.Fatal(err)
 		}
 		waitSources(t, p, base, 15*time.Second, func(st map[string]gateway.SourceStatus) bool {
@@ -224,7 +224,7 @@ func TestReloadBinary(t *testing.T) {
 	})
 
 	// SIGTERM ends the gateway and everything it started.
-	if err := syscall.Kill(p.PID(), syscall.SIGTERM); err != nil {
+	if err := testenv.Signal(p.PID(), syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
 	select {
@@ -632,7 +632,7 @@ func restartExecutor(t *testing.T) (r *running, before, after gateway.SourceStat
 	if execPID == 0 {
 		t.Fatalf("no mcp executor pid: %+v", r.gw.ExecutorsStatus())
 	}
-	if err := syscall.Kill(execPID, syscall.SIGKILL); err != nil {
+	if err := testenv.Signal(execPID, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
 	for deadline := time.Now().Add(30 * time.Second); ; {

@@ -7,11 +7,13 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"net/url"
 	"strings"
 	"syscall"
 
 	"github.com/skillgate/skillgate/plugins/builtin"
+	"github.com/skillgate/skillgate/plugins/mcp"
 	"github.com/skillgate/skillgate/plugins/sdk"
 )
 
@@ -50,16 +52,7 @@ func CallRemote(ctx context.Context, log *slog.Logger, rc RemoteCall, call sdk.C
 	}
 	defs, err := ex.Load(ctx, sdk.LoadRequest{Source: "remote", Kind: "mcp", Spec: specJSON})
 	if err != nil {
-		hint := ""
-		switch {
-		case errors.Is(err, syscall.ECONNREFUSED), strings.Contains(err.Error(), "connection refused"):
-			hint = " (is the gateway running? `skillgate run` serves http://127.0.0.1:8811/mcp)"
-		case strings.Contains(err.Error(), "authorization required") && rc.Token == "":
-			hint = " (the gateway has auth.tokens: pass one with --token or SKILLGATE_TOKEN)"
-		case strings.Contains(err.Error(), "authorization required"):
-			hint = " (the gateway refused the token given: check --token or SKILLGATE_TOKEN against its auth.tokens)"
-		}
-		return nil, fmt.Errorf("connect to %s: %w%s", endpoint, err, hint)
+		return nil, remoteError(endpoint, rc.Token != "", err)
 	}
 	defer ex.Unload(context.Background(), "remote")
 	var schema json.RawMessage
@@ -84,6 +77,31 @@ func CallRemote(ctx context.Context, log *slog.Logger, rc RemoteCall, call sdk.C
 		return nil, err
 	}
 	return ex.Call(ctx, sdk.CallRequest{Source: "remote", Method: "tools/call", Params: params}, call)
+}
+
+// remoteError says why the gateway at endpoint could not be reached, with
+// advice for `skillgate call --url` rather than for a config's server
+// entry (which the mcp executor's own advice is about).
+func remoteError(endpoint string, token bool, err error) error {
+	var ce *mcp.ConnectError
+	if !errors.As(err, &ce) {
+		return fmt.Errorf("connect to %s: %w", endpoint, err)
+	}
+	hint := ""
+	switch {
+	case errors.Is(err, syscall.ECONNREFUSED):
+		hint = "is the gateway running? `skillgate run` serves http://127.0.0.1:8811/mcp"
+	case ce.Status == http.StatusUnauthorized && !token:
+		hint = "the gateway has auth.tokens: pass one with --token or SKILLGATE_TOKEN"
+	case ce.Status == http.StatusUnauthorized:
+		hint = "the gateway refused the token given: check --token or SKILLGATE_TOKEN against its auth.tokens"
+	case ce.Status == http.StatusNotFound:
+		hint = "check the URL: a gateway serves /mcp and /mcp/p/PROFILE"
+	}
+	if hint == "" {
+		return fmt.Errorf("connect to %s: %s", endpoint, ce.Problem)
+	}
+	return fmt.Errorf("connect to %s: %s; %s", endpoint, ce.Problem, hint)
 }
 
 // MCPURL is the MCP endpoint of a gateway given by its base URL

@@ -24,10 +24,24 @@ import (
 // the engine only when the config declares services or image servers, so a
 // machine without Docker serves everything else as before.
 
-// NewServiceManager returns the manager of cfg's services. progress, when
-// not nil, receives the pulls and builds of on-demand starts. The CLI uses
-// it without a running gateway; both see the same containers (by label).
-func NewServiceManager(cfg *config.Config, log *slog.Logger, progress func(services.Progress)) (*services.Manager, error) {
+// ServiceOptions tune NewServiceManager.
+type ServiceOptions struct {
+	// Logger receives the manager's log; nil discards it.
+	Logger *slog.Logger
+	// Progress, when set, receives the pulls and builds of on-demand starts.
+	Progress func(services.Progress)
+	// Owner is the owner id of the process (services.NewOwner); empty means
+	// a new one. See services.Options.Owner.
+	Owner string
+	// Detach makes the containers the manager starts outlive the process,
+	// as `skillgate services up` wants (services.Options.Detach).
+	Detach bool
+}
+
+// NewServiceManager returns the manager of cfg's services. The CLI uses it
+// without a running gateway; both see the same containers (by label).
+func NewServiceManager(cfg *config.Config, opts ServiceOptions) (*services.Manager, error) {
+	log := opts.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
@@ -37,9 +51,11 @@ func NewServiceManager(cfg *config.Config, log *slog.Logger, progress func(servi
 		AllowBinds:   cfg.AllowedBinds(),
 		HealthTTL:    time.Duration(cfg.Docker.HealthTTL),
 		StartTimeout: time.Duration(cfg.Docker.StartTimeout),
-		UpHint:       upHint(cfg),
-		Progress:     progress,
+		CLI:          cliHint(cfg),
+		Progress:     opts.Progress,
 		KeepNetwork:  imageServersRequire(cfg),
+		Owner:        opts.Owner,
+		Detach:       opts.Detach,
 	})
 }
 
@@ -56,12 +72,13 @@ func imageServersRequire(cfg *config.Config) bool {
 	return false
 }
 
-// upHint is the command line that starts a service of cfg by hand.
-func upHint(cfg *config.Config) string {
+// cliHint is the command line that runs skillgate on cfg, for the hints
+// of errors ("... services up kv").
+func cliHint(cfg *config.Config) string {
 	if cfg.Source == "" || strings.HasPrefix(cfg.Source, "<") {
-		return "skillgate services up"
+		return "skillgate"
 	}
-	return "skillgate -c " + cfg.Source + " services up"
+	return "skillgate -c " + cfg.Source
 }
 
 // usesDocker reports whether cfg needs the engine at all.
@@ -80,7 +97,7 @@ func usesDocker(cfg *config.Config) bool {
 // newServices builds the gateway's manager; a problem is kept for the
 // first caller, never fatal to the gateway.
 func (g *Gateway) newServices(cfg *config.Config) {
-	g.svc.Store(newServiceState(cfg, g.log))
+	g.svc.Store(newServiceState(cfg, g.log, services.NewOwner()))
 }
 
 // serviceState is the service manager of the config being served, or why
@@ -88,15 +105,18 @@ func (g *Gateway) newServices(cfg *config.Config) {
 type serviceState struct {
 	m   *services.Manager // nil when err says why
 	err error
+	// owner is the gateway's owner id, the same for the managers of all its
+	// configs: what one created, the one of the reloaded config removes.
+	owner string
 }
 
-func newServiceState(cfg *config.Config, log *slog.Logger) *serviceState {
-	m, err := NewServiceManager(cfg, log, nil)
+func newServiceState(cfg *config.Config, log *slog.Logger, owner string) *serviceState {
+	m, err := NewServiceManager(cfg, ServiceOptions{Logger: log, Owner: owner})
 	if err != nil {
 		log.Error("services unavailable", "err", err)
-		return &serviceState{err: fmt.Errorf("services: %w", err)}
+		return &serviceState{err: fmt.Errorf("services: %w", err), owner: owner}
 	}
-	return &serviceState{m: m}
+	return &serviceState{m: m, owner: owner}
 }
 
 // svcs is the current service manager, nil when there is none.
@@ -129,7 +149,11 @@ func (g *Gateway) reloadServices(ctx context.Context, old, cfg *config.Config) {
 	if sameServices(old, cfg) {
 		return
 	}
-	next := newServiceState(cfg, g.log)
+	owner := services.NewOwner()
+	if cur := g.svc.Load(); cur != nil {
+		owner = cur.owner
+	}
+	next := newServiceState(cfg, g.log, owner)
 	prev := g.svc.Swap(next)
 	if prev == nil || prev.m == nil {
 		return
@@ -204,8 +228,9 @@ func (g *Gateway) handedOver(st *serviceState, err error) bool {
 	return errors.Is(err, services.ErrClosed) && g.svc.Load() != st
 }
 
-// startServices removes server containers a killed gateway left behind,
-// so the deterministic names are free again.
+// startServices removes the server containers left over by a gateway of
+// the project that is gone (killed before their --rm could act), and
+// stopped ones; another running gateway's are left alone.
 func (g *Gateway) startServices(ctx context.Context, cfg *config.Config) {
 	m := g.svcs()
 	if m == nil || !usesDocker(cfg) {
@@ -225,8 +250,9 @@ func (g *Gateway) startServices(ctx context.Context, cfg *config.Config) {
 }
 
 // closeServices runs after the sources stopped: it removes what is left of
-// server containers and stops the services the gateway started (except
-// keep: true ones).
+// the gateway's server containers, and stops the services it created
+// (except keep: true ones) unless another process still uses the project
+// (services.Manager.Close).
 func (g *Gateway) closeServices() {
 	m := g.svcs()
 	if m == nil {
@@ -295,8 +321,18 @@ func (g *Gateway) prepareSpec(ctx context.Context, s *source) (spec json.RawMess
 		}
 		// The wiring variables go into the container too.
 		sc.EnvNames = slices.Sorted(maps.Keys(env))
+		if st := g.svc.Load(); st != nil {
+			sc.Owner = st.owner
+		}
 		if err := sc.Check(); err != nil {
 			return nil, nil, fmt.Errorf("server %s: %w", s.id, err)
+		}
+		if m := g.svcs(); m != nil {
+			// docker run would pull a missing image itself and fail with
+			// the engine's bare text; this says what to do instead.
+			if err := m.PrepareServer(ctx, sc); err != nil {
+				return nil, nil, err
+			}
 		}
 		for _, k := range dockerEnvKeys {
 			if v, ok := os.LookupEnv(k); ok {
@@ -392,6 +428,9 @@ type ServiceState struct {
 	Name      string `json:"name"`
 	State     string `json:"state"`
 	LastError string `json:"last_error,omitempty"`
+	// RequiredBy names the pipelines that require it, for the pipelines'
+	// source (one source serving many pipelines).
+	RequiredBy []string `json:"required_by,omitempty"`
 }
 
 // serviceStates returns the cached states of names (no I/O).
@@ -412,18 +451,39 @@ func (g *Gateway) serviceStates(names []string) []ServiceState {
 	return out
 }
 
-// ServicesStatus returns what the gateway last saw of every service, without
-// asking the engine: for /readyz and `skillgate servers`.
-func (g *Gateway) ServicesStatus() []services.Status {
+// ServicesStatus returns every service's state for /readyz and
+// services__ls: as last seen, asking the engine again about those not seen
+// within docker.health_ttl (a container removed behind the gateway's back
+// is not reported healthy), within a few seconds at most.
+func (g *Gateway) ServicesStatus(ctx context.Context) []services.Status {
 	m := g.svcs()
 	if m == nil {
 		return nil
 	}
-	out := []services.Status{}
-	for _, n := range m.Names() {
-		if st, ok := m.Cached(n); ok {
-			out = append(out, st)
+	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	return m.Recent(ctx)
+}
+
+// sourceServices returns the states of the services source s requires:
+// its own requires, or for the pipelines' source those of the pipelines it
+// serves, each naming the pipelines that need it.
+func (g *Gateway) sourceServices(s *source) []ServiceState {
+	if s.id != pipelinesSourceID || g.pipes == nil {
+		return g.serviceStates(s.requires)
+	}
+	list, _ := g.pipes.snapshot()
+	by := map[string][]string{}
+	for _, p := range list {
+		for _, r := range p.Requires {
+			if !slices.Contains(by[r], p.Name) {
+				by[r] = append(by[r], p.Name)
+			}
 		}
+	}
+	out := g.serviceStates(slices.Sorted(maps.Keys(by)))
+	for i := range out {
+		out[i].RequiredBy = slices.Sorted(slices.Values(by[out[i].Name]))
 	}
 	return out
 }

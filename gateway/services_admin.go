@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/skillgate/skillgate/internal/oneline"
 	"github.com/skillgate/skillgate/plugins/sdk"
 	"github.com/skillgate/skillgate/services"
 )
@@ -27,7 +28,7 @@ func init() {
 const namesSchema = `{"type":"object","properties":{"names":{"type":"array","items":{"type":"string"},"description":"services; empty means all"}}}`
 
 var serviceAdminTools = []json.RawMessage{
-	toolDef("ls", "List services", "Every declared service with its state, health, ports on 127.0.0.1 and policy, as last seen (no engine call).",
+	toolDef("ls", "List services", "Every declared service with its state, health, ports on 127.0.0.1 and policy, as last seen; one not seen within docker.health_ttl is asked about again.",
 		`{"type":"object","properties":{}}`, false, true),
 	toolDef("status", "Service status", "Ask the engine about services: state, health and the last health check's output, ports, the variables users get.",
 		namesSchema, false, true),
@@ -95,14 +96,14 @@ func (a serviceAdmin) Call(ctx context.Context, req sdk.CallRequest, call sdk.Ca
 	args := p.Arguments
 	switch p.Name {
 	case "ls":
-		st := a.g.ServicesStatus()
+		st := a.g.ServicesStatus(ctx)
 		return toolAdminResult(FormatServices(st), map[string]any{"services": st}), nil
 	case "status":
 		st, err := m.Status(ctx, args.Names...)
 		if err != nil {
 			return toolAdminError(err.Error()), nil
 		}
-		return toolAdminResult(FormatServices(st), map[string]any{"services": st}), nil
+		return toolAdminResult(FormatServiceDetails(st), map[string]any{"services": st}), nil
 	case "up":
 		err := m.Up(ctx, progressToCall(call), args.Rebuild, args.Names...)
 		for a.g.handedOver(state, err) {
@@ -205,6 +206,41 @@ func FormatServices(st []services.Status) string {
 		}
 		if s.State == services.StateUnhealthy && s.HealthLog != "" {
 			fmt.Fprintf(&b, "  last health check: %s\n", s.HealthLog)
+		}
+	}
+	return b.String()
+}
+
+// FormatServiceDetails renders statuses in detail, a block per service:
+// container, image, policy, ports, the variables users get, the last
+// health check and error. `skillgate services status` and services__status
+// show it.
+func FormatServiceDetails(st []services.Status) string {
+	var b strings.Builder
+	for i, s := range st {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		fmt.Fprintf(&b, "%s: %s", s.Service, s.State)
+		if s.Health != "" {
+			fmt.Fprintf(&b, " (health %s)", s.Health)
+		}
+		fmt.Fprintf(&b, "\n  container  %s", s.Container)
+		if s.ID != "" {
+			fmt.Fprintf(&b, " (%s)", s.ID)
+		}
+		fmt.Fprintf(&b, "\n  image      %s\n  policy     %s, keep %v\n", s.Image, s.Policy, s.Keep)
+		for _, k := range slices.Sorted(maps.Keys(s.Ports)) {
+			fmt.Fprintf(&b, "  port       %s on 127.0.0.1:%d\n", k, s.Ports[k])
+		}
+		for _, k := range slices.Sorted(maps.Keys(s.Env)) {
+			fmt.Fprintf(&b, "  env        %s=%s\n", k, s.Env[k])
+		}
+		if s.HealthLog != "" {
+			fmt.Fprintf(&b, "  last check %s\n", oneline.Cut(s.HealthLog, 200))
+		}
+		if s.LastError != "" {
+			fmt.Fprintf(&b, "  last error %s\n", s.LastError)
 		}
 	}
 	return b.String()

@@ -223,6 +223,123 @@ pipelines:
 	if n := testenv.Containers(t, "label="+services.LabelProject+"="+proj); len(n) != 0 {
 		t.Errorf("a manual service was started: %v", n)
 	}
+	// The services a pipeline requires show under the pipelines' source.
+	ps := r.status(t)["pipelines"].Services
+	if len(ps) != 1 || ps[0].Name != "kv" || len(ps[0].RequiredBy) != 1 || ps[0].RequiredBy[0] != "needkv" {
+		t.Errorf("the pipelines' services in /readyz = %+v; want kv, required by needkv", ps)
+	}
+}
+
+// TestServicesTwoGateways: two gateways serve one config (replicas, or a
+// one-shot command next to a running gateway). The second adopts the
+// first's service, runs its own image server container, and when it stops
+// leaves the first's service, server container and network alone.
+func TestServicesTwoGateways(t *testing.T) {
+	testenv.Docker(t)
+	kvCtx := testenv.StaticImage(t, "services/testdata/kv", "")
+	echoDir := testenv.StaticImage(t, "services/testdata/mcpecho", echoTestImage)
+	proj := fmt.Sprintf("gw2%d", os.Getpid())
+	t.Cleanup(func() {
+		testenv.WaitNoContainers(t, 20*time.Second, "label="+services.LabelProject+"="+proj)
+	})
+	yaml := kvServiceYAML(proj, kvCtx) + fmt.Sprintf(`servers:
+  local: {command: %s, requires: [kv]}
+  boxedkv: {image: %s, requires: [kv]}
+`, filepath.Join(echoDir, "mcpecho"), echoTestImage)
+	first := startGateway(t, yaml, nil)
+	first.waitReady(t, "local", "boxedkv")
+	if got, isErr := toolText(t, first, "local__kv", `{"command":"SET city Lisbon"}`); isErr || got != "OK" {
+		t.Fatalf("SET = %q (error %v)", got, isErr)
+	}
+	kvName := services.ContainerName(proj, "kv")
+	kvID := testenv.DockerCLI(t, "inspect", "-f", "{{.Id}}", kvName)
+	servers := func() []string {
+		return testenv.Containers(t, "label="+services.LabelProject+"="+proj, "label="+services.LabelRole+"="+services.RoleServer, "status=running")
+	}
+	firstServer := servers()
+	if len(firstServer) != 1 {
+		t.Fatalf("server containers %v, want the first gateway's", firstServer)
+	}
+
+	second := startGateway(t, yaml, nil)
+	second.waitReady(t, "local", "boxedkv")
+	if got, isErr := toolText(t, second, "boxedkv__kv", `{"command":"GET city"}`); isErr || got != "Lisbon" {
+		t.Errorf("GET through the second gateway = %q (error %v); want the first's kv adopted", got, isErr)
+	}
+	if n := servers(); len(n) != 2 {
+		t.Errorf("server containers %v, want one per gateway", n)
+	}
+	if err := second.gw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	within(t, "the second gateway's server container gone", func() bool { return len(servers()) == 1 })
+	if got := testenv.DockerCLI(t, "inspect", "-f", "{{.Id}} {{.State.Status}}", kvName); got != kvID+" running" {
+		t.Errorf("kv after the second gateway stopped: %q; want %s running", got, kvID)
+	}
+	if n := servers(); len(n) != 1 || n[0] != firstServer[0] {
+		t.Errorf("server containers after the second gateway stopped: %v; want the first's, %v", n, firstServer)
+	}
+	if got, isErr := toolText(t, first, "boxedkv__kv", `{"command":"GET city"}`); isErr || got != "Lisbon" {
+		t.Errorf("GET through the first gateway's image server = %q (error %v)", got, isErr)
+	}
+	if st := first.status(t)["boxedkv"]; st.State != "ready" || st.Restarts != 0 {
+		t.Errorf("the first gateway's boxedkv = %+v; want ready, never restarted", st)
+	}
+}
+
+// TestServicesStatusNotStale: /readyz and services__ls do not report a
+// service healthy after its container went: past docker.health_ttl they
+// ask the engine again. services__status gives the CLI's detail.
+func TestServicesStatusNotStale(t *testing.T) {
+	testenv.Docker(t)
+	kvCtx := testenv.StaticImage(t, "services/testdata/kv", "")
+	proj := fmt.Sprintf("gws%d", os.Getpid())
+	t.Cleanup(func() {
+		testenv.WaitNoContainers(t, 20*time.Second, "label="+services.LabelProject+"="+proj)
+	})
+	yaml := strings.Replace(kvServiceYAML(proj, kvCtx), "docker: {project: "+proj+"}", "docker: {project: "+proj+", health_ttl: 300ms}", 1)
+	r := startGateway(t, yaml, nil)
+	if _, err := r.gw.EnsureServices(t.Context(), "kv"); err != nil {
+		t.Fatal(err)
+	}
+	got, isErr := toolText(t, r, "services__status", `{"names":["kv"]}`)
+	for _, want := range []string{"kv: healthy (health healthy)", "container  " + services.ContainerName(proj, "kv"), "env        KV_PORT=", "policy     auto"} {
+		if isErr || !strings.Contains(got, want) {
+			t.Errorf("services__status = %q; want %q in it", got, want)
+		}
+	}
+	testenv.DockerCLI(t, "rm", "-f", services.ContainerName(proj, "kv"))
+	kvState := func() string {
+		var body struct {
+			Services []services.Status `json:"services"`
+		}
+		r.readyz(t, &body)
+		if len(body.Services) != 1 {
+			t.Fatalf("/readyz services = %+v", body.Services)
+		}
+		return body.Services[0].State
+	}
+	within(t, "/readyz says kv stopped", func() bool { return kvState() == services.StateStopped })
+	if got, _ := toolText(t, r, "services__ls", `{}`); !strings.Contains(got, "stopped") {
+		t.Errorf("services__ls = %q; want kv stopped", got)
+	}
+}
+
+// TestServicesImageServerMissingImage: an image server whose image is not
+// on the engine and cannot be pulled fails with what to do, not with the
+// engine's bare text.
+func TestServicesImageServerMissingImage(t *testing.T) {
+	testenv.Docker(t)
+	proj := fmt.Sprintf("gwi%d", os.Getpid())
+	image := fmt.Sprintf("skillgate-test/absent:%d", os.Getpid())
+	r := startGateway(t, fmt.Sprintf("docker: {project: %s}\nservers:\n  ghost: {image: %q}\n", proj, image), nil)
+	st := r.status(t)["ghost"]
+	if st.State != "failed" || !strings.Contains(st.LastError, "docker build -t "+image) {
+		t.Errorf("ghost = %+v; want failed with how to build the image", st)
+	}
+	if n := testenv.Containers(t, "label="+services.LabelProject+"="+proj); len(n) != 0 {
+		t.Errorf("containers %v", n)
+	}
 }
 
 // TestServicesExample runs examples/services as its README says (its own

@@ -12,6 +12,8 @@ import (
 	"github.com/skillgate/skillgate/gateway/catalog"
 	"github.com/skillgate/skillgate/pipelines"
 	"github.com/skillgate/skillgate/plugins/sdk"
+	"github.com/skillgate/skillgate/plugins/toolspec"
+	"github.com/skillgate/skillgate/skills"
 )
 
 // A skill's pipelines/ folder is compiled with the pipelines room's loader
@@ -37,6 +39,7 @@ type skillPipes struct {
 	sig    string // toolsSignature when compiled
 	byName map[string]*pipelines.Pipeline
 	defs   []json.RawMessage
+	told   string // the problems last logged, to log a change only
 }
 
 // refreshSkillPipelines brings the skills' pipeline sources in line with
@@ -54,10 +57,12 @@ func (g *Gateway) refreshSkillPipelines(ctx context.Context) {
 	defer room.pipeLoad.Unlock()
 	want := map[string]string{} // skill ID -> pipelines dir
 	order := map[string]int{}
+	byID := map[string]*skills.Skill{}
 	for i, sk := range room.lib.Snapshot().Skills() {
 		if sk.PipelinesDir != "" {
 			want[sk.ID] = sk.PipelinesDir
 			order[sk.ID] = i
+			byID[sk.ID] = sk
 		}
 	}
 	room.pipeMu.Lock()
@@ -99,9 +104,15 @@ func (g *Gateway) refreshSkillPipelines(ctx context.Context) {
 			}}
 			sp.src.setExecutor(skillPipelinesExec{g: g, room: room, skill: id})
 		}
+		// The skill's own tools count before their source has published
+		// them (at start they load alongside): a step calling one is not
+		// a problem while it loads.
+		own := skillOwnTools(byID[id], sep)
 		loader := PipelineLoader(cfg, func(name string) bool {
-			it, ok := snap.Tool(name)
-			return ok && it.Source != sp.src.id
+			if it, ok := snap.Tool(name); ok {
+				return it.Source != sp.src.id
+			}
+			return slices.Contains(own, name)
 		})
 		ns := sp.src.namespace
 		loader.ToolName = func(name string) string { return catalog.ExposedName(ns, sep, name) }
@@ -134,10 +145,32 @@ func (g *Gateway) refreshSkillPipelines(ctx context.Context) {
 		if !same || !published {
 			g.publish(s, sdk.Definitions{Tools: defs})
 		}
-		if len(problems) > 0 {
+		// Told once per change, and when the problems clear.
+		told := ""
+		for _, p := range problems {
+			told += p.Error() + "\n"
+		}
+		switch {
+		case told == sp.told:
+		case told != "":
 			g.log.Warn("skill pipelines with problems are not served", "skill", id, "pipelines", len(list), "problems", len(problems), "first", problems[0].Error())
+		default:
+			g.log.Info("skill pipelines served", "skill", id, "pipelines", len(list))
+		}
+		sp.told = told
+	}
+}
+
+// skillOwnTools are the exposed names of the tools of sk's tools/ folders
+// whose tool.yaml loads.
+func skillOwnTools(sk *skills.Skill, sep string) []string {
+	var out []string
+	for _, d := range sk.ToolDirs {
+		if tool, err := toolspec.Load(d); err == nil {
+			out = append(out, catalog.ExposedName(skills.Namespace(sk.ID), sep, tool.Name))
 		}
 	}
+	return out
 }
 
 // dropSkillPipelines stops serving a skill's pipelines.

@@ -213,3 +213,87 @@ func TestSkillsReload(t *testing.T) {
 		t.Errorf("skills after reload (extra added, remote-one removed): %q", got)
 	}
 }
+
+// TestSkillReposPerConfig: gateways of two configs on one machine share
+// the state folder but not their repositories: a second gateway without
+// repositories (here the built-in default's way: none) leaves the first
+// one's checkout and state alone. A relative url is kept absolute, so
+// the first gateway restarted from another working folder serves its
+// checkout without fetching (the source is gone), and a reload fetches a
+// checkout that went missing again.
+func TestSkillReposPerConfig(t *testing.T) {
+	t.Setenv("XDG_STATE_HOME", t.TempDir())
+	src, commit := gitRepo(t)
+	commit(map[string]string{"skills/gitskill/SKILL.md": skillMD("gitskill", "A skill from git.")})
+	a := t.TempDir()
+	rel, err := filepath.Rel(a, src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfgA := "skills:\n  repos: [{url: " + rel + ", ref: master}]\n"
+	if err := os.WriteFile(filepath.Join(a, "a.yaml"), []byte(cfgA), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(a) // the config named relative to the working folder, as `skillgate run -c a.yaml` does
+	ra := startGatewayNamed(t, "a.yaml", cfgA, nil)
+	ra.waitReady(t)
+	ctx := context.Background()
+	gca := newGoClient(t, ctx, ra.url+"/mcp", mcp.ProtocolVersion20251125)
+	find := func(gc *goClient) string {
+		return resultText(gc.call(t, ctx, "find_skills", map[string]any{}, nil))
+	}
+	if got := find(gca); !strings.HasPrefix(got, "gitskill:") {
+		t.Fatalf("A: %q", got)
+	}
+
+	b := t.TempDir()
+	os.MkdirAll(filepath.Join(b, "skills"), 0o755)
+	rb := startGatewayNamed(t, filepath.Join(b, "b.yaml"), "skills: {dirs: [skills]}\n", nil)
+	rb.waitReady(t)
+	if got := find(gca); !strings.HasPrefix(got, "gitskill:") {
+		t.Errorf("A after B started: %q", got)
+	}
+	if res := gca.call(t, ctx, "load_skill", map[string]any{"skill": "gitskill"}, nil); res.IsError {
+		t.Errorf("A's checkout after B started: %s", resultText(res))
+	}
+	if res := gca.call(t, ctx, "activate", map[string]any{"targets": []any{"@skill"}}, nil); res.IsError {
+		t.Fatal(resultText(res))
+	}
+	if got := resultText(gca.call(t, ctx, "skill__repo_list", nil, nil)); !strings.Contains(got, ": "+src+" master") {
+		t.Errorf("the relative url is not kept absolute: %s", got)
+	}
+
+	// Restarted from another folder with the source gone: no fetch.
+	t.Chdir(b)
+	moved := src + ".moved"
+	if err := os.Rename(src, moved); err != nil {
+		t.Fatal(err)
+	}
+	ra2 := startGatewayNamed(t, filepath.Join(a, "a.yaml"), cfgA, nil)
+	ra2.waitReady(t)
+	gca2 := newGoClient(t, ctx, ra2.url+"/mcp", mcp.ProtocolVersion20251125)
+	if got := find(gca2); !strings.HasPrefix(got, "gitskill:") || strings.Contains(ra2.log.String(), "skill repository not served") {
+		t.Errorf("restart from another folder: %q\n%s", got, ra2.log.String())
+	}
+
+	// A checkout deleted behind the gateway's back is fetched again on a
+	// reload.
+	os.Rename(moved, src)
+	sk, err := ra2.gw.Skills().Lookup("gitskill")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.RemoveAll(sk.Root); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.Parse(strings.NewReader(cfgA), filepath.Join(a, "a.yaml"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ra2.gw.Reload(ctx, cfg); err != nil {
+		t.Fatal(err)
+	}
+	if res := gca2.call(t, ctx, "load_skill", map[string]any{"skill": "gitskill"}, nil); res.IsError {
+		t.Errorf("after the checkout went missing and a reload: %s", resultText(res))
+	}
+}

@@ -2,11 +2,14 @@ package gateway
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -14,6 +17,7 @@ import (
 
 	"github.com/skillgate/skillgate/gateway/catalog"
 	"github.com/skillgate/skillgate/gateway/config"
+	"github.com/skillgate/skillgate/gateway/disclosure"
 	"github.com/skillgate/skillgate/gateway/frontend"
 	"github.com/skillgate/skillgate/plugins/sdk"
 	"github.com/skillgate/skillgate/plugins/toolspec"
@@ -33,7 +37,7 @@ import (
 // (watcher + periodic stat) and every change is published again.
 //
 // Global hooks come from cfg.Skills.HooksDirs and each skills dir's "_hooks"
-// folder; results are shaped to the share of the client's context window
+// folder (the library looks for those on every rescan); results are shaped to the share of the client's context window
 // the config gives. A reload applies dirs, hooks, budget and repos; turning
 // skills on or off needs a restart (the meta-tools and the extension are
 // announced at start).
@@ -43,8 +47,6 @@ const (
 	skillsSourceID = "gateway:skills"
 	// skillToolPrefix starts the source ID of a skill's tool folder.
 	skillToolPrefix = "skill-tool:"
-	// globalHooksDir is the folder of a skills dir holding global hooks.
-	globalHooksDir = "_hooks"
 	// skillsOrder places the skills tools before servers on collisions.
 	skillsOrder = -1
 	// skillToolOrder places skills' own tools after tool folders.
@@ -55,25 +57,43 @@ const (
 // 200,000-token context window.
 var DefaultSkillsBudget = shape.Budget(200_000, shape.DefaultShare)
 
-// skillsBudget is the bytes one skill result may take under cfg.
-func skillsBudget(cfg *config.Config) int {
+// SkillsBudget is the bytes one skill result may take under cfg: the
+// share of the client's context window cfg gives (SKILLGATE_OUTPUT_BUDGET).
+func SkillsBudget(cfg *config.Config) int {
 	if cfg.Skills.ContextWindow <= 0 {
 		return DefaultSkillsBudget
 	}
 	return shape.Budget(cfg.Skills.ContextWindow, cfg.Skills.ResultShare)
 }
 
-// skillsHooks are cfg's global hooks folders: skills.hooks_dirs, then the
-// _hooks folder of each skills dir that has one.
-func skillsHooks(cfg *config.Config) []string {
-	hooks := slices.Clone(cfg.Skills.HooksDirs)
-	for _, d := range cfg.Skills.Dirs {
-		if fi, err := os.Stat(filepath.Join(d, globalHooksDir)); err == nil && fi.IsDir() {
-			hooks = append(hooks, filepath.Join(d, globalHooksDir))
+// SkillReposDirFor is the folder of the skill repositories of cfg, under
+// SkillReposDir: one per config file (by its absolute path; "builtin" for
+// the built-in default). Gateways of different configs on one machine
+// never touch each other's repositories; gateways of one config (an HTTP
+// one and a --stdio one, replicas) share theirs, taking turns through
+// skills/gitsource's locks.
+func SkillReposDirFor(cfg *config.Config) string {
+	src := cfg.Source
+	if src == "" || strings.HasPrefix(src, "<") {
+		name := strings.Trim(src, "<>")
+		if name == "" {
+			name = "builtin"
 		}
+		return filepath.Join(SkillReposDir(), name)
 	}
-	return hooks
+	abs, err := filepath.Abs(src)
+	if err != nil {
+		abs = src
+	}
+	if real, err := filepath.EvalSymlinks(abs); err == nil {
+		abs = real
+	}
+	sum := sha256.Sum256([]byte(abs))
+	base := strings.Trim(unsafeRepoKey.ReplaceAllString(filepath.Base(abs), "_"), "_")
+	return filepath.Join(SkillReposDir(), base+"-"+hex.EncodeToString(sum[:6]))
 }
+
+var unsafeRepoKey = regexp.MustCompile(`[^a-zA-Z0-9._-]+`)
 
 // skillsRoom is the gateway's skills state.
 type skillsRoom struct {
@@ -164,18 +184,16 @@ func (g *Gateway) startSkills(ctx context.Context, cfg *config.Config) {
 	}
 	room := &skillsRoom{tools: map[string]*source{}, pipes: map[string]*skillPipes{}, dirs: slices.Clone(cfg.Skills.Dirs), repoErrs: map[string]string{},
 		repoErr: errReposLoading}
-	room.lib = skills.New(skills.Options{
-		Dirs:         cfg.Skills.Dirs,
-		HooksDirs:    skillsHooks(cfg),
-		Logger:       g.log.With("room", "skills"),
-		Executor:     lazyExec{g: g, name: "script", inprocess: g.isolation("script")},
-		StateDir:     filepath.Join(stateRoot(), "skills"),
-		MaxTimeout:   time.Duration(cfg.Limits.MaxRequestTimeout),
-		OutputBudget: skillsBudget(cfg),
-		Artifacts:    shape.NewStore(0, 0),
-		OnChange:     func(*skills.Snapshot) { g.skillsChanged(room) },
-	})
+	opts := SkillsOptions(cfg)
+	opts.Logger = g.log.With("room", "skills")
+	opts.Executor = lazyExec{g: g, name: "script", inprocess: g.isolation("script")}
+	opts.StateDir = filepath.Join(stateRoot(), "skills")
+	opts.MaxTimeout = time.Duration(cfg.Limits.MaxRequestTimeout)
+	opts.Artifacts = shape.NewStore(0, 0)
+	opts.OnChange = func(*skills.Snapshot) { g.skillsChanged(room) }
+	room.lib = skills.New(opts)
 	room.srv = skills.NewServer(room.lib)
+	room.srv.Scope(g.profileSeesSkill, frontend.ProfileOf)
 	room.src = &source{
 		id: skillsSourceID, execName: "gateway", namespace: "", order: skillsOrder,
 		kind: "skills", internal: true,
@@ -196,7 +214,7 @@ func (g *Gateway) startSkills(ctx context.Context, cfg *config.Config) {
 	room.src.loaded = true
 	room.src.setState("ready", "")
 	g.skillsChanged(room)
-	repos, err := gitsource.New(ctx, SkillReposDir(), room.lib)
+	repos, err := gitsource.New(ctx, SkillReposDirFor(cfg), room.lib)
 	if err != nil {
 		g.log.Error("skill repositories not served", "err", err)
 	}
@@ -218,8 +236,24 @@ func (g *Gateway) startSkills(ctx context.Context, cfg *config.Config) {
 	go func() {
 		defer g.wg.Done()
 		defer room.lib.Close()
+		if repos != nil {
+			defer repos.Close()
+		}
 		_ = room.lib.Run(runCtx)
 	}()
+}
+
+// profileSeesSkill reports whether the endpoint of ctx serves the skill:
+// every endpoint unless a profile narrows its prompts and resources to
+// servers or skills (its skills: then name the skills it sees). The
+// skills server scopes its tools, prompts, resources and skills/list by
+// it.
+func (g *Gateway) profileSeesSkill(ctx context.Context, id string) bool {
+	p := frontend.ProfileOf(ctx)
+	if p == "" {
+		return true
+	}
+	return g.disclosure().Serves(disclosure.Request{Profile: p}, &catalog.Item{Kind: catalog.Prompt, Source: skillsSourceID, Skill: id})
 }
 
 // union is a followed by the items of b it lacks.
@@ -285,11 +319,27 @@ func (g *Gateway) skillTargets(name string) ([]string, bool) {
 	if lib == nil {
 		return nil, false
 	}
-	a, err := lib.Snapshot().Activation(name)
+	snap := lib.Snapshot()
+	a, err := snap.Activation(name)
 	if err != nil {
 		return nil, false
 	}
-	return a.Targets(), true
+	// What activation cannot bring is named too, so that activate says
+	// so: required skills that are not installed, and services the
+	// config lacks (those it has start before a call needs them).
+	targets := a.Targets()
+	for _, m := range a.Missing {
+		targets = append(targets, "skill:"+m)
+	}
+	g.mu.Lock()
+	services := g.cfg.Services
+	g.mu.Unlock()
+	for _, s := range a.Services {
+		if _, ok := services[s]; !ok {
+			targets = append(targets, "service:"+s)
+		}
+	}
+	return targets, true
 }
 
 // skillsChanged publishes the skills source again and brings the skills'
@@ -359,6 +409,11 @@ func (g *Gateway) skillToolSource(cfg *config.Config, sk *skills.Skill, dir stri
 	if err != nil {
 		return nil, err
 	}
+	if ns := skills.Namespace(sk.ID); config.IsReservedNamespace(ns) {
+		// The library refuses these already; never let one take the
+		// gateway's own names.
+		return nil, fmt.Errorf("skill %s: %q is the namespace of the gateway's own tools", sk.ID, ns)
+	}
 	lim := cfg.Limits
 	id := skillToolPrefix + sk.ID + "/" + filepath.Base(dir)
 	spec, err := json.Marshal(toolspec.Spec{
@@ -397,9 +452,11 @@ const repoFetchTimeout = 2 * time.Minute
 
 // syncRepos brings the repositories the config added in line with want:
 // an entry already checked out with the same URL, ref and layout is kept
-// as it is (no fetch, so a restart works offline), others are fetched, and
-// config repositories no longer in want are removed. Repositories added
-// with the admin tools are left alone unless want names them.
+// as it is (no fetch, so a restart works offline), others are fetched
+// (and one whose checkout went missing), and config repositories no
+// longer in want are removed. Repositories added with the admin tools are
+// left alone unless want names them. The repositories are the config
+// file's own (SkillReposDirFor): another config's gateway has its own.
 func (g *Gateway) syncRepos(ctx context.Context, room *skillsRoom, want []*config.SkillRepo) {
 	room.syncMu.Lock()
 	defer room.syncMu.Unlock()
@@ -407,9 +464,19 @@ func (g *Gateway) syncRepos(ctx context.Context, room *skillsRoom, want []*confi
 	if repos == nil {
 		return
 	}
+	want = slices.Clone(want) // the config's entries stay as they are
 	names := map[string]bool{}
-	for _, w := range want {
+	for i, w := range want {
 		names[w.Name] = true
+		// A local path is kept absolute, so that the same config read
+		// from another working folder names the same repository.
+		if config.LocalRepo(w.URL) && !filepath.IsAbs(w.URL) {
+			if abs, err := filepath.Abs(w.URL); err == nil {
+				c := *w
+				c.URL = abs
+				want[i] = &c
+			}
+		}
 	}
 	for _, r := range repos.List() {
 		if r.Origin == repoFromConfig && !names[r.Name] {
@@ -422,7 +489,10 @@ func (g *Gateway) syncRepos(ctx context.Context, room *skillsRoom, want []*confi
 	for _, w := range want {
 		cur, ok := repos.Get(w.Name)
 		if ok && cur.URL == w.URL && cur.Ref == w.Ref && sameLayout(cur.Layout, w.Layout) {
-			continue
+			if _, err := os.Stat(cur.SkillsDir); err == nil {
+				continue
+			}
+			g.log.Warn("skill repository checkout is missing; fetching it again", "repo", w.Name, "dir", cur.SkillsDir)
 		}
 		if ok && cur.URL != w.URL {
 			if err := repos.Remove(ctx, w.Name); err != nil {
@@ -485,7 +555,7 @@ func (g *Gateway) reloadSkills(ctx context.Context, cfg *config.Config) {
 	if !cfg.Skills.Configured() {
 		g.log.Warn("skills: the config has none now; their meta-tools stay listed until a restart")
 	}
-	room.lib.SetOutputBudget(skillsBudget(cfg))
+	room.lib.SetOutputBudget(SkillsBudget(cfg))
 	room.mu.Lock()
 	old := room.dirs
 	room.dirs = slices.Clone(cfg.Skills.Dirs)
@@ -504,7 +574,7 @@ func (g *Gateway) reloadSkills(ctx context.Context, cfg *config.Config) {
 			}
 		}
 	}
-	if err := room.lib.SetHooksDirs(ctx, skillsHooks(cfg)); err != nil {
+	if err := room.lib.SetHooksDirs(ctx, cfg.Skills.HooksDirs); err != nil {
 		g.log.Warn("skills hooks not reloaded", "err", err)
 	}
 	g.syncRepos(ctx, room, cfg.Skills.Repos)

@@ -151,7 +151,18 @@ func (a skillAdmin) Call(ctx context.Context, req sdk.CallRequest, _ sdk.Call) (
 		}
 	}
 	text := fmt.Sprintf("%s %s: %s at %.12s, %d skills: %s\n", verb, r.Name, r.URL, r.Commit, len(ids), strings.Join(ids, ", "))
-	return toolAdminResult(text, map[string]any{"repo": info, "skills": ids}), nil
+	// What the repository holds but does not serve: broken SKILL.md
+	// files, skills another source already serves.
+	var dropped []string
+	for _, pr := range room.lib.Snapshot().Problems() {
+		if abs, err := filepath.Abs(pr.Path); err == nil && strings.HasPrefix(abs, r.Dir+string(filepath.Separator)) {
+			dropped = append(dropped, pr.String())
+		}
+	}
+	if len(dropped) > 0 {
+		text += fmt.Sprintf("not served (%d): %s\n", len(dropped), strings.Join(dropped, "; "))
+	}
+	return toolAdminResult(text, map[string]any{"repo": info, "skills": ids, "problems": orEmptyStrings(dropped)}), nil
 }
 
 // knownRepos names the repositories after an unknown-repository error.
@@ -212,4 +223,11 @@ func (a skillAdmin) list(room *skillsRoom) json.RawMessage {
 		b.WriteString("no skill repositories (skills.repos in the config, or skill__repo_add)\n")
 	}
 	return toolAdminResult(b.String(), map[string]any{"repos": rows, "failed": failed})
+}
+
+func orEmptyStrings(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
 }

@@ -98,6 +98,9 @@ func serverSpec(sv *config.Server, lim config.Limits) json.RawMessage {
 	if lim.ShutdownGrace > 0 {
 		spec["shutdown_grace"] = time.Duration(lim.ShutdownGrace).String()
 	}
+	if sv.StartTimeout > 0 {
+		spec["start_timeout"] = time.Duration(sv.StartTimeout).String()
+	}
 	b, _ := json.Marshal(spec)
 	return b
 }
@@ -150,6 +153,13 @@ func (g *Gateway) startSources(ctx context.Context, srcs []*source) {
 		}
 		g.putSource(s)
 		g.mu.Unlock()
+		if s.server != nil && s.server.Problem != nil {
+			// A variable of its entry is not set: loading it again cannot
+			// help, a restart with the variable set (or a reload) does.
+			s.setState("failed", "not started: "+s.server.Problem.Error())
+			g.log.Warn("server not started", "source", s.id, "err", s.server.Problem)
+			continue
+		}
 		wg.Add(1)
 		sem <- struct{}{}
 		go func() {
@@ -333,6 +343,7 @@ func (g *Gateway) Reload(ctx context.Context, cfg *config.Config) error {
 	}
 	old := g.cfg
 	g.cfg = cfg
+	g.cfgLoaded, g.cfgErr = time.Now(), nil
 	g.publishRoutes()
 	g.mu.Unlock()
 	g.hold()

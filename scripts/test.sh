@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # test.sh is skillgate's test command: it installs the test dependencies
 # (scripts/test-deps.sh), then vets and tests the root module and the plugin SDK
-# module (plugins/sdk) with the race detector, and checks that the SDK does not
-# import the gateway.
+# module (plugins/sdk) with the race detector, checks that the SDK does not
+# import the gateway, and that everything still builds for macOS and Windows
+# (scripts/crossbuild.sh).
 #
 #   ./scripts/test.sh                     everything (what CI runs)
 #   ./scripts/test.sh -run TestX ./pkg/   only `go test` in the root module, with these arguments
@@ -38,6 +39,8 @@ fi
 
 say "go vet (root module)"
 go vet ./...
+say "go vet and go build for other systems (scripts/crossbuild.sh)"
+./scripts/crossbuild.sh
 if ((have_sdk)); then
 	say "go vet ($SDK)"
 	(cd "$SDK" && go vet ./...)

@@ -7,13 +7,15 @@
 // once, however many callers ask at the same time — waits until it is
 // healthy, and returns the variables that reach it (NAME_HOST, NAME_PORT).
 // A service seen healthy recently is answered from memory, so the check on
-// every call costs no I/O. Close stops what the manager started, except
-// services marked Keep.
+// every call costs no I/O. Close stops what the manager created, except
+// services marked Keep, unless another process still uses the project.
 //
 // Everything the manager creates carries ownership labels (LabelManaged,
-// LabelProject); it lists, adopts, stops and prunes only labelled objects,
-// and after a crash the next manager of the same project adopts the
-// containers it finds instead of starting duplicates.
+// LabelProject, and LabelOwner naming the process); it lists, adopts, stops
+// and prunes only labelled objects. Another manager of the same project —
+// a second gateway, or the next one after a crash — adopts the containers
+// it finds instead of starting duplicates, and leaves to each process what
+// is its own (see NewOwner and Manager.Close).
 //
 // ServerContainer turns an MCP server image into the docker command line a
 // stdio MCP client launches (no Docker client needed).

@@ -34,7 +34,12 @@ import (
 // client. Switching to github.com/moby/moby/client touches nothing else.
 
 // dockerEngine is the Engine of a Docker daemon.
-type dockerEngine struct{ c *client.Client }
+type dockerEngine struct {
+	c *client.Client
+
+	mu         sync.Mutex
+	negotiated bool
+}
 
 var _ Engine = (*dockerEngine)(nil)
 
@@ -61,9 +66,25 @@ func wrap(op string, err error) error {
 	case cerrdefs.IsConflict(err):
 		return fmt.Errorf("%s: %w: %v", op, ErrConflict, err)
 	case client.IsErrConnectionFailed(err):
-		return fmt.Errorf("%s: %w: %v (is dockerd running? see docs/SERVICES.md)", op, ErrNoEngine, err)
+		return fmt.Errorf("%s: %w: %v (start dockerd, or set DOCKER_HOST to an engine that runs; see docs/SERVICES.md)", op, ErrNoEngine, err)
 	}
 	return fmt.Errorf("%s: %w", op, err)
+}
+
+// ready negotiates the API version once, before the first call. The
+// client negotiates lazily on a first request, but some of its calls read
+// the version before that, racing with a concurrent first request that
+// writes it.
+func (d *dockerEngine) ready(ctx context.Context) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.negotiated {
+		return
+	}
+	if p, err := d.c.Ping(ctx); err == nil {
+		d.c.NegotiateAPIVersionPing(p)
+		d.negotiated = true
+	}
 }
 
 func labelFilter(labels map[string]string) filters.Args {
@@ -79,11 +100,15 @@ func (d *dockerEngine) Ping(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", wrap("ping", err)
 	}
+	d.mu.Lock()
 	d.c.NegotiateAPIVersionPing(p)
+	d.negotiated = true
+	d.mu.Unlock()
 	return d.c.ClientVersion(), nil
 }
 
 func (d *dockerEngine) Containers(ctx context.Context, labels map[string]string) ([]Container, error) {
+	d.ready(ctx)
 	list, err := d.c.ContainerList(ctx, container.ListOptions{All: true, Filters: labelFilter(labels)})
 	if err != nil {
 		return nil, wrap("list containers", err)
@@ -110,6 +135,7 @@ func (d *dockerEngine) Containers(ctx context.Context, labels map[string]string)
 }
 
 func (d *dockerEngine) Inspect(ctx context.Context, id string) (Container, error) {
+	d.ready(ctx)
 	r, err := d.c.ContainerInspect(ctx, id)
 	if err != nil {
 		return Container{}, wrap("inspect "+id, err)
@@ -151,6 +177,7 @@ func (d *dockerEngine) Inspect(ctx context.Context, id string) (Container, error
 }
 
 func (d *dockerEngine) Create(ctx context.Context, cc *ContainerConfig) (string, error) {
+	d.ready(ctx)
 	cfg := &container.Config{
 		Image: cc.Image, Env: cc.Env, Labels: cc.Labels,
 		ExposedPorts: nat.PortSet{},
@@ -200,19 +227,23 @@ func (d *dockerEngine) Create(ctx context.Context, cc *ContainerConfig) (string,
 }
 
 func (d *dockerEngine) Start(ctx context.Context, id string) error {
+	d.ready(ctx)
 	return wrap("start "+id, d.c.ContainerStart(ctx, id, container.StartOptions{}))
 }
 
 func (d *dockerEngine) Stop(ctx context.Context, id string, timeout time.Duration) error {
+	d.ready(ctx)
 	secs := int(timeout.Round(time.Second) / time.Second)
 	return wrap("stop "+id, d.c.ContainerStop(ctx, id, container.StopOptions{Timeout: &secs}))
 }
 
 func (d *dockerEngine) Remove(ctx context.Context, id string) error {
+	d.ready(ctx)
 	return wrap("remove "+id, d.c.ContainerRemove(ctx, id, container.RemoveOptions{Force: true, RemoveVolumes: true}))
 }
 
 func (d *dockerEngine) Logs(ctx context.Context, id string, o LogOptions, w io.Writer) error {
+	d.ready(ctx)
 	opts := container.LogsOptions{ShowStdout: true, ShowStderr: true, Follow: o.Follow, Timestamps: o.Timestamps}
 	if o.Tail > 0 {
 		opts.Tail = strconv.Itoa(o.Tail)
@@ -230,6 +261,7 @@ func (d *dockerEngine) Logs(ctx context.Context, id string, o LogOptions, w io.W
 }
 
 func (d *dockerEngine) ImageID(ctx context.Context, ref string) (string, error) {
+	d.ready(ctx)
 	r, err := d.c.ImageInspect(ctx, ref)
 	switch {
 	case err == nil:
@@ -241,6 +273,7 @@ func (d *dockerEngine) ImageID(ctx context.Context, ref string) (string, error) 
 }
 
 func (d *dockerEngine) RemoveReplacedImage(ctx context.Context, id string) (bool, error) {
+	d.ready(ctx)
 	r, err := d.c.ImageInspect(ctx, id)
 	switch {
 	case cerrdefs.IsNotFound(err):
@@ -260,6 +293,7 @@ func (d *dockerEngine) RemoveReplacedImage(ctx context.Context, id string) (bool
 }
 
 func (d *dockerEngine) ReplacedImages(ctx context.Context, labels map[string]string) ([]string, error) {
+	d.ready(ctx)
 	f := labelFilter(labels)
 	f.Add("dangling", "true")
 	list, err := d.c.ImageList(ctx, image.ListOptions{Filters: f})
@@ -274,6 +308,7 @@ func (d *dockerEngine) ReplacedImages(ctx context.Context, labels map[string]str
 }
 
 func (d *dockerEngine) Pull(ctx context.Context, ref string, fn func(Progress)) error {
+	d.ready(ctx)
 	rc, err := d.c.ImagePull(ctx, ref, image.PullOptions{})
 	if err != nil {
 		return wrap("pull "+ref, err)
@@ -308,8 +343,14 @@ func (d *dockerEngine) Pull(ctx context.Context, ref string, fn func(Progress)) 
 var stepRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^Step (\d+)/(\d+) :`) })
 
 func (d *dockerEngine) Build(ctx context.Context, b *BuildConfig, fn func(Progress)) error {
+	d.ready(ctx)
 	pr, pw := io.Pipe()
-	go func() { pw.CloseWithError(tarDir(pw, b.Context)) }()
+	tarErr := make(chan error, 1)
+	go func() {
+		err := tarDir(pw, b.Context)
+		tarErr <- err // before the pipe fails the request
+		pw.CloseWithError(err)
+	}()
 	defer pr.Close()
 	args := map[string]*string{}
 	for k, v := range b.Args {
@@ -324,6 +365,15 @@ func (d *dockerEngine) Build(ctx context.Context, b *BuildConfig, fn func(Progre
 		Labels: b.Labels, Remove: true, ForceRemove: true, Version: build.BuilderV1,
 	})
 	if err != nil {
+		// A context that cannot be read fails the upload, which the client
+		// reports as a connection failure: say what really happened.
+		select {
+		case terr := <-tarErr:
+			if terr != nil {
+				return fmt.Errorf("build %s: %w", b.Tag, terr)
+			}
+		default:
+		}
 		return wrap("build "+b.Tag, err)
 	}
 	defer r.Body.Close()
@@ -444,6 +494,7 @@ func tarDir(w io.Writer, dir string) error {
 }
 
 func (d *dockerEngine) Volumes(ctx context.Context, labels map[string]string) ([]Object, error) {
+	d.ready(ctx)
 	r, err := d.c.VolumeList(ctx, volume.ListOptions{Filters: labelFilter(labels)})
 	if err != nil {
 		return nil, wrap("list volumes", err)
@@ -456,15 +507,18 @@ func (d *dockerEngine) Volumes(ctx context.Context, labels map[string]string) ([
 }
 
 func (d *dockerEngine) CreateVolume(ctx context.Context, name string, labels map[string]string) error {
+	d.ready(ctx)
 	_, err := d.c.VolumeCreate(ctx, volume.CreateOptions{Name: name, Labels: labels})
 	return wrap("create volume "+name, err)
 }
 
 func (d *dockerEngine) RemoveVolume(ctx context.Context, name string) error {
+	d.ready(ctx)
 	return wrap("remove volume "+name, d.c.VolumeRemove(ctx, name, false))
 }
 
 func (d *dockerEngine) Networks(ctx context.Context, labels map[string]string) ([]Object, error) {
+	d.ready(ctx)
 	list, err := d.c.NetworkList(ctx, network.ListOptions{Filters: labelFilter(labels)})
 	if err != nil {
 		return nil, wrap("list networks", err)
@@ -482,10 +536,12 @@ func (d *dockerEngine) Networks(ctx context.Context, labels map[string]string) (
 }
 
 func (d *dockerEngine) CreateNetwork(ctx context.Context, name string, labels map[string]string) error {
+	d.ready(ctx)
 	_, err := d.c.NetworkCreate(ctx, name, network.CreateOptions{Driver: "bridge", Labels: labels})
 	return wrap("create network "+name, err)
 }
 
 func (d *dockerEngine) RemoveNetwork(ctx context.Context, name string) error {
+	d.ready(ctx)
 	return wrap("remove network "+name, d.c.NetworkRemove(ctx, name))
 }

@@ -271,11 +271,89 @@ func TestDockerAdoptAfterKill(t *testing.T) {
 		t.Errorf("containers %v, want 1", got)
 	}
 	kvRoundTrip(t, "127.0.0.1", env["KV_PORT"])
-	// Close stops what it adopted.
+	// Close stops what it adopted from a process that is gone, and the
+	// presence marker that process left.
 	if err := m.Close(t.Context()); err != nil {
 		t.Fatal(err)
 	}
 	testenv.WaitNoContainers(t, 10*time.Second, "label="+services.LabelProject+"="+proj)
+	if out := testenv.DockerCLI(t, "volume", "ls", "-q", "--filter", "label="+services.LabelProject+"="+proj); out != "" {
+		t.Errorf("volumes left: %s", out)
+	}
+}
+
+// TestDockerSecondProcessLeavesFirstAlone: a second manager of the project
+// (another gateway, a one-shot command) adopts the running service and,
+// when it stops, leaves it and the project's network to the first; the
+// first, the last one out, removes them.
+func TestDockerSecondProcessLeavesFirstAlone(t *testing.T) {
+	proj := project(t)
+	first := newManager(t, proj, kvSpec(t, "kv"))
+	env, err := first.Ensure(t.Context(), "kv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	kvName := services.ContainerName(proj, "kv")
+	id := testenv.DockerCLI(t, "inspect", "-f", "{{.Id}}", kvName)
+	second := newManager(t, proj, kvSpec(t, "kv"))
+	if _, err := second.Ensure(t.Context(), "kv"); err != nil {
+		t.Fatal(err)
+	}
+	if err := second.Close(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if got := testenv.DockerCLI(t, "inspect", "-f", "{{.Id}} {{.State.Status}}", kvName); got != id+" running" {
+		t.Fatalf("after the second manager stopped, kv is %q; want %s running", got, id)
+	}
+	if out := testenv.DockerCLI(t, "network", "ls", "-q", "--filter", "name=^"+services.NetworkName(proj)+"$"); out == "" {
+		t.Error("the second manager removed the project's network")
+	}
+	kvRoundTrip(t, "127.0.0.1", env["KV_PORT"])
+	if err := first.Close(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	testenv.WaitNoContainers(t, 10*time.Second, "label="+services.LabelProject+"="+proj)
+	for _, kind := range []string{"volume", "network"} {
+		if out := testenv.DockerCLI(t, kind, "ls", "-q", "--filter", "label="+services.LabelProject+"="+proj); out != "" {
+			t.Errorf("%ss left after the last manager stopped: %s", kind, out)
+		}
+	}
+}
+
+// TestDockerFixedPortTaken: a fixed host port something else listens on
+// fails the start at once, naming the port as written and what to do.
+func TestDockerFixedPortTaken(t *testing.T) {
+	proj := project(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	port := ln.Addr().(*net.TCPAddr).Port
+	sp := kvSpec(t, "kv")
+	sp.Ports = []services.Port{{Container: 6379, Host: port, Protocol: "tcp", Origin: "skillgate.yaml:9:13"}}
+	m := newManager(t, proj, sp)
+	_, err = m.Ensure(t.Context(), "kv")
+	want := fmt.Sprintf(`service kv: host port %d/tcp is taken (ports: "%d:6379", skillgate.yaml:9:13)`, port, port)
+	if err == nil || !strings.HasPrefix(err.Error(), want) || !strings.Contains(err.Error(), `write "6379"`) {
+		t.Fatalf("err = %v; want it to start with %q and say what to do", err, want)
+	}
+	t.Log(err)
+}
+
+// TestDockerBuildContextMissing: a build context that cannot be read is
+// said to be so, not blamed on an unreachable engine.
+func TestDockerBuildContextMissing(t *testing.T) {
+	testenv.Docker(t)
+	eng, err := services.NewDockerEngine()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "gone")
+	err = eng.Build(t.Context(), &services.BuildConfig{Context: dir, Tag: "skillgate-test/never:built"}, nil)
+	if err == nil || errors.Is(err, services.ErrNoEngine) || !strings.Contains(err.Error(), "build context "+dir) {
+		t.Errorf("err = %v; want the build context named, not ErrNoEngine", err)
+	}
 }
 
 func TestDockerPruneOnlyLabelled(t *testing.T) {
@@ -367,27 +445,46 @@ func TestDockerServerContainer(t *testing.T) {
 	// --rm removes the container once its stdin closes.
 	testenv.WaitNoContainers(t, 15*time.Second, "label="+services.LabelProject+"="+proj)
 
-	// A killed CLI can leave its container; RemoveServers finds it by label.
-	cmd := exec.Command(name, args...)
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH")}
-	stdin, _ := cmd.StdinPipe()
-	if err := cmd.Start(); err != nil {
+	// Two gateways of the project run the same server at once, each its
+	// own container. One's cleanup (when it starts or stops) removes its
+	// own and a killed CLI's leftover, never the other's running one.
+	mine := services.NewOwner()
+	m, err := services.New(nil, services.Options{Project: proj, Owner: mine})
+	if err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(15 * time.Second)
-	for len(testenv.Containers(t, "label="+services.LabelProject+"="+proj, "status=running")) == 0 && time.Now().Before(deadline) {
-		time.Sleep(100 * time.Millisecond)
+	t.Cleanup(func() { m.Close(context.Background()) })
+	start := func(owner string) *client.Client {
+		t.Helper()
+		sc := &services.ServerContainer{Project: proj, Server: "echo", Image: image, Owner: owner}
+		name, args := sc.Command()
+		c, err := client.NewStdioMCPClient(name, []string{"PATH=" + os.Getenv("PATH")}, args...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		if _, err := c.Initialize(ctx, init); err != nil {
+			t.Fatalf("server container of owner %s: %v", owner, err)
+		}
+		return c
 	}
-	cmd.Process.Kill()
-	cmd.Wait()
-	stdin.Close()
-	m := newManager(t, proj)
+	start(mine)
+	theirs := start(services.NewOwner())
+	if got := testenv.Containers(t, "label="+services.LabelProject+"="+proj, "status=running"); len(got) != 2 {
+		t.Fatalf("running server containers %v, want one per gateway", got)
+	}
 	removed, err := m.RemoveServers(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("removed %v", removed)
-	testenv.WaitNoContainers(t, 10*time.Second, "label="+services.LabelProject+"="+proj)
+	if len(removed) != 1 || removed[0] != services.ServerContainerName(proj, "echo", mine) {
+		t.Errorf("removed %v; want only this gateway's container", removed)
+	}
+	if _, err := theirs.CallTool(ctx, req); err != nil {
+		t.Errorf("the other gateway's server after the cleanup: %v", err)
+	}
+	theirs.Close()
+	testenv.WaitNoContainers(t, 15*time.Second, "label="+services.LabelProject+"="+proj)
 }
 
 // TestDockerRebuildRemovesReplacedImage: a rebuild that changes the image

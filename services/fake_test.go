@@ -26,6 +26,9 @@ type fakeEngine struct {
 	health map[string]string
 	// createDelay slows Create, to widen races.
 	createDelay time.Duration
+	// fault, when set, is asked before each call (op is the method's name,
+	// arg its container, image or volume): a non-nil error fails the call.
+	fault func(op, arg string) error
 
 	creates, starts, inspects, builds, pulls atomic.Int32
 }
@@ -50,7 +53,17 @@ func match(labels, filter map[string]string) bool {
 
 func (f *fakeEngine) Ping(context.Context) (string, error) { return "1.41", nil }
 
+func (f *fakeEngine) fail(op, arg string) error {
+	if f.fault == nil {
+		return nil
+	}
+	return f.fault(op, arg)
+}
+
 func (f *fakeEngine) Containers(_ context.Context, labels map[string]string) ([]Container, error) {
+	if err := f.fail("Containers", ""); err != nil {
+		return nil, err
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	var out []Container
@@ -76,6 +89,9 @@ func (f *fakeEngine) find(idOrName string) *Container {
 
 func (f *fakeEngine) Inspect(_ context.Context, id string) (Container, error) {
 	f.inspects.Add(1)
+	if err := f.fail("Inspect", id); err != nil {
+		return Container{}, err
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	c := f.find(id)
@@ -118,6 +134,9 @@ func (f *fakeEngine) Create(_ context.Context, cc *ContainerConfig) (string, err
 
 func (f *fakeEngine) Start(_ context.Context, id string) error {
 	f.starts.Add(1)
+	if err := f.fail("Start", id); err != nil {
+		return err
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	c := f.find(id)
@@ -170,6 +189,9 @@ func (f *fakeEngine) ImageID(_ context.Context, ref string) (string, error) {
 
 func (f *fakeEngine) Pull(_ context.Context, ref string, fn func(Progress)) error {
 	f.pulls.Add(1)
+	if err := f.fail("Pull", ref); err != nil {
+		return err
+	}
 	if fn != nil {
 		fn(Progress{Phase: "pull", Current: 5, Total: 10, Message: "layer"})
 	}
@@ -199,6 +221,9 @@ func (f *fakeEngine) ReplacedImages(context.Context, map[string]string) ([]strin
 }
 
 func (f *fakeEngine) Volumes(_ context.Context, labels map[string]string) ([]Object, error) {
+	if err := f.fail("Volumes", ""); err != nil {
+		return nil, err
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	var out []Object
@@ -211,6 +236,9 @@ func (f *fakeEngine) Volumes(_ context.Context, labels map[string]string) ([]Obj
 }
 
 func (f *fakeEngine) CreateVolume(_ context.Context, name string, labels map[string]string) error {
+	if err := f.fail("CreateVolume", name); err != nil {
+		return err
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if _, ok := f.volumes[name]; !ok {

@@ -18,6 +18,10 @@ const (
 	// LabelConfig is a hash of the definition a container was created from;
 	// a container whose hash differs from the current one is recreated.
 	LabelConfig = "io.skillgate.config-hash"
+	// LabelOwner is the owner id (NewOwner) of the process that created a
+	// container or a presence marker; containers `skillgate services up`
+	// starts have none. See owner.go.
+	LabelOwner = "io.skillgate.owner"
 )
 
 // Values of LabelRole.
@@ -26,6 +30,9 @@ const (
 	RoleServer  = "mcp-server"
 	RoleVolume  = "volume"
 	RoleNetwork = "network"
+	// RolePresence marks a volume that holds no data: it says that the
+	// process of its LabelOwner uses the project's services.
+	RolePresence = "presence"
 )
 
 // ownerLabels are the labels every object of project carries.
@@ -51,9 +58,16 @@ func owned(labels map[string]string, project string) bool {
 // and project names cannot contain a dot, so names never collide.
 func ContainerName(project, service string) string { return "skillgate." + project + "." + service }
 
-// ServerContainerName is the deterministic name of an MCP server's container.
-func ServerContainerName(project, server string) string {
-	return "skillgate." + project + ".mcp." + server
+// ServerContainerName is the name of an MCP server's container run by the
+// manager of owner id (ServerContainer.Owner): each gateway of a project
+// runs its own, so two never fight over one name. An empty owner gives the
+// bare name.
+func ServerContainerName(project, server, owner string) string {
+	name := "skillgate." + project + ".mcp." + server
+	if owner != "" {
+		name += "." + shortID(owner)
+	}
+	return name
 }
 
 // NetworkName is the name of a project's network, where its services reach

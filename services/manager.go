@@ -5,10 +5,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"maps"
 	"math"
 	"net"
+	"os"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -49,10 +52,21 @@ type Options struct {
 	StartTimeout time.Duration
 	// StopTimeout is how long a container gets to stop before it is killed.
 	StopTimeout time.Duration
-	// UpHint is the command that starts a service by hand, such as
-	// "skillgate -c skillgate.yaml services up"; the service name is
-	// appended. It is shown when a manual service is not running.
-	UpHint string
+	// CLI is the command line that runs skillgate on this config, such as
+	// "skillgate -c skillgate.yaml"; the hints of errors append
+	// "services up NAME" or "services logs NAME" to it. The default is
+	// "skillgate".
+	CLI string
+	// Owner is the owner id (NewOwner) the containers this manager creates
+	// are labelled with; its Close removes those (and those whose owner is
+	// gone) unless another process still uses the project. A gateway gives
+	// the managers of its reloaded configs the same one. Empty means a new
+	// one.
+	Owner string
+	// Detach makes the containers this manager creates outlive it: they
+	// carry no owner, so no manager's Close removes them, only Down or
+	// Remove (as for `skillgate services up`). Its Close removes nothing.
+	Detach bool
 	// Progress, when set, receives the progress of pulls and builds started
 	// on demand by Ensure.
 	Progress func(Progress)
@@ -71,6 +85,7 @@ type Manager struct {
 	opts  Options
 	eng   Engine
 	log   *slog.Logger
+	owner string   // "" when Detach
 	names []string // declared services, sorted
 	svcs  map[string]*svc
 
@@ -94,9 +109,8 @@ type svc struct {
 
 	snap atomic.Pointer[snapshot]
 
-	mu      sync.Mutex
-	flight  *flight
-	touched bool // started or adopted by this manager: stopped at Close
+	mu     sync.Mutex
+	flight *flight
 	// lastPorts are the host ports it was last seen on: a recreated
 	// container asks for them again, so the variables handed out stay true.
 	lastPorts map[string]int
@@ -179,7 +193,18 @@ func New(specs []Spec, opts Options) (*Manager, error) {
 	if opts.StopTimeout <= 0 {
 		opts.StopTimeout = DefaultStopTimeout
 	}
-	m := &Manager{opts: opts, eng: opts.Engine, log: opts.Logger, svcs: map[string]*svc{}}
+	if opts.CLI == "" {
+		opts.CLI = "skillgate"
+	}
+	switch {
+	case opts.Detach:
+		opts.Owner = ""
+	case opts.Owner == "":
+		opts.Owner = NewOwner()
+	case !ownerRe().MatchString(opts.Owner):
+		return nil, fmt.Errorf("%w: owner %q is not an owner id; use NewOwner", ErrInvalidSpec, opts.Owner)
+	}
+	m := &Manager{opts: opts, eng: opts.Engine, log: opts.Logger, owner: opts.Owner, svcs: map[string]*svc{}}
 	var errs []error
 	for i := range specs {
 		sp := specs[i]
@@ -476,6 +501,9 @@ func (m *Manager) checkManual(ctx context.Context, s *svc) (map[string]string, e
 	if err != nil {
 		return nil, err
 	}
+	if err := m.mark(ctx, eng); err != nil {
+		return nil, fmt.Errorf("service %s: %w", s.spec.Name, err)
+	}
 	c, err := eng.Inspect(ctx, ContainerName(m.opts.Project, s.spec.Name))
 	if err == nil && owned(c.Labels, m.opts.Project) {
 		m.observe(s, c)
@@ -485,13 +513,15 @@ func (m *Manager) checkManual(ctx context.Context, s *svc) (map[string]string, e
 	} else if err != nil && !errors.Is(err, ErrNotFound) {
 		return nil, fmt.Errorf("service %s: %w", s.spec.Name, err)
 	}
-	hint := m.opts.UpHint
-	if hint == "" {
-		hint = "skillgate services up"
-	}
 	state := s.snap.Load().state
-	return nil, fmt.Errorf("service %s: %w (state %s) and its policy is manual; start it with: %s %s",
-		s.spec.Name, ErrNotRunning, state, hint, s.spec.Name)
+	return nil, fmt.Errorf("service %s: %w (state %s) and its policy is manual; start it with: %s",
+		s.spec.Name, ErrNotRunning, state, m.hint("up", s.spec.Name))
+}
+
+// hint is the command line that applies verb to service name, such as
+// "skillgate -c skillgate.yaml services logs kv".
+func (m *Manager) hint(verb, name string) string {
+	return m.opts.CLI + " services " + verb + " " + name
 }
 
 // observe records what a container says about s.
@@ -577,6 +607,12 @@ func (m *Manager) bringUp(ctx context.Context, s *svc, f *flight, rebuild bool) 
 		return fmt.Errorf("service %s: %w", s.spec.Name, err)
 	}
 	name := s.spec.Name
+	// What was known before: a check that finds the same container as
+	// healthy as it was is routine, not news for the log.
+	prev := s.snap.Load()
+	if err := m.mark(ctx, eng); err != nil {
+		return fmt.Errorf("service %s: %w", name, err)
+	}
 	for _, d := range slices.Sorted(maps.Keys(s.spec.DependsOn)) {
 		dep := m.svcs[d]
 		if _, err := m.ensure(ctx, dep, false, f.progress, false); err != nil {
@@ -610,7 +646,11 @@ func (m *Manager) bringUp(ctx context.Context, s *svc, f *flight, rebuild bool) 
 				return fmt.Errorf("service %s: %w", name, err)
 			}
 		case c.Running():
-			m.log.Info("service adopted", "service", name, "container", cname)
+			lvl := slog.LevelInfo
+			if c.ID == prev.id {
+				lvl = slog.LevelDebug
+			}
+			m.log.Log(ctx, lvl, "service adopted", "service", name, "container", cname, "owner", cmpOr(c.Labels[LabelOwner], "none"))
 			id = c.ID
 		default:
 			if err := eng.Start(ctx, c.ID); err != nil {
@@ -628,9 +668,6 @@ func (m *Manager) bringUp(ctx context.Context, s *svc, f *flight, rebuild bool) 
 	if id == "" {
 		return fmt.Errorf("service %s: could not create or adopt container %s", name, cname)
 	}
-	s.mu.Lock()
-	s.touched = true
-	s.mu.Unlock()
 	if replaced != "" {
 		// The container runs the new image now: the one the rebuild
 		// replaced would stay behind as a dangling image.
@@ -640,7 +677,7 @@ func (m *Manager) bringUp(ctx context.Context, s *svc, f *flight, rebuild bool) 
 			m.log.Info("removed the image a rebuild replaced", "service", name, "image", replaced)
 		}
 	}
-	return m.waitReady(ctx, eng, s, id)
+	return m.waitReady(ctx, eng, s, id, prev)
 }
 
 // ensureImage builds or pulls the image of s when needed and returns its
@@ -660,6 +697,10 @@ func (m *Manager) ensureImage(ctx context.Context, eng Engine, s *svc, f *flight
 	}
 	switch {
 	case s.spec.Build != nil && (!have || rebuild):
+		if fi, err := os.Stat(s.spec.Build.Context); err != nil || !fi.IsDir() {
+			return "", "", fmt.Errorf("service %s: build context %s is not a folder (%s); fix build.context (relative to the config file) or create the folder",
+				name, s.spec.Build.Context, statReason(err))
+		}
 		m.log.Info("building service image", "service", name, "image", s.image, "context", s.spec.Build.Context)
 		b := &BuildConfig{
 			Context: s.spec.Build.Context, Dockerfile: s.spec.Build.Dockerfile, Tag: s.image,
@@ -672,7 +713,8 @@ func (m *Manager) ensureImage(ctx context.Context, eng Engine, s *svc, f *flight
 	case !have:
 		m.log.Info("pulling service image", "service", name, "image", s.image)
 		if err := eng.Pull(ctx, s.image, progress); err != nil {
-			return "", "", fmt.Errorf("service %s: pull %s: %w (no registry reachable? build it locally with build: or docker build -t %s)", name, s.image, err, s.image)
+			// The engine's error names the pull and the image already.
+			return "", "", fmt.Errorf("service %s: %w (%s)", name, err, pullHint(s.image, true))
 		}
 	default:
 		return id, "", nil
@@ -689,6 +731,25 @@ func (m *Manager) ensureImage(ctx context.Context, eng Engine, s *svc, f *flight
 	return id, replaced, nil
 }
 
+// pullHint says what to do when image cannot be pulled; service says
+// whether a build: context could make it.
+func pullHint(image string, service bool) string {
+	if service {
+		return fmt.Sprintf("no registry reachable? give the service a build: context, or build the image yourself: docker build -t %s DIR", image)
+	}
+	return fmt.Sprintf("no registry reachable? build the image yourself: docker build -t %s DIR", image)
+}
+
+func statReason(err error) string {
+	switch {
+	case err == nil:
+		return "it is a file"
+	case errors.Is(err, fs.ErrNotExist):
+		return "it does not exist"
+	}
+	return err.Error()
+}
+
 // create makes the container of s with free host ports, and starts it.
 func (m *Manager) create(ctx context.Context, eng Engine, s *svc) (string, error) {
 	sp := s.spec
@@ -701,6 +762,9 @@ func (m *Manager) create(ctx context.Context, eng Engine, s *svc) (string, error
 		NanoCPUs: int64(math.Round(sp.CPUs * 1e9)),
 		Network:  sp.Network,
 		Init:     true,
+	}
+	if m.owner != "" {
+		cc.Labels[LabelOwner] = m.owner
 	}
 	if h := cc.Health; h != nil && h.Interval == 0 && (len(h.Test) == 0 || h.Test[0] != "NONE") {
 		hc := *h
@@ -731,9 +795,10 @@ func (m *Manager) create(ctx context.Context, eng Engine, s *svc) (string, error
 	var lastErr error
 	for attempt := 0; attempt < 3; attempt++ {
 		cc.Ports = cc.Ports[:0]
+		reused := false
 		for _, p := range sp.Ports {
 			if p.Host == 0 && attempt == 0 && prev[portKey(p)] != 0 {
-				p.Host = prev[portKey(p)]
+				p.Host, reused = prev[portKey(p)], true
 			}
 			if p.Host == 0 {
 				host, err := freePort(p.Protocol)
@@ -757,14 +822,70 @@ func (m *Manager) create(ctx context.Context, eng Engine, s *svc) (string, error
 		if !portTaken(err) {
 			break
 		}
-		m.log.Warn("host port taken between choosing and binding it; trying others", "service", name)
+		// A port the config fixes cannot move: trying again would fail
+		// the same way.
+		if p, ok := fixedPortTaken(sp.Ports, err); ok {
+			where := ""
+			if p.Origin != "" {
+				where = ", " + p.Origin
+			}
+			return "", fmt.Errorf("service %s: host port %d/%s is taken (ports: %q%s): another program or container listens on it; stop it, or write %q to let skillgate choose a free port (engine: %v)",
+				name, p.Host, p.Protocol, p.String(), where, Port{Container: p.Container, Protocol: p.Protocol}.String(), err)
+		}
+		if reused {
+			m.log.Info("the host port the service had before is taken; choosing another", "service", name)
+		} else {
+			m.log.Warn("a chosen host port was taken before the container bound it; choosing another", "service", name)
+		}
 	}
 	return "", fmt.Errorf("service %s: start: %w", name, lastErr)
 }
 
+var portInMsgRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`:(\d+)\b`) })
+
 func portTaken(err error) bool {
 	s := err.Error()
 	return strings.Contains(s, "port is already allocated") || strings.Contains(s, "address already in use")
+}
+
+// fixedPortTaken returns the port with a fixed host port (from the config,
+// not chosen) that the engine's error err is about, or that nothing can
+// bind now.
+func fixedPortTaken(ports []Port, err error) (Port, bool) {
+	named := map[string]bool{}
+	for _, m := range portInMsgRe().FindAllStringSubmatch(err.Error(), -1) {
+		named[m[1]] = true
+	}
+	for _, p := range ports {
+		if p.Host != 0 && named[strconv.Itoa(p.Host)] {
+			return p, true
+		}
+	}
+	for _, p := range ports {
+		if p.Host != 0 && !canBind(p.Protocol, p.Host) {
+			return p, true
+		}
+	}
+	return Port{}, false
+}
+
+// canBind reports whether port of 127.0.0.1 is free now.
+func canBind(proto string, port int) bool {
+	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+	if proto == "udp" {
+		c, err := net.ListenPacket("udp", addr)
+		if err != nil {
+			return false
+		}
+		c.Close()
+		return true
+	}
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		return false
+	}
+	l.Close()
+	return true
 }
 
 // freePort asks the kernel for a free port on 127.0.0.1.
@@ -831,7 +952,7 @@ func (m *Manager) ensureVolume(ctx context.Context, eng Engine, vname, service s
 
 // waitReady polls the container until it is healthy (or running, without
 // a health check), reports unhealthy, exits, or the start timeout passes.
-func (m *Manager) waitReady(ctx context.Context, eng Engine, s *svc, id string) error {
+func (m *Manager) waitReady(ctx context.Context, eng Engine, s *svc, id string, prev *snapshot) error {
 	timeout := s.spec.StartTimeout
 	if timeout <= 0 {
 		timeout = m.opts.StartTimeout
@@ -850,19 +971,23 @@ func (m *Manager) waitReady(ctx context.Context, eng Engine, s *svc, id string) 
 			return fmt.Errorf("service %s: %w: its container exited with code %d before it was ready; last output:\n%s",
 				name, ErrUnhealthy, c.ExitCode, m.tail(eng, id, 10))
 		case c.Running() && (c.Health == "" || c.Health == "healthy"):
-			m.log.Info("service ready", "service", name, "health", cmpOr(c.Health, "no check"))
+			lvl := slog.LevelInfo
+			if prev.ready() && prev.id == id {
+				lvl = slog.LevelDebug // the routine check of a healthy service
+			}
+			m.log.Log(ctx, lvl, "service ready", "service", name, "health", cmpOr(c.Health, "no check"))
 			return nil
 		case c.Health == "unhealthy":
-			return fmt.Errorf("service %s: %w: the health check failed (last check %s); see: skillgate services logs %s",
-				name, ErrUnhealthy, quoteOutput(c.HealthLog), name)
+			return fmt.Errorf("service %s: %w: the health check failed (last check %s); see: %s",
+				name, ErrUnhealthy, quoteOutput(c.HealthLog), m.hint("logs", name))
 		}
 		if time.Now().After(deadline) {
 			last := "none ran yet"
 			if c.HealthLog != "" {
 				last = quoteOutput(c.HealthLog)
 			}
-			return fmt.Errorf("service %s: %w: not healthy after %s (state %s, health %s); last health check: %s; raise start_timeout or see: skillgate services logs %s",
-				name, ErrUnhealthy, timeout, c.State, cmpOr(c.Health, "none"), last, name)
+			return fmt.Errorf("service %s: %w: not healthy after %s (state %s, health %s); last health check: %s; raise start_timeout or see: %s",
+				name, ErrUnhealthy, timeout, c.State, cmpOr(c.Health, "none"), last, m.hint("logs", name))
 		}
 		select {
 		case <-ctx.Done():
@@ -898,10 +1023,11 @@ func (m *Manager) tail(eng Engine, id string, n int) string {
 // HandOver passes m's containers to next, the manager of a reloaded
 // config, and closes m. Starts in progress end, and their callers get
 // ErrClosed (next adopts what they created when asked). A service next
-// also declares (same project) keeps running, owned by next from then on:
-// next stops it at Close, recreates it on its next use when its definition
-// changed, and gives it back the host ports it had. A service next does
-// not declare is stopped and removed like Close does, Keep excepted.
+// also declares (same project) keeps running; next recreates it on its
+// next use when its definition changed, and gives it back the host ports
+// it had. With the same owner (a gateway gives its managers one), what m
+// created is next's to remove at its Close. A service next does not
+// declare is stopped and removed as Close would.
 func (m *Manager) HandOver(ctx context.Context, next *Manager) error {
 	eng, ok := m.shut()
 	if !ok {
@@ -910,38 +1036,31 @@ func (m *Manager) HandOver(ctx context.Context, next *Manager) error {
 	if eng == nil {
 		return nil // it never reached the engine: nothing runs
 	}
-	var errs []error
-	left := 0
+	same := next.opts.Project == m.opts.Project
 	for _, n := range m.names {
-		s := m.svcs[n]
-		s.mu.Lock()
-		touched, ports := s.touched, maps.Clone(s.lastPorts)
-		s.mu.Unlock()
-		if ns := next.svcs[n]; ns != nil && next.opts.Project == m.opts.Project {
+		if ns := next.svcs[n]; ns != nil && same {
+			s := m.svcs[n]
+			s.mu.Lock()
+			ports := maps.Clone(s.lastPorts)
+			s.mu.Unlock()
 			ns.mu.Lock()
-			ns.touched = ns.touched || touched
 			if ns.lastPorts == nil {
 				ns.lastPorts = ports
 			}
 			ns.mu.Unlock()
-			left++
-			continue
-		}
-		if !touched || s.spec.Keep {
-			if touched {
-				left++ // kept: it stays on the network
-			}
-			continue
-		}
-		m.log.Info("service no longer declared; stopping it", "service", n)
-		if err := m.down(ctx, eng, s); err != nil {
-			errs = append(errs, err)
 		}
 	}
-	if left == 0 {
+	if m.owner == "" {
+		return nil // detached: it removes nothing
+	}
+	others, err := m.release(ctx, eng, func(service string) bool { return !same || next.svcs[service] == nil })
+	if !same || next.owner != m.owner {
+		m.unmark(ctx, eng)
+	}
+	if !others && (!same || len(next.names) == 0) {
 		m.removeNetwork(ctx, eng)
 	}
-	return errors.Join(errs...)
+	return err
 }
 
 // shut marks m closed, ends the starts in progress and drops what m knows
@@ -965,34 +1084,122 @@ func (m *Manager) shut() (Engine, bool) {
 	return eng, true
 }
 
-// Close ends starts in progress, then stops and removes the containers this
-// manager started or adopted, except those of services with Keep. It is
-// idempotent.
+// Close ends starts in progress, then stops and removes the service
+// containers this manager's owner created and those whose owner is gone
+// (services with Keep excepted), and the project's network when nothing
+// uses it — unless another process still uses the project (its presence
+// marker is there): then everything stays for the last one to stop (see
+// owner.go). Containers without an owner (`skillgate services up`) and
+// volumes always stay. It is idempotent; a Detach manager's removes
+// nothing.
 func (m *Manager) Close(ctx context.Context) error {
 	eng, ok := m.shut()
-	if !ok || eng == nil {
+	if !ok || eng == nil || m.owner == "" {
 		return nil
 	}
+	others, err := m.release(ctx, eng, func(string) bool { return true })
+	m.unmark(ctx, eng)
+	if !others && err == nil {
+		m.removeNetwork(ctx, eng)
+	}
+	return err
+}
+
+// mark puts m's presence marker on the engine: other processes of the
+// project then leave the containers alone until m closes. It runs on every
+// start or check of a service, so a marker removed meanwhile (by a
+// `services down` of everything, or a volume prune) comes back; creating a
+// volume that exists changes nothing.
+func (m *Manager) mark(ctx context.Context, eng Engine) error {
+	if m.owner == "" {
+		return nil
+	}
+	err := eng.CreateVolume(ctx, PresenceName(m.opts.Project, m.owner),
+		withLabels(m.opts.Project, LabelRole, RolePresence, LabelOwner, m.owner))
+	if err != nil {
+		return fmt.Errorf("record this process's use of project %s: %w", m.opts.Project, err)
+	}
+	return nil
+}
+
+// unmark removes m's presence marker.
+func (m *Manager) unmark(ctx context.Context, eng Engine) {
+	if m.owner == "" {
+		return
+	}
+	if err := eng.RemoveVolume(ctx, PresenceName(m.opts.Project, m.owner)); err != nil && !errors.Is(err, ErrNotFound) {
+		m.log.Warn("could not remove this process's presence marker", "volume", PresenceName(m.opts.Project, m.owner), "err", err)
+	}
+}
+
+// owners returns the owners whose presence markers are on the engine for
+// project, removing the markers of processes that are provably gone (a
+// gateway killed with -9 leaves one behind).
+func owners(ctx context.Context, eng Engine, project string) (map[string]bool, []string, error) {
+	vols, err := eng.Volumes(ctx, withLabels(project, LabelRole, RolePresence))
+	if err != nil {
+		return nil, nil, err
+	}
+	live := map[string]bool{}
+	var stale []string
+	for _, v := range vols {
+		o := v.Labels[LabelOwner]
+		if !owned(v.Labels, project) || o == "" {
+			continue
+		}
+		if processGone(o) {
+			if err := eng.RemoveVolume(ctx, v.Name); err == nil || errors.Is(err, ErrNotFound) {
+				stale = append(stale, v.Name)
+			}
+			continue
+		}
+		live[o] = true
+	}
+	return live, stale, nil
+}
+
+// release stops and removes the service containers of the services which
+// selects that m may remove: those its owner created and, of declared
+// services, those whose owner is gone; never Keep ones nor ones without
+// an owner. When another live process uses the project it removes nothing
+// and reports others.
+func (m *Manager) release(ctx context.Context, eng Engine, which func(service string) bool) (others bool, err error) {
+	live, _, err := owners(ctx, eng, m.opts.Project)
+	if err != nil {
+		return false, err
+	}
+	for o := range live {
+		others = others || o != m.owner
+	}
+	list, err := eng.Containers(ctx, withLabels(m.opts.Project, LabelRole, RoleService))
+	if err != nil {
+		return others, err
+	}
 	var errs []error
-	kept := false
-	for _, n := range m.names {
-		s := m.svcs[n]
-		s.mu.Lock()
-		touched := s.touched
-		s.mu.Unlock()
-		if s.spec.Keep {
-			kept = kept || touched
+	var left []string
+	for _, c := range list {
+		name, o := c.Labels[LabelService], c.Labels[LabelOwner]
+		s := m.svcs[name]
+		switch {
+		case !owned(c.Labels, m.opts.Project) || !which(name) || o == "" || (s != nil && s.spec.Keep):
+			continue
+		case o == m.owner:
+		case s != nil && !live[o]: // its creator is gone
+		default:
+			continue // another live process's
+		}
+		if others {
+			left = append(left, name)
 			continue
 		}
-		if !touched {
-			continue
-		}
-		if err := m.down(ctx, eng, s); err != nil {
+		if err := m.stopRemove(ctx, eng, c, name); err != nil {
 			errs = append(errs, err)
 		}
 	}
-	if !kept {
-		m.removeNetwork(ctx, eng)
+	if len(left) > 0 {
+		slices.Sort(left)
+		m.log.Info("leaving service containers running: another skillgate process uses this project, and the last one to stop removes them",
+			"project", m.opts.Project, "services", strings.Join(left, ","))
 	}
-	return errors.Join(errs...)
+	return others, errors.Join(errs...)
 }

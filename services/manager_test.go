@@ -13,7 +13,7 @@ import (
 
 func newTestManager(t *testing.T, eng *fakeEngine, specs ...Spec) *Manager {
 	t.Helper()
-	m, err := New(specs, Options{Project: "unit", Engine: eng, StartTimeout: 2 * time.Second, UpHint: "skillgate -c x.yaml services up"})
+	m, err := New(specs, Options{Project: "unit", Engine: eng, StartTimeout: 2 * time.Second, CLI: "skillgate -c x.yaml"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -267,7 +267,7 @@ func TestDependsOn(t *testing.T) {
 
 func TestBuildAndPullProgress(t *testing.T) {
 	eng := newFake()
-	built := Spec{Name: "b", Build: &Build{Context: "/tmp/ctx"}}
+	built := Spec{Name: "b", Build: &Build{Context: t.TempDir()}}
 	pulled := Spec{Name: "p", Image: "remote:1"}
 	m := newTestManager(t, eng, built, pulled)
 	var mu sync.Mutex

@@ -70,19 +70,60 @@ func (m *Manager) Status(ctx context.Context, names ...string) ([]Status, error)
 	}
 	out := make([]Status, 0, len(svcs))
 	for _, s := range svcs {
-		c, err := eng.Inspect(ctx, ContainerName(m.opts.Project, s.spec.Name))
-		switch {
-		case errors.Is(err, ErrNotFound) || (err == nil && !owned(c.Labels, m.opts.Project)):
-			old := s.snap.Load()
-			s.snap.Store(&snapshot{state: StateStopped, checked: time.Now(), lastErr: old.lastErr})
-		case err != nil:
+		if err := m.refresh(ctx, eng, s); err != nil {
 			return nil, err
-		default:
-			m.observe(s, c)
 		}
 		out = append(out, m.status(s))
 	}
 	return out, nil
+}
+
+// refresh asks the engine about s and records what it says.
+func (m *Manager) refresh(ctx context.Context, eng Engine, s *svc) error {
+	c, err := eng.Inspect(ctx, ContainerName(m.opts.Project, s.spec.Name))
+	switch {
+	case errors.Is(err, ErrNotFound) || (err == nil && !owned(c.Labels, m.opts.Project)):
+		old := s.snap.Load()
+		s.snap.Store(&snapshot{state: StateStopped, checked: time.Now(), lastErr: old.lastErr})
+	case err != nil:
+		return err
+	default:
+		m.observe(s, c)
+	}
+	return nil
+}
+
+// Recent returns every service's status, asking the engine only about
+// those last seen more than Options.HealthTTL ago (a service being started
+// is shown as it stands). A service the engine could not be asked about is
+// StateUnknown, with the reason in LastError: never the healthy state it
+// had when last seen. For health endpoints and listings that are polled.
+func (m *Manager) Recent(ctx context.Context) []Status {
+	var engErr error
+	eng, err := m.engine()
+	if err != nil {
+		engErr = err
+	}
+	out := make([]Status, 0, len(m.names))
+	for _, n := range m.names {
+		s := m.svcs[n]
+		s.mu.Lock()
+		starting := s.flight != nil
+		s.mu.Unlock()
+		if sn := s.snap.Load(); !starting && time.Since(sn.checked) >= m.opts.HealthTTL && !errors.Is(engErr, ErrClosed) {
+			if engErr == nil {
+				engErr = m.refresh(ctx, eng, s)
+			}
+			if engErr != nil && ctx.Err() == nil {
+				// Unknown, not what it was: the fast path of Ensure must
+				// not trust it either.
+				s.snap.Store(&snapshot{state: StateUnknown, checked: time.Now(),
+					lastErr: "cannot ask the engine: " + engErr.Error()})
+			}
+		}
+		out = append(out, m.status(s))
+	}
+	return out
 }
 
 // Logs copies the named service's container output to w. With Follow it
@@ -99,7 +140,7 @@ func (m *Manager) Logs(ctx context.Context, name string, opts LogOptions, w io.W
 	cname := ContainerName(m.opts.Project, svcs[0].spec.Name)
 	c, err := eng.Inspect(ctx, cname)
 	if errors.Is(err, ErrNotFound) || (err == nil && !owned(c.Labels, m.opts.Project)) {
-		return fmt.Errorf("service %s has no container (%w); start it with: skillgate services up %s", name, ErrNotFound, name)
+		return fmt.Errorf("service %s has no container (%w); start it with: %s", name, ErrNotFound, m.hint("up", name))
 	}
 	if err != nil {
 		return err
@@ -108,8 +149,9 @@ func (m *Manager) Logs(ctx context.Context, name string, opts LogOptions, w io.W
 }
 
 // Down stops and removes the containers of the named services (all when
-// names is empty), whoever started them, keeping their volumes. With all
-// services down, the project's network goes too (Options.KeepNetwork
+// names is empty), whoever started them, keeping their volumes. With every
+// declared service down, the project's presence markers go (see owner.go),
+// and its network too when no container uses it (Options.KeepNetwork
 // excepted).
 func (m *Manager) Down(ctx context.Context, names ...string) error {
 	svcs, err := m.lookup(names)
@@ -123,13 +165,36 @@ func (m *Manager) Down(ctx context.Context, names ...string) error {
 	var errs []error
 	for _, s := range svcs {
 		if err := m.down(ctx, eng, s); err != nil {
+			if errors.Is(err, ErrNoEngine) {
+				return err // the same for every other service
+			}
 			errs = append(errs, err)
 		}
 	}
-	if len(names) == 0 && !m.opts.KeepNetwork {
-		m.removeNetwork(ctx, eng)
+	if len(svcs) == len(m.names) {
+		// Nothing runs any more for anyone to keep: the markers go too, so a
+		// killed process's marker (where it cannot be told gone) holds up
+		// no later shutdown. A process still running puts its own back on
+		// its next use of a service.
+		m.removeMarkers(ctx, eng)
+		if !m.opts.KeepNetwork {
+			m.removeNetwork(ctx, eng)
+		}
 	}
 	return errors.Join(errs...)
+}
+
+// removeMarkers removes the presence markers of the project.
+func (m *Manager) removeMarkers(ctx context.Context, eng Engine) {
+	vols, err := eng.Volumes(ctx, withLabels(m.opts.Project, LabelRole, RolePresence))
+	if err != nil {
+		return
+	}
+	for _, v := range vols {
+		if owned(v.Labels, m.opts.Project) && v.Labels[LabelRole] == RolePresence {
+			_ = eng.RemoveVolume(ctx, v.Name)
+		}
+	}
 }
 
 func (m *Manager) down(ctx context.Context, eng Engine, s *svc) error {
@@ -139,21 +204,26 @@ func (m *Manager) down(ctx context.Context, eng Engine, s *svc) error {
 	}
 	var errs []error
 	for _, c := range list {
-		if c.Running() {
-			if err := eng.Stop(ctx, c.ID, m.opts.StopTimeout); err != nil && !errors.Is(err, ErrNotFound) {
-				errs = append(errs, err)
-			}
-		}
-		if err := eng.Remove(ctx, c.ID); err != nil && !errors.Is(err, ErrNotFound) {
+		if err := m.stopRemove(ctx, eng, c, s.spec.Name); err != nil {
 			errs = append(errs, err)
-			continue
 		}
-		m.log.Info("service stopped", "service", s.spec.Name, "container", c.Name)
 	}
-	s.mu.Lock()
-	s.touched = false
-	s.mu.Unlock()
 	s.snap.Store(&snapshot{state: StateStopped, checked: time.Now()})
+	return errors.Join(errs...)
+}
+
+// stopRemove stops container c of service and removes it.
+func (m *Manager) stopRemove(ctx context.Context, eng Engine, c Container, service string) error {
+	var errs []error
+	if c.Running() {
+		if err := eng.Stop(ctx, c.ID, m.opts.StopTimeout); err != nil && !errors.Is(err, ErrNotFound) {
+			errs = append(errs, err)
+		}
+	}
+	if err := eng.Remove(ctx, c.ID); err != nil && !errors.Is(err, ErrNotFound) {
+		return errors.Join(append(errs, err)...)
+	}
+	m.log.Info("service stopped", "service", service, "container", c.Name)
 	return errors.Join(errs...)
 }
 
@@ -186,7 +256,7 @@ func (m *Manager) Remove(ctx context.Context, names ...string) error {
 	for _, s := range svcs {
 		vols, err := eng.Volumes(ctx, withLabels(m.opts.Project, LabelRole, RoleVolume, LabelService, s.spec.Name))
 		if err != nil {
-			return err
+			return errors.Join(append(errs, err)...)
 		}
 		for _, v := range vols {
 			if err := eng.RemoveVolume(ctx, v.Name); err != nil && !errors.Is(err, ErrNotFound) {
@@ -227,7 +297,7 @@ type PruneReport struct {
 // (a rebuild removes the image it replaced once the container moved on, so
 // these are leftovers: of interrupted runs, or of versions before it did).
 func (m *Manager) Prune(ctx context.Context, opts PruneOptions) (PruneReport, error) {
-	var rep PruneReport
+	rep := PruneReport{Containers: []string{}, Volumes: []string{}, Networks: []string{}, Images: []string{}}
 	eng, err := m.engine()
 	if err != nil {
 		return rep, err
@@ -266,6 +336,9 @@ func (m *Manager) Prune(ctx context.Context, opts PruneOptions) (PruneReport, er
 	for _, v := range vols {
 		if !mine(v.Labels) {
 			continue
+		}
+		if v.Labels[LabelRole] == RolePresence && !processGone(v.Labels[LabelOwner]) {
+			continue // a live process's presence marker
 		}
 		if v.Labels[LabelProject] == m.opts.Project && m.svcs[v.Labels[LabelService]] != nil && !opts.Volumes {
 			continue
@@ -317,9 +390,13 @@ func (m *Manager) Prune(ctx context.Context, opts PruneOptions) (PruneReport, er
 	return rep, errors.Join(errs...)
 }
 
-// RemoveServers removes every MCP server container of the project, running
-// or not: leftovers of a gateway that was killed before its servers' --rm
-// could act. The gateway calls it when it starts and when it stops.
+// RemoveServers removes the project's MCP server containers that are
+// leftovers: those of m's owner (the gateway calls it when it stops, after
+// its servers stopped), those whose owner's process is provably gone (a
+// gateway killed before their --rm could act), and stopped ones. A running
+// server container of another live process is never touched: each gateway
+// runs its own (ServerContainer.Owner). The gateway calls it when it starts
+// and when it stops.
 func (m *Manager) RemoveServers(ctx context.Context) ([]string, error) {
 	eng, err := m.engine()
 	if err != nil {
@@ -335,6 +412,12 @@ func (m *Manager) RemoveServers(ctx context.Context) ([]string, error) {
 		if !owned(c.Labels, m.opts.Project) || c.Labels[LabelRole] != RoleServer {
 			continue
 		}
+		o := c.Labels[LabelOwner]
+		// "created" is left alone too: a docker run between create and start.
+		ended := c.State == "exited" || c.State == "dead"
+		if !ended && (o == "" || (o != m.owner && !processGone(o))) {
+			continue
+		}
 		// A conflict is a removal already in progress: --rm got there first.
 		if err := eng.Remove(ctx, c.ID); err != nil && !errors.Is(err, ErrNotFound) && !errors.Is(err, ErrConflict) {
 			errs = append(errs, err)
@@ -343,4 +426,32 @@ func (m *Manager) RemoveServers(ctx context.Context) ([]string, error) {
 		removed = append(removed, c.Name)
 	}
 	return removed, errors.Join(errs...)
+}
+
+// PrepareServer makes ready what the docker command of an image server
+// (sc) needs: its image, pulled when missing (with what to do when it
+// cannot be), and for a server on the project's network, that network.
+// Without it docker run pulls by itself and fails with the engine's bare
+// text and no next step.
+func (m *Manager) PrepareServer(ctx context.Context, sc *ServerContainer) error {
+	eng, err := m.engine()
+	if err != nil {
+		return fmt.Errorf("server %s: %w", sc.Server, err)
+	}
+	id, err := eng.ImageID(ctx, sc.Image)
+	if err != nil {
+		return fmt.Errorf("server %s: %w", sc.Server, err)
+	}
+	if id == "" {
+		m.log.Info("pulling server image", "server", sc.Server, "image", sc.Image)
+		if err := eng.Pull(ctx, sc.Image, nil); err != nil {
+			return fmt.Errorf("server %s: image %s is not on this engine and %w (%s)", sc.Server, sc.Image, err, pullHint(sc.Image, false))
+		}
+	}
+	if sc.ProjectNetwork {
+		if err := m.ensureNetwork(ctx, eng); err != nil {
+			return fmt.Errorf("server %s: %w", sc.Server, err)
+		}
+	}
+	return nil
 }

@@ -78,6 +78,9 @@ type Port struct {
 	Host int
 	// Protocol is "tcp" (the default) or "udp".
 	Protocol string
+	// Origin is where the port was written, such as "skillgate.yaml:12",
+	// for messages; it plays no part in the container.
+	Origin string
 }
 
 // Volume is a mount: a named volume (Bind false) or a host folder (Bind true).
@@ -128,6 +131,8 @@ var (
 	imageRe   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9._/:@-]*$`) })
 	restartRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(no|always|unless-stopped|on-failure(:[0-9]+)?)$`) })
 	envKeyRe  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-zA-Z_][a-zA-Z0-9_.]*$`) })
+	ownerRe   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-zA-Z0-9_.-]+(/[a-zA-Z0-9_.:-]*){6}$`) })
+	unsafeRe  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[^a-zA-Z0-9_.-]+`) })
 )
 
 // ValidName reports whether name may name a service or a server: letters,

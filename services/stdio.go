@@ -21,6 +21,10 @@ type ServerContainer struct {
 	// Project and Server name the container and label it.
 	Project string
 	Server  string
+	// Owner is the owner id (NewOwner) of the gateway that runs it: part of
+	// the container's name and a label, so gateways of one project run
+	// their own containers and clean up only theirs (Manager.RemoveServers).
+	Owner string
 	// Image is the server's image.
 	Image string
 	// Args are the container's command (after the image).
@@ -58,6 +62,8 @@ func (c *ServerContainer) Check() error {
 		return fmt.Errorf("%w: server %s: network %q and the project's network both set", ErrInvalidSpec, c.Server, c.Network)
 	case c.CPUs < 0 || c.Memory < 0 || c.PIDs < 0:
 		return fmt.Errorf("%w: server %s: negative limit", ErrInvalidSpec, c.Server)
+	case c.Owner != "" && !ownerRe().MatchString(c.Owner):
+		return fmt.Errorf("%w: server %s: owner %q", ErrInvalidSpec, c.Server, c.Owner)
 	}
 	for _, n := range c.EnvNames {
 		if !envKeyRe().MatchString(n) {
@@ -71,7 +77,7 @@ func (c *ServerContainer) Check() error {
 //
 //	docker run --rm -i --init --security-opt no-new-privileges --cap-drop ALL
 //	  --network none --cpus 1 --memory 536870912 --pids-limit 256
-//	  --label ... --name skillgate.<project>.mcp.<server> [-e NAME]... IMAGE [ARGS]...
+//	  --label ... --name skillgate.<project>.mcp.<server>.<owner> [-e NAME]... IMAGE [ARGS]...
 //
 // docker stops reading flags at the image, so Args can never become docker
 // flags; Check makes sure the image itself cannot be one.
@@ -108,10 +114,13 @@ func (c *ServerContainer) Command() (string, []string) {
 		"--log-driver", "none",
 	}
 	labels := withLabels(c.Project, LabelRole, RoleServer, LabelServer, c.Server)
+	if c.Owner != "" {
+		labels[LabelOwner] = c.Owner
+	}
 	for _, k := range sortedKeys(labels) {
 		args = append(args, "--label", k+"="+labels[k])
 	}
-	args = append(args, "--name", ServerContainerName(c.Project, c.Server))
+	args = append(args, "--name", ServerContainerName(c.Project, c.Server, c.Owner))
 	names := slices.Clone(c.EnvNames)
 	slices.Sort(names)
 	for _, n := range slices.Compact(names) {

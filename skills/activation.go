@@ -107,21 +107,21 @@ func (s *Snapshot) Check(servers, services []string) []Problem {
 	var out []Problem
 	for _, sk := range s.skills {
 		for _, m := range sk.Meta.Requires.Skills {
-			if _, err := s.Lookup(m); err != nil && (sk.Team == "" || s.byID[sk.Team+"/"+m] == nil) {
-				out = append(out, Problem{Path: sk.mdPath, Field: "requires.skills", Warning: true, Msg: fmt.Sprintf("skill %s is not installed", m)})
+			if !s.installed(sk, m) {
+				out = append(out, Problem{Path: sk.mdRel, Field: "requires.skills", Warning: true, Msg: fmt.Sprintf("skill %s is not installed", m)})
 			}
 		}
 		if servers != nil {
 			for _, x := range sk.Meta.Requires.Servers {
 				if !slices.Contains(servers, x) {
-					out = append(out, Problem{Path: sk.mdPath, Field: "requires.servers", Warning: true, Msg: fmt.Sprintf("server %s is not in the config", x)})
+					out = append(out, Problem{Path: sk.mdRel, Field: "requires.servers", Warning: true, Msg: fmt.Sprintf("server %s is not in the config", x)})
 				}
 			}
 		}
 		if services != nil {
 			for _, x := range sk.Meta.Requires.Services {
 				if !slices.Contains(services, x) {
-					out = append(out, Problem{Path: sk.mdPath, Field: "requires.services", Warning: true, Msg: fmt.Sprintf("service %s is not in the config", x)})
+					out = append(out, Problem{Path: sk.mdRel, Field: "requires.services", Warning: true, Msg: fmt.Sprintf("service %s is not in the config", x)})
 				}
 			}
 		}

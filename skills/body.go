@@ -5,7 +5,7 @@ import (
 	"io"
 	"os"
 	"strings"
-	"syscall"
+	"unicode/utf8"
 )
 
 // body is a SKILL.md's cached body and outline.
@@ -13,6 +13,7 @@ type body struct {
 	st       stamp
 	text     string
 	sections []Section
+	cut      int64 // the SKILL.md's size when the body was cut at DefaultBodyCap, else 0
 }
 
 // Section is one heading of a skill's body.
@@ -59,14 +60,24 @@ func (l *Library) Section(sk *Skill, title string) (string, error) {
 	if len(hits) == 1 {
 		return b.text[hits[0].start:hits[0].end], nil
 	}
-	titles := make([]string, len(b.sections))
-	for i, s := range b.sections {
-		titles[i] = s.Title
+	cut := ""
+	if b.cut > 0 {
+		cut = fmt.Sprintf(" (its SKILL.md is %d bytes and only the first %d MiB of the body is served, so later sections are not: read_skill_file with path %s pages through the whole file)",
+			b.cut, DefaultBodyCap>>20, FileName)
 	}
-	if len(titles) == 0 {
-		return "", fmt.Errorf("%w %q: skill %s has no headings; load it whole", ErrUnknownSection, title, sk.ID)
+	if len(b.sections) == 0 {
+		return "", fmt.Errorf("%w %q: skill %s has no headings%s; load it whole", ErrUnknownSection, title, sk.ID, cut)
 	}
-	return "", fmt.Errorf("%w %q in skill %s; its sections are: %s", ErrUnknownSection, title, sk.ID, strings.Join(titles, "; "))
+	const maxTitles = 40
+	titles := make([]string, 0, min(len(b.sections), maxTitles))
+	for _, s := range b.sections[:min(len(b.sections), maxTitles)] {
+		titles = append(titles, s.Title)
+	}
+	more := ""
+	if n := len(b.sections) - len(titles); n > 0 {
+		more = fmt.Sprintf("; and %d more", n)
+	}
+	return "", fmt.Errorf("%w %q in skill %s%s; its sections are: %s%s", ErrUnknownSection, title, sk.ID, cut, strings.Join(titles, "; "), more)
 }
 
 func normTitle(s string) string {
@@ -83,25 +94,24 @@ func normTitle(s string) string {
 }
 
 func (l *Library) body(sk *Skill) (*body, error) {
-	var st stamp
 	fi, err := os.Stat(sk.mdPath)
 	if err != nil {
 		return nil, fmt.Errorf("skill %s: read %s: %v", sk.ID, FileName, errMsg(err))
 	}
-	st = stamp{mtime: fi.ModTime().UnixNano(), size: fi.Size(), ok: true}
-	if s, ok := fi.Sys().(*syscall.Stat_t); ok {
-		st.ino = uint64(s.Ino)
-	}
+	st := stamp{mtime: fi.ModTime().UnixNano(), size: fi.Size(), ino: inode(fi), ok: true}
 	if v, ok := l.bodies.Load(sk.mdPath); ok {
 		if b := v.(*body); b.st == st {
 			return b, nil
 		}
 	}
-	f, err := os.Open(sk.mdPath)
+	// Read through the jail: a SKILL.md that is (or became) a symlink
+	// leading out of the skill folder is refused, like any other file.
+	f, fi, err := openInSkill(sk.Dir, FileName)
 	if err != nil {
-		return nil, fmt.Errorf("skill %s: read %s: %v", sk.ID, FileName, errMsg(err))
+		return nil, fmt.Errorf("skill %s: read %s: %s", sk.ID, FileName, jailMsg(err))
 	}
 	defer f.Close()
+	st = stamp{mtime: fi.ModTime().UnixNano(), size: fi.Size(), ino: inode(fi), ok: true}
 	raw, err := io.ReadAll(io.LimitReader(f, DefaultBodyCap+MaxFrontmatter+1))
 	if err != nil {
 		return nil, fmt.Errorf("skill %s: read %s: %v", sk.ID, FileName, errMsg(err))
@@ -111,11 +121,17 @@ func (l *Library) body(sk *Skill) (*body, error) {
 		return nil, fmt.Errorf("skill %s: %s changed and its frontmatter is broken now: %w", sk.ID, FileName, err)
 	}
 	text := string(raw[off:])
+	var cut int64
 	if len(text) > DefaultBodyCap {
-		text = text[:DefaultBodyCap] + fmt.Sprintf("\n\n[body cut at %d bytes]\n", DefaultBodyCap)
+		end := DefaultBodyCap
+		for end > 0 && !utf8.RuneStart(text[end]) {
+			end--
+		}
+		cut = fi.Size()
+		text = text[:end] + fmt.Sprintf("\n\n[the body is cut at %d MiB of its %d bytes; read_skill_file with path %s pages through the whole file]\n", DefaultBodyCap>>20, cut, FileName)
 	}
 	text = strings.TrimLeft(text, "\r\n")
-	b := &body{st: st, text: text, sections: outline(text)}
+	b := &body{st: st, text: text, sections: outline(text), cut: cut}
 	l.bodies.Store(sk.mdPath, b)
 	return b, nil
 }

@@ -32,5 +32,6 @@
 //	body, sections, _ := lib.Body(sk)
 //
 // The gateway serves all of this as meta-tools, prompts and skill://
-// resources through Server (an sdk.Executor run in process).
+// resources through Server (an sdk.Executor run in process); Server.Scope
+// narrows what a request sees (a profile's skills).
 package skills

@@ -18,8 +18,14 @@ import (
 const MaxFrontmatter = 16 << 10
 
 // nameRE is what a skill name may be: it becomes a path segment, a prompt
-// name and part of skill:// URIs, so no dots, slashes or spaces.
+// name and part of skill:// URIs, so no dots, slashes or spaces. It
+// accepts the Agent Skills spec's names (lowercase a-z, digits and
+// hyphens) and, as Claude does, upper case and underscores.
 var nameRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9_-]{0,63}$`) })
+
+// nameRule says what nameRE accepts.
+const nameRule = "1 to 64 characters of ASCII letters a-z and A-Z, digits 0-9, - and _, starting with a letter or digit " +
+	"(the Agent Skills spec asks for lowercase a-z, digits and -)"
 
 // Meta is a skill's frontmatter. Claude's keys (name, description,
 // license, allowed-tools, metadata) are read as Claude reads them; tags,
@@ -159,7 +165,8 @@ func ParseFrontmatter(src []byte) (Meta, int, error) {
 	}
 	var doc yaml.Node
 	if err := yaml.Unmarshal(yml, &doc); err != nil {
-		return m, 0, &FrontmatterError{Problems: []Problem{{Line: line0, Msg: "frontmatter is not valid YAML: " + yamlMsg(err, line0)}}}
+		line, msg := yamlMsg(err, line0)
+		return m, 0, &FrontmatterError{Problems: []Problem{{Line: line, Msg: "frontmatter is not valid YAML: " + msg}}}
 	}
 	p := &fmParser{line0: line0 - 1}
 	root := &doc
@@ -222,15 +229,18 @@ func nextLine(src []byte, off, limit int) (line []byte, next int, ok bool) {
 	return src[off : off+i], off + i + 1, true
 }
 
-var yamlLineRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`line (\d+)`) })
+var yamlLineRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^line (\d+): `) })
 
-// yamlMsg rewrites yaml.v3's "line N" to count from the top of the file.
-func yamlMsg(err error, line0 int) string {
+// yamlMsg splits yaml.v3's "line N: msg" into the line, counted from the
+// top of the file, and the message; without a line it returns line0.
+func yamlMsg(err error, line0 int) (int, string) {
 	msg := strings.TrimPrefix(err.Error(), "yaml: ")
-	return yamlLineRE().ReplaceAllStringFunc(msg, func(s string) string {
-		n, _ := strconv.Atoi(s[5:])
-		return "line " + strconv.Itoa(n+line0-1)
-	})
+	m := yamlLineRE().FindStringSubmatch(msg)
+	if m == nil {
+		return line0, msg
+	}
+	n, _ := strconv.Atoi(m[1])
+	return n + line0 - 1, msg[len(m[0]):]
 }
 
 type fmParser struct {
@@ -321,19 +331,26 @@ func (p *fmParser) meta(root *yaml.Node, m *Meta) {
 		}
 	}
 	switch {
+	case p.failed("name"):
 	case !seen["name"]:
-		p.fail(root, "name", "missing; name the skill (letters, digits, - and _, like its folder)")
+		p.fail(root, "name", "missing; name the skill like its folder: %s", nameRule)
 	case m.Name == "":
-		p.fail(root, "name", "empty; name the skill (letters, digits, - and _, like its folder)")
+		p.fail(root, "name", "empty; name the skill like its folder: %s", nameRule)
 	case !nameRE().MatchString(m.Name):
-		p.fail(root, "name", "%q may hold only letters, digits, - and _ (at most 64, starting with a letter or digit)", m.Name)
+		p.fail(root, "name", "%q is not a skill name: %s", m.Name, nameRule)
 	}
 	switch {
+	case p.failed("description"):
 	case !seen["description"] || m.Description == "":
 		p.fail(root, "description", "missing; say what the skill does and when to use it, the model reads it to pick skills")
 	case len(m.Description) > 1024:
 		p.warn(root, "description", "longer than 1024 characters; cards show the start only")
 	}
+}
+
+// failed reports whether a problem about field was reported already.
+func (p *fmParser) failed(field string) bool {
+	return slices.ContainsFunc(p.probs, func(pr Problem) bool { return pr.Field == field && !pr.Warning })
 }
 
 func (p *fmParser) str(n *yaml.Node, field string) string {

@@ -57,7 +57,7 @@ func TestParseFrontmatterProblems(t *testing.T) {
 		{"not yaml", "---\nname: [a\n---\n", "not valid YAML", 2},
 		{"missing name", "---\ndescription: d\n---\n", "name: missing", 2},
 		{"missing description", "---\nname: a\n---\n", "description: missing", 2},
-		{"bad name", "---\nname: ../x\ndescription: d\n---\n", "may hold only", 2},
+		{"bad name", "---\nname: ../x\ndescription: d\n---\n", "is not a skill name: 1 to 64 characters of ASCII letters", 2},
 		{"bad tags", "---\nname: a\ndescription: d\ntags: {a: b}\n---\n", "tags: want a list", 4},
 		{"bad duration", "---\nname: a\ndescription: d\nexecution: {timeout: soon}\n---\n", "\"soon\" is not a duration", 4},
 		{"unknown requires", "---\nname: a\ndescription: d\nrequires: {skill: [x]}\n---\n", "requires.skill: unknown", 4},

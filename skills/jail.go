@@ -108,6 +108,11 @@ type File struct {
 // folder through a symlink are refused with ErrBadPath. At most FileCap
 // bytes are returned from offset on; File.Truncated says there is more.
 func (l *Library) ReadFile(sk *Skill, rel string, offset int64) (*File, error) {
+	return l.readFile(sk, rel, offset, l.opts.FileCap)
+}
+
+// readFile is ReadFile returning at most limit bytes.
+func (l *Library) readFile(sk *Skill, rel string, offset, limit int64) (*File, error) {
 	f, fi, err := openInSkill(sk.Dir, rel)
 	if err != nil {
 		return nil, fmt.Errorf("skill %s: %w", sk.ID, err)
@@ -123,12 +128,12 @@ func (l *Library) ReadFile(sk *Skill, rel string, offset int64) (*File, error) {
 			return nil, fmt.Errorf("skill %s: read %s: %v", sk.ID, clean, err)
 		}
 	}
-	data, err := io.ReadAll(io.LimitReader(f, l.opts.FileCap+1))
+	data, err := io.ReadAll(io.LimitReader(f, limit+1))
 	if err != nil {
 		return nil, fmt.Errorf("skill %s: read %s: %v", sk.ID, clean, errMsg(err))
 	}
-	if int64(len(data)) > l.opts.FileCap {
-		data = data[:l.opts.FileCap]
+	if int64(len(data)) > limit {
+		data = data[:limit]
 		// Do not split a UTF-8 sequence.
 		for i := 0; i < utf8.UTFMax && len(data) > 0 && !utf8.Valid(data); i++ {
 			data = data[:len(data)-1]

@@ -3,6 +3,7 @@ package skills
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
@@ -70,7 +71,17 @@ type Options struct {
 	// OnChange is called (from the refreshing goroutine) with each new
 	// snapshot after it is published.
 	OnChange func(*Snapshot)
+	// ReservedNamespaces are names a skill's own tools and pipelines may
+	// not be namespaced by (the gateway's: pipeline__*, skill__*, ...). A
+	// skill whose ID is one keeps its instructions and scripts; its
+	// tools/ and pipelines/ are not served, and a problem says why.
+	ReservedNamespaces []string
 }
+
+// GlobalHooksDir is the folder of a skills dir (a root of source "dir")
+// whose pre.* and post.* files run around every skill's scripts, after
+// those of Options.HooksDirs. It is looked for on every rescan.
+const GlobalHooksDir = "_hooks"
 
 // root is one skills folder and where it comes from.
 type root struct {
@@ -97,6 +108,8 @@ type Library struct {
 	bodies sync.Map // SKILL.md path -> *body
 	runner *runner
 	kick   chan struct{}
+	cwd    string          // where problem paths are relative to
+	logged map[string]bool // problems logged already (under refreshMu)
 }
 
 // New returns a library over opts.Dirs. It reads nothing: call Refresh
@@ -112,6 +125,7 @@ func New(opts Options) *Library {
 		opts.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	l := &Library{opts: opts, log: opts.Logger, kick: make(chan struct{}, 1)}
+	l.cwd, _ = os.Getwd()
 	l.budget.Store(int64(opts.OutputBudget))
 	l.hooks = slices.Clone(opts.HooksDirs)
 	for _, d := range opts.Dirs {
@@ -164,6 +178,18 @@ func (l *Library) RemoveRoot(ctx context.Context, dir string) error {
 	dir = absPath(dir)
 	l.rootsMu.Lock()
 	l.roots = slices.DeleteFunc(l.roots, func(r root) bool { return r.dir == dir })
+	l.rootsMu.Unlock()
+	return l.Rescan(ctx)
+}
+
+// ReplaceRoot puts the skills folder dir, labelled with source, in the
+// place of old and refreshes once, so that no snapshot holds both (an
+// update of a git checkout swaps one commit's folder for the next's).
+func (l *Library) ReplaceRoot(ctx context.Context, old, dir, source string) error {
+	old, dir = absPath(old), absPath(dir)
+	l.rootsMu.Lock()
+	l.roots = slices.DeleteFunc(l.roots, func(r root) bool { return r.dir == old || r.dir == dir })
+	l.roots = append(l.roots, root{dir: dir, source: source})
 	l.rootsMu.Unlock()
 	return l.Rescan(ctx)
 }
@@ -237,7 +263,7 @@ func (l *Library) rescan(ctx context.Context, old *Snapshot) error {
 	roots := slices.Clone(l.roots)
 	hooks := slices.Clone(l.hooks)
 	l.rootsMu.Unlock()
-	sc := &scanner{old: old, log: l.log}
+	sc := &scanner{old: old, log: l.log, cwd: l.cwd, reserved: l.opts.ReservedNamespaces}
 	for _, r := range roots {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -250,17 +276,37 @@ func (l *Library) rescan(ctx context.Context, old *Snapshot) error {
 		global = global.add(findHooks(d))
 		sc.stampPath(d)
 	}
-	snap := newSnapshot(sc.skills, sc.problems, sc.stamps, global, old.gen+1)
-	l.snap.Store(snap)
-	for _, p := range sc.problems {
-		if !p.Warning {
-			l.log.Warn("skill not served", "problem", p.String())
+	// Each skills dir's _hooks, looked for on every rescan (and stamped,
+	// so a folder or hook created later is picked up like a skill).
+	for _, r := range roots {
+		if r.source == "dir" {
+			d := filepath.Join(r.dir, GlobalHooksDir)
+			global = global.add(findHooks(d))
+			sc.stampPath(d)
 		}
 	}
+	sc.promptNames()
+	snap := newSnapshot(sc.skills, sc.problems, sc.stamps, global, old.gen+1)
+	l.snap.Store(snap)
+	l.logProblems(sc.problems)
 	if l.opts.OnChange != nil {
 		l.opts.OnChange(snap)
 	}
 	return nil
+}
+
+// logProblems logs the problems that were not in the last scan: a broken
+// skill is logged when it breaks, not on every rescan.
+func (l *Library) logProblems(probs []Problem) {
+	cur := make(map[string]bool, len(probs))
+	for _, p := range probs {
+		s := p.String()
+		cur[s] = true
+		if !l.logged[s] {
+			l.log.Warn("skill problem", "problem", s)
+		}
+	}
+	l.logged = cur
 }
 
 // Run keeps the snapshot current until ctx is done: a file watcher (unless
@@ -357,10 +403,23 @@ func cpath(p string) []byte {
 type scanner struct {
 	old      *Snapshot
 	log      *slog.Logger
+	cwd      string
+	reserved []string
 	skills   []*Skill
 	problems []Problem
 	stamps   []stampedPath
 	seen     map[string]string // ID -> dir
+}
+
+// rel is how problems name a path: relative to the working folder when
+// it is under it, else absolute.
+func (sc *scanner) rel(p string) string {
+	if sc.cwd != "" {
+		if r, err := filepath.Rel(sc.cwd, p); err == nil && filepath.IsLocal(r) {
+			return r
+		}
+	}
+	return p
 }
 
 func (sc *scanner) stampPath(p string) stamp {
@@ -372,9 +431,14 @@ func (sc *scanner) stampPath(p string) stamp {
 
 func (sc *scanner) root(r root) {
 	sc.stampPath(r.dir)
+	// A root that is itself a skill folder is that one skill.
+	if fileExists(filepath.Join(r.dir, FileName)) {
+		sc.skill(r, r.dir, "", filepath.Base(r.dir))
+		return
+	}
 	entries, err := os.ReadDir(r.dir)
 	if err != nil {
-		sc.problems = append(sc.problems, Problem{Path: r.dir, Msg: "cannot read the skills folder: " + errMsg(err)})
+		sc.problems = append(sc.problems, Problem{Path: sc.rel(r.dir), Msg: "cannot read the skills folder: " + errMsg(err)})
 		return
 	}
 	for _, e := range entries {
@@ -386,8 +450,11 @@ func (sc *scanner) root(r root) {
 			sc.skill(r, dir, "", e.Name())
 			continue
 		}
-		// A team folder: skills one level down.
 		sc.stampPath(dir)
+		if sc.misnamed(dir) {
+			continue
+		}
+		// A team folder: skills one level down.
 		sub, err := os.ReadDir(dir)
 		if err != nil {
 			continue
@@ -401,15 +468,47 @@ func (sc *scanner) root(r root) {
 				sc.skill(r, sd, e.Name(), s.Name())
 			} else {
 				sc.stampPath(sd)
+				sc.misnamed(sd)
 			}
 		}
+	}
+}
+
+// misnamed reports (and warns about) a folder whose SKILL.md is spelled
+// in lower case, which is not read (file names are case-sensitive).
+func (sc *scanner) misnamed(dir string) bool {
+	for _, n := range []string{"skill.md", "Skill.md", "SKILL.MD"} {
+		if fileExists(filepath.Join(dir, n)) {
+			sc.problems = append(sc.problems, Problem{Path: sc.rel(filepath.Join(dir, n)), Warning: true,
+				Msg: "not read: a skill's file is SKILL.md, in upper case; rename it to serve the skill"})
+			return true
+		}
+	}
+	return false
+}
+
+// promptNames warns about skills whose prompt name (the ID with "/"
+// written "_") is another skill's: team/x and team_x. The first by ID
+// keeps the prompt.
+func (sc *scanner) promptNames() {
+	byPrompt := make(map[string]string, len(sc.skills))
+	sorted := slices.Clone(sc.skills)
+	slices.SortFunc(sorted, func(a, b *Skill) int { return strings.Compare(a.ID, b.ID) })
+	for _, sk := range sorted {
+		pn := Namespace(sk.ID)
+		if other, dup := byPrompt[pn]; dup {
+			sc.problems = append(sc.problems, Problem{Path: sk.mdRel, Field: "name", Warning: true,
+				Msg: fmt.Sprintf("the prompt %s is skill %s's already (team/x and team_x share a prompt name); this skill gets no prompt: rename one of them", pn, other)})
+			continue
+		}
+		byPrompt[pn] = sk.ID
 	}
 }
 
 // skipName skips hidden folders (.git), global hooks (_hooks) and the
 // usual non-skill ones.
 func skipName(n string) bool {
-	return strings.HasPrefix(n, ".") || n == "node_modules" || n == "__pycache__" || n == "_hooks"
+	return strings.HasPrefix(n, ".") || n == "node_modules" || n == "__pycache__" || n == GlobalHooksDir
 }
 
 func isDirEntry(e os.DirEntry, path string) bool {
@@ -439,24 +538,27 @@ func errMsg(err error) string {
 func (sc *scanner) skill(r root, dir, team, folder string) {
 	md := filepath.Join(dir, FileName)
 	st := sc.stampPath(md)
-	rel := md
-	if rr, err := filepath.Rel(r.dir, md); err == nil {
-		rel = filepath.Join(filepath.Base(r.dir), rr)
-	}
-	sk := &Skill{Team: team, Dir: dir, Root: r.dir, Source: r.source, mdPath: md, md: st}
+	rel := sc.rel(md)
+	sk := &Skill{Team: team, Dir: dir, Root: r.dir, Source: r.source, mdPath: md, mdRel: rel, md: st}
 	// Reuse the parsed frontmatter when SKILL.md did not change.
 	prev := sc.old.byPath[md]
 	if prev != nil && prev.md == st && st.ok {
 		sk.Meta = prev.Meta
-		sk.Problems = prev.Problems
+		sk.parseProblems = prev.parseProblems
 	} else {
-		meta, probs, ok := readMeta(md, rel)
+		meta, probs, ok := readMeta(dir, rel)
 		if !ok {
 			sc.problems = append(sc.problems, probs...)
 			return
 		}
-		sk.Meta, sk.Problems = meta, probs
+		if st.size > DefaultBodyCap+MaxFrontmatter {
+			probs = append(probs, Problem{Path: rel, Warning: true, Msg: fmt.Sprintf(
+				"%d bytes: load_skill and prompts serve the first %d MiB of the body only (sections past it are not served); move long parts into references/ files, which read_skill_file pages through",
+				st.size, DefaultBodyCap>>20)})
+		}
+		sk.Meta, sk.parseProblems = meta, probs
 	}
+	sk.Problems = slices.Clip(sk.parseProblems)
 	if sk.Meta.Name != folder {
 		sk.Problems = appendOnce(sk.Problems, Problem{Path: rel, Field: "name", Warning: true,
 			Msg: "\"" + sk.Meta.Name + "\" differs from its folder \"" + folder + "\"; the skill is served as " + sk.Meta.Name})
@@ -474,11 +576,17 @@ func (sc *scanner) skill(r root, dir, team, folder string) {
 		return
 	}
 	sc.seen[sk.ID] = dir
-	sk.Scripts = listFiles(filepath.Join(dir, "scripts"), maxScripts)
+	sk.Scripts = listFiles(dir, "scripts", maxScripts)
 	sk.hooks = findHooks(filepath.Join(dir, "hooks"))
 	sk.ToolDirs = toolDirs(filepath.Join(dir, "tools"))
 	if fi, err := os.Stat(filepath.Join(dir, "pipelines")); err == nil && fi.IsDir() {
 		sk.PipelinesDir = filepath.Join(dir, "pipelines")
+	}
+	if ns := Namespace(sk.ID); (len(sk.ToolDirs) > 0 || sk.PipelinesDir != "") && slices.Contains(sc.reserved, ns) {
+		sk.ToolDirs, sk.PipelinesDir = nil, ""
+		sk.Problems = appendOnce(sk.Problems, Problem{Path: rel, Field: "name", Msg: fmt.Sprintf(
+			"%q is the namespace of the gateway's own tools (%s__*): the skill's tools/ and pipelines/ are not served, its instructions and scripts are; rename the skill (the reserved names are %s)",
+			ns, ns, strings.Join(sc.reserved, ", "))})
 	}
 	sk.card = makeCard(sk)
 	sk.keywords = keywords(sk)
@@ -493,12 +601,22 @@ func appendOnce(ps []Problem, p Problem) []Problem {
 	return append(slices.Clip(ps), p)
 }
 
-// readMeta reads the first MaxFrontmatter bytes of a SKILL.md and parses
-// its frontmatter. ok is false when the skill cannot be served.
-func readMeta(path, rel string) (Meta, []Problem, bool) {
-	f, err := os.Open(path)
+// jailMsg says why a skill's file could not be opened.
+func jailMsg(err error) string {
+	if errors.Is(err, ErrBadPath) && strings.Contains(err.Error(), "leads out") {
+		return "it leads out of the skill folder (a symlink to a file elsewhere); skills serve only files inside their own folder: put the file itself there instead of a link"
+	}
+	return errMsg(err)
+}
+
+// readMeta reads the first MaxFrontmatter bytes of dir's SKILL.md
+// (through the skill folder's jail: a SKILL.md that is a symlink leading
+// out is refused) and parses its frontmatter. ok is false when the skill
+// cannot be served.
+func readMeta(dir, rel string) (Meta, []Problem, bool) {
+	f, _, err := openInSkill(dir, FileName)
 	if err != nil {
-		return Meta{}, []Problem{{Path: rel, Msg: "cannot read: " + errMsg(err)}}, false
+		return Meta{}, []Problem{{Path: rel, Msg: "cannot read: " + jailMsg(err)}}, false
 	}
 	defer f.Close()
 	buf := make([]byte, MaxFrontmatter+1)
@@ -518,9 +636,12 @@ func readMeta(path, rel string) (Meta, []Problem, bool) {
 	return meta, probs, !hasErrors(err)
 }
 
-// listFiles lists regular files under dir (relative, slash-separated),
-// at most max of them, skipping hidden ones.
-func listFiles(dir string, max int) []string {
+// listFiles lists the regular files under skillDir's sub folder ("" for
+// the whole skill), relative to it and slash-separated, at most max of
+// them, skipping hidden ones and symlinks that do not lead to a file
+// inside the skill folder (the jail would refuse them).
+func listFiles(skillDir, sub string, max int) []string {
+	dir := filepath.Join(skillDir, sub)
 	var out []string
 	_ = filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
 		if err != nil {
@@ -532,7 +653,16 @@ func listFiles(dir string, max int) []string {
 			}
 			return nil
 		}
-		if d.Type().IsRegular() || d.Type()&os.ModeSymlink != 0 {
+		ok := d.Type().IsRegular()
+		if d.Type()&os.ModeSymlink != 0 {
+			if r, err := filepath.Rel(skillDir, p); err == nil {
+				if f, _, err := openInSkill(skillDir, filepath.ToSlash(r)); err == nil {
+					f.Close()
+					ok = true
+				}
+			}
+		}
+		if ok {
 			if rel, err := filepath.Rel(dir, p); err == nil {
 				out = append(out, filepath.ToSlash(rel))
 			}

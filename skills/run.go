@@ -1,8 +1,10 @@
 package skills
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"os"
@@ -147,6 +149,9 @@ func (l *Library) RunScript(ctx context.Context, req RunRequest, call sdk.Call) 
 	entry := "scripts/" + clean
 	f, _, err := openInSkill(sk.Dir, entry)
 	if err != nil {
+		if errors.Is(err, ErrBadPath) {
+			return nil, fmt.Errorf("%w %s: %s: %s", ErrNotScript, sk.ID, entry, jailMsg(err))
+		}
 		if len(sk.Scripts) > 0 {
 			return nil, fmt.Errorf("%w %s: %v; its scripts are %s", ErrNotScript, sk.ID, err, strings.Join(sk.Scripts, ", "))
 		}
@@ -218,6 +223,7 @@ func (l *Library) RunScript(ctx context.Context, req RunRequest, call sdk.Call) 
 	if err != nil {
 		return nil, fmt.Errorf("skill %s: run %s: %w", sk.ID, entry, err)
 	}
+	res = policyHint(res, clean)
 	post := slices.Concat(sk.hooks.post, snap.hooks.post)
 	for _, h := range post {
 		ev.Hook = "post"
@@ -243,6 +249,32 @@ func (l *Library) RunScript(ctx context.Context, req RunRequest, call sdk.Call) 
 		res = sh.Result(res)
 	}
 	return res, nil
+}
+
+// policyHint points the script executor's "raise timeout in tool.yaml"
+// of a killed run to where a skill script's policy lives: SKILL.md.
+func policyHint(res json.RawMessage, script string) json.RawMessage {
+	const toolYAML = " in tool.yaml"
+	if !bytes.Contains(res, []byte(toolYAML)) {
+		return res
+	}
+	var r map[string]json.RawMessage
+	var content []map[string]any
+	if json.Unmarshal(res, &r) != nil || json.Unmarshal(r["content"], &content) != nil {
+		return res
+	}
+	where := fmt.Sprintf(" for %s in the skill's SKILL.md (scripts: {%s: {...}}, or execution: for all its scripts)", script, script)
+	for _, c := range content {
+		if t, ok := c["text"].(string); ok {
+			c["text"] = strings.ReplaceAll(t, toolYAML, where)
+		}
+	}
+	r["content"], _ = json.Marshal(content)
+	out, err := json.Marshal(r)
+	if err != nil {
+		return res
+	}
+	return out
 }
 
 // asResult takes a CallToolResult as it is and makes any other value its

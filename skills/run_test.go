@@ -151,8 +151,13 @@ func TestRunScript(t *testing.T) {
 			t.Errorf("%+v ran: %+v", bad, r)
 		}
 	}
-	if _, err := run(RunRequest{Skill: "tools", Script: "escape.sh"}); !errors.Is(err, ErrNotScript) || !strings.Contains(err.Error(), "echo.py") {
+	// A symlink leading out is refused as such, and not offered as a
+	// script in the same breath.
+	if _, err := run(RunRequest{Skill: "tools", Script: "escape.sh"}); !errors.Is(err, ErrNotScript) || !strings.Contains(err.Error(), "leads out of the skill folder") || strings.Contains(err.Error(), "its scripts are") {
 		t.Errorf("escape: %v", err)
+	}
+	if _, err := run(RunRequest{Skill: "tools", Script: "missing.py"}); !errors.Is(err, ErrNotScript) || !strings.Contains(err.Error(), "echo.py") || strings.Contains(err.Error(), "escape.sh") {
+		t.Errorf("missing: %v", err)
 	}
 }
 

@@ -6,10 +6,12 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"mime"
 	"path"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -42,10 +44,19 @@ const ExtensionID = "io.modelcontextprotocol/skills"
 // skill://<skill>/SKILL.md with the template skill://{+path} for every
 // file, and the skills extension's skills/list and skills/get.
 type Server struct {
-	lib *Library
+	lib      *Library
+	visible  func(ctx context.Context, skillID string) bool // nil: every skill
+	scopeKey func(ctx context.Context) string
 
 	pagesMu sync.Mutex
-	pages   map[int]listPage // skills/list answers by first index
+	pages   map[pageKey]listPage // skills/list answers
+}
+
+// pageKey identifies a skills/list page: its first index and, for a
+// scoped server, the request's scope.
+type pageKey struct {
+	start int
+	scope string
 }
 
 // listPage is a skills/list answer kept for ListCacheAge.
@@ -66,6 +77,17 @@ var _ sdk.Executor = (*Server)(nil)
 
 // NewServer returns a Server over lib.
 func NewServer(lib *Library) *Server { return &Server{lib: lib} }
+
+// Scope limits the skills a request sees to those visible reports for
+// the request's context: find_skills, load_skill, read_skill_file,
+// run_skill_script, prompts/get, resources/read, skills/list and
+// skills/get treat the others as not installed. The gateway scopes a
+// profile's endpoint to the profile's skills. scopeKey names the scope
+// of a context, for caching skills/list pages per scope. Call Scope
+// before the server is used.
+func (s *Server) Scope(visible func(ctx context.Context, skillID string) bool, scopeKey func(ctx context.Context) string) {
+	s.visible, s.scopeKey = visible, scopeKey
+}
 
 // Info implements sdk.Executor.
 func (s *Server) Info(context.Context) (sdk.Info, error) {
@@ -113,7 +135,7 @@ func (s *Server) Definitions() sdk.Definitions {
 
 // PromptName is the prompt of a skill: its ID with "/" written "_", since
 // prompt names follow tool name rules in the gateway's catalog.
-func PromptName(sk *Skill) string { return strings.ReplaceAll(sk.ID, "/", "_") }
+func PromptName(sk *Skill) string { return Namespace(sk.ID) }
 
 // Load implements sdk.Executor: any source gets the Definitions.
 func (s *Server) Load(context.Context, sdk.LoadRequest) (sdk.Definitions, error) {
@@ -141,21 +163,21 @@ func (s *Server) Call(ctx context.Context, req sdk.CallRequest, call sdk.Call) (
 			Name string `json:"name"`
 		}
 		_ = json.Unmarshal(req.Params, &p)
-		return s.prompt(p.Name)
+		return s.prompt(ctx, p.Name)
 	case "resources/read":
 		var p struct {
 			URI string `json:"uri"`
 		}
 		_ = json.Unmarshal(req.Params, &p)
-		return s.readResource(p.URI)
+		return s.readResource(ctx, p.URI)
 	case "skills/list":
-		return s.listEntries(req.Params)
+		return s.listEntries(ctx, req.Params)
 	case "skills/get":
 		var p struct {
 			URI string `json:"uri"`
 		}
 		_ = json.Unmarshal(req.Params, &p)
-		return s.getEntry(p.URI)
+		return s.getEntry(ctx, p.URI)
 	}
 	return nil, &sdk.RPCError{Code: sdk.CodeMethodNotFound, Message: req.Method + " is not served by skills"}
 }
@@ -169,7 +191,7 @@ func (s *Server) CallTool(ctx context.Context, name string, args json.RawMessage
 	var a struct {
 		Query   string          `json:"query"`
 		Tag     string          `json:"tag"`
-		Limit   int             `json:"limit"`
+		Limit   *int            `json:"limit"`
 		Cursor  string          `json:"cursor"`
 		Skill   string          `json:"skill"`
 		Section string          `json:"section"`
@@ -181,25 +203,29 @@ func (s *Server) CallTool(ctx context.Context, name string, args json.RawMessage
 		Handle  string          `json:"handle"`
 	}
 	if err := json.Unmarshal(args, &a); err != nil {
-		return toolError("%s: bad arguments: %v", name, err), nil
+		return toolError("%s: %s", name, argsMsg(err)), nil
 	}
 	switch name {
 	case ToolFind:
-		return s.find(a.Query, a.Tag, a.Limit, a.Cursor), nil
+		return s.find(ctx, a.Query, a.Tag, a.Limit, a.Cursor), nil
 	case ToolLoad:
-		return s.load(a.Skill, a.Section), nil
+		return s.load(ctx, a.Skill, a.Section), nil
 	case ToolReadFile:
-		return s.readFile(a.Skill, a.Path, a.Offset), nil
+		return s.readFile(ctx, a.Skill, a.Path, a.Offset), nil
 	case ToolRun:
 		if a.Skill == "" || a.Script == "" {
-			return toolError("run_skill_script: skill and script are required"), nil
+			return runError(fmt.Errorf("run_skill_script: skill and script are required")), nil
 		}
-		res, err := s.lib.RunScript(ctx, RunRequest{Skill: a.Skill, Script: a.Script, Args: a.Args, Input: a.Input}, call)
+		sk, err := s.lookup(ctx, a.Skill)
+		if err != nil {
+			return runError(err), nil
+		}
+		res, err := s.lib.RunScript(ctx, RunRequest{Skill: sk.ID, Script: a.Script, Args: a.Args, Input: a.Input}, call)
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
 			}
-			return toolError("%v", err), nil
+			return runError(err), nil
 		}
 		return res, nil
 	case ToolReadArtifact:
@@ -207,7 +233,11 @@ func (s *Server) CallTool(ctx context.Context, name string, args json.RawMessage
 		if st == nil {
 			return toolError("read_artifact: this gateway keeps no artifacts"), nil
 		}
-		c, err := st.Read(a.Handle, int(a.Offset), a.Limit)
+		limit := 0
+		if a.Limit != nil {
+			limit = *a.Limit
+		}
+		c, err := st.Read(a.Handle, int(a.Offset), limit)
 		if err != nil {
 			return toolError("read_artifact: %v", err), nil
 		}
@@ -220,24 +250,65 @@ func (s *Server) CallTool(ctx context.Context, name string, args json.RawMessage
 	return nil, &sdk.RPCError{Code: sdk.CodeInvalidParams, Message: "unknown skills tool " + name}
 }
 
-func (s *Server) find(query, tag string, limit int, cursor string) json.RawMessage {
-	if limit <= 0 {
-		limit = 20
-	}
-	limit = min(limit, 100)
-	start, _ := strconv.Atoi(cursor)
+// lookup finds a skill the request may see by ID or unique name.
+func (s *Server) lookup(ctx context.Context, name string) (*Skill, error) {
 	snap := s.lib.Snapshot()
-	ms := snap.Find(query, tag)
-	if start < 0 || start > len(ms) {
-		start = 0
+	if s.visible == nil {
+		return snap.Lookup(name)
+	}
+	return snap.lookup(name, func(sk *Skill) bool { return s.visible(ctx, sk.ID) })
+}
+
+// sees reports whether the request may see sk.
+func (s *Server) sees(ctx context.Context, sk *Skill) bool {
+	return s.visible == nil || s.visible(ctx, sk.ID)
+}
+
+// skills are the skills the request may see, by ID.
+func (s *Server) skills(ctx context.Context) []*Skill {
+	all := s.lib.Snapshot().Skills()
+	if s.visible == nil {
+		return all
+	}
+	out := make([]*Skill, 0, len(all))
+	for _, sk := range all {
+		if s.visible(ctx, sk.ID) {
+			out = append(out, sk)
+		}
+	}
+	return out
+}
+
+func (s *Server) find(ctx context.Context, query, tag string, limitArg *int, cursor string) json.RawMessage {
+	limit := 20
+	if limitArg != nil {
+		if *limitArg < 1 || *limitArg > 100 {
+			return toolError("find_skills: limit: %d is not between 1 and 100; leave it out for 20 a page", *limitArg)
+		}
+		limit = *limitArg
+	}
+	var ms []Match
+	for _, m := range s.lib.Snapshot().Find(query, tag) {
+		if s.sees(ctx, m.Skill) {
+			ms = append(ms, m)
+		}
+	}
+	start := 0
+	if cursor != "" {
+		n, err := strconv.Atoi(cursor)
+		if err != nil || n < 0 || n > len(ms) {
+			return toolError("find_skills: cursor: %q is not a next_cursor of this search; leave it out to start from the first page", cursor)
+		}
+		start = n
 	}
 	end := min(start+limit, len(ms))
 	var b strings.Builder
+	total := len(s.skills(ctx))
 	switch {
-	case len(ms) == 0 && len(snap.Skills()) == 0:
+	case len(ms) == 0 && total == 0:
 		b.WriteString("No skills are installed.\n")
 	case len(ms) == 0:
-		fmt.Fprintf(&b, "No skill matches %q; find_skills with an empty query lists all %d.\n", query, len(snap.Skills()))
+		fmt.Fprintf(&b, "No skill matches %q; find_skills with an empty query lists all %d.\n", query, total)
 	}
 	for _, m := range ms[start:end] {
 		b.WriteString(m.Skill.Card())
@@ -249,8 +320,8 @@ func (s *Server) find(query, tag string, limit int, cursor string) json.RawMessa
 	return textResult(b.String())
 }
 
-func (s *Server) load(name, section string) json.RawMessage {
-	sk, err := s.lib.Lookup(name)
+func (s *Server) load(ctx context.Context, name, section string) json.RawMessage {
+	sk, err := s.lookup(ctx, name)
 	if err != nil {
 		return toolError("load_skill: %v", err)
 	}
@@ -259,23 +330,47 @@ func (s *Server) load(name, section string) json.RawMessage {
 		if text, err = s.lib.Section(sk, section); err != nil {
 			return toolError("load_skill: %v", err)
 		}
-	} else {
-		body, secs, err := s.lib.Body(sk)
-		if err != nil {
-			return toolError("load_skill: %v", err)
-		}
-		text = body
-		if b := s.lib.outputBudget(); b > 0 && len(body) > b && len(secs) > 1 {
-			var t strings.Builder
-			t.WriteString(shape.Text(body, b*2/3, ""))
-			t.WriteString("\n\nThe instructions are long; load_skill with section: one of\n")
-			for _, sc := range secs {
-				fmt.Fprintf(&t, "%s- %s\n", strings.Repeat("  ", sc.Level-1), sc.Title)
-			}
-			text = t.String()
-		}
+	} else if text, _, err = s.lib.Body(sk); err != nil {
+		return toolError("load_skill: %v", err)
 	}
-	return textResult(strings.TrimRight(text, "\n") + "\n\n" + s.footer(sk))
+	footer := s.footer(sk)
+	if b := s.lib.outputBudget(); b > 0 && len(text)+len(footer) > b {
+		text = fitInstructions(text, section != "", b-len(footer))
+	}
+	return textResult(strings.TrimRight(text, "\n") + "\n\n" + footer)
+}
+
+// fitInstructions fits a body (or one section of it) that is longer than
+// budget: its head and tail, then the headings to load instead, or how
+// to page through the file when it has none.
+func fitInstructions(text string, isSection bool, budget int) string {
+	budget = max(budget, 1024)
+	secs := outline(text)
+	if isSection && len(secs) > 0 {
+		secs = secs[1:] // the section's own heading
+	}
+	var t strings.Builder
+	t.WriteString(shape.Text(text, budget/2, ""))
+	what := "The instructions are"
+	if isSection {
+		what = "This section is"
+	}
+	if len(secs) == 0 {
+		fmt.Fprintf(&t, "\n\n%s %d bytes, more than a result may take (%d); read_skill_file with path %s pages through the whole file.\n", what, len(text), budget, FileName)
+		return t.String()
+	}
+	fmt.Fprintf(&t, "\n\n%s %d bytes, more than a result may take; load_skill with section: one of\n", what, len(text))
+	room := budget - t.Len() - 200
+	for i, sc := range secs {
+		line := strings.Repeat("  ", max(sc.Level-secs[0].Level, 0)) + "- " + sc.Title + "\n"
+		if len(line) > room {
+			fmt.Fprintf(&t, "(and %d more headings; read_skill_file with path %s pages through the whole file)\n", len(secs)-i, FileName)
+			break
+		}
+		room -= len(line)
+		t.WriteString(line)
+	}
+	return t.String()
 }
 
 // footer tells the model what else the skill offers, compactly.
@@ -297,7 +392,7 @@ func (s *Server) footer(sk *Skill) string {
 		}
 		b.WriteByte('\n')
 	}
-	if files := listFiles(sk.Dir, 40); len(files) > 1 {
+	if files := listFiles(sk.Dir, "", 40); len(files) > 1 {
 		var other []string
 		for _, f := range files {
 			if f != FileName && !strings.HasPrefix(f, "scripts/") && !strings.HasPrefix(f, "hooks/") {
@@ -311,8 +406,18 @@ func (s *Server) footer(sk *Skill) string {
 	r := sk.Meta.Requires
 	if len(sk.ToolDirs) > 0 || sk.PipelinesDir != "" || !r.Empty() {
 		b.WriteString("activate skill:" + sk.ID + " for its tools")
+		// Required skills that are not installed are named as such: it
+		// does not bring them.
+		snap := s.lib.Snapshot()
+		var skillsList []string
+		for _, x := range r.Skills {
+			if !snap.installed(sk, x) {
+				x += " (not installed)"
+			}
+			skillsList = append(skillsList, x)
+		}
 		var req []string
-		for _, x := range [][2]any{{"skills", r.Skills}, {"servers", r.Servers}, {"services", r.Services}, {"tools", r.Tools}} {
+		for _, x := range [][2]any{{"skills", skillsList}, {"servers", r.Servers}, {"services", r.Services}, {"tools", r.Tools}} {
 			if l := x[1].([]string); len(l) > 0 {
 				req = append(req, x[0].(string)+" "+strings.Join(l, ", "))
 			}
@@ -325,12 +430,17 @@ func (s *Server) footer(sk *Skill) string {
 	return b.String()
 }
 
-func (s *Server) readFile(name, rel string, offset int64) json.RawMessage {
-	sk, err := s.lib.Lookup(name)
+func (s *Server) readFile(ctx context.Context, name, rel string, offset int64) json.RawMessage {
+	sk, err := s.lookup(ctx, name)
 	if err != nil {
 		return toolError("read_skill_file: %v", err)
 	}
-	f, err := s.lib.ReadFile(sk, rel, offset)
+	// A page fits the output budget, base64 and JSON escaping included.
+	limit := s.lib.opts.FileCap
+	if b := s.lib.outputBudget(); b > 0 {
+		limit = min(limit, int64(max(b-1024, 1024)*3/4))
+	}
+	f, err := s.lib.readFile(sk, rel, offset, limit)
 	if err != nil {
 		return toolError("read_skill_file: %v", err)
 	}
@@ -363,12 +473,12 @@ func mimeOf(p string) string {
 	return "application/octet-stream"
 }
 
-func (s *Server) prompt(name string) (json.RawMessage, error) {
-	snap := s.lib.Snapshot()
+func (s *Server) prompt(ctx context.Context, name string) (json.RawMessage, error) {
 	var sk *Skill
-	for _, c := range snap.Skills() {
+	for _, c := range s.skills(ctx) {
 		if PromptName(c) == name {
 			sk = c
+			break // the first by ID has the prompt (see scanner.promptNames)
 		}
 	}
 	if sk == nil {
@@ -388,7 +498,7 @@ func (s *Server) prompt(name string) (json.RawMessage, error) {
 
 // resolveURI splits skill://<skill-path>/<file> into the skill and the
 // file ("SKILL.md" when the URI names the skill alone).
-func (s *Server) resolveURI(uri string) (*Skill, string, error) {
+func (s *Server) resolveURI(ctx context.Context, uri string) (*Skill, string, error) {
 	rest, ok := strings.CutPrefix(uri, "skill://")
 	if !ok {
 		return nil, "", fmt.Errorf("%q is not a skill:// URI", uri)
@@ -396,16 +506,22 @@ func (s *Server) resolveURI(uri string) (*Skill, string, error) {
 	rest = strings.TrimSuffix(rest, "/")
 	snap := s.lib.Snapshot()
 	segs := strings.SplitN(rest, "/", 3)
+	byID := func(id string) *Skill {
+		if sk := snap.byID[id]; sk != nil && s.sees(ctx, sk) {
+			return sk
+		}
+		return nil
+	}
 	// Team skills first: skill://acme/refunds/... before skill://acme/...
 	if len(segs) >= 2 {
-		if sk := snap.byID[segs[0]+"/"+segs[1]]; sk != nil {
+		if sk := byID(segs[0] + "/" + segs[1]); sk != nil {
 			if len(segs) == 3 {
 				return sk, segs[2], nil
 			}
 			return sk, FileName, nil
 		}
 	}
-	if sk := snap.byID[segs[0]]; sk != nil {
+	if sk := byID(segs[0]); sk != nil {
 		if file := strings.TrimPrefix(strings.TrimPrefix(rest, segs[0]), "/"); file != "" {
 			return sk, file, nil
 		}
@@ -414,8 +530,8 @@ func (s *Server) resolveURI(uri string) (*Skill, string, error) {
 	return nil, "", fmt.Errorf("%w in %q", ErrUnknownSkill, uri)
 }
 
-func (s *Server) readResource(uri string) (json.RawMessage, error) {
-	sk, file, err := s.resolveURI(uri)
+func (s *Server) readResource(ctx context.Context, uri string) (json.RawMessage, error) {
+	sk, file, err := s.resolveURI(ctx, uri)
 	if err != nil {
 		return nil, &sdk.RPCError{Code: sdk.CodeInvalidParams, Message: err.Error()}
 	}
@@ -473,7 +589,7 @@ func (s *Server) Entry(sk *Skill) (SkillEntry, error) {
 		e.Frontmatter = map[string]any{"name": sk.Meta.Name, "description": sk.Meta.Description}
 	}
 	var total int64
-	for _, rel := range listFiles(sk.Dir, maxEntryFiles) {
+	for _, rel := range listFiles(sk.Dir, "", maxEntryFiles) {
 		f, _, err := openInSkill(sk.Dir, rel)
 		if err != nil {
 			continue // a symlink leading out is not part of the skill
@@ -493,20 +609,32 @@ func (s *Server) Entry(sk *Skill) (SkillEntry, error) {
 	return e, nil
 }
 
-func (s *Server) listEntries(params json.RawMessage) (json.RawMessage, error) {
+func (s *Server) listEntries(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {
 	var p struct {
-		Cursor string `json:"cursor"`
+		Cursor *string `json:"cursor"`
 	}
-	_ = json.Unmarshal(params, &p)
-	start, _ := strconv.Atoi(p.Cursor)
+	if len(params) > 0 {
+		if err := json.Unmarshal(params, &p); err != nil {
+			return nil, &sdk.RPCError{Code: sdk.CodeInvalidParams, Message: "skills/list: " + argsMsg(err)}
+		}
+	}
 	snap := s.lib.Snapshot()
-	all := snap.Skills()
-	if start < 0 || start > len(all) {
-		start = 0
+	all := s.skills(ctx)
+	start := 0
+	if p.Cursor != nil && *p.Cursor != "" {
+		n, err := strconv.Atoi(*p.Cursor)
+		if err != nil || n < 0 || n > len(all) {
+			return nil, &sdk.RPCError{Code: sdk.CodeInvalidParams, Message: fmt.Sprintf("skills/list: cursor %q is not a nextCursor this server gave; leave it out to start from the first page", *p.Cursor)}
+		}
+		start = n
+	}
+	key := pageKey{start: start}
+	if s.scopeKey != nil {
+		key.scope = s.scopeKey(ctx)
 	}
 	s.pagesMu.Lock()
 	defer s.pagesMu.Unlock() // one build at a time; the others wait for it
-	if c, ok := s.pages[start]; ok && c.snap == snap && time.Since(c.at) < ListCacheAge {
+	if c, ok := s.pages[key]; ok && c.snap == snap && time.Since(c.at) < ListCacheAge {
 		return slices.Clone(c.body), nil
 	}
 	end := min(start+50, len(all))
@@ -527,14 +655,14 @@ func (s *Server) listEntries(params json.RawMessage) (json.RawMessage, error) {
 		return nil, err
 	}
 	if s.pages == nil || len(s.pages) > 64 {
-		s.pages = map[int]listPage{}
+		s.pages = map[pageKey]listPage{}
 	}
-	s.pages[start] = listPage{snap: snap, at: time.Now(), body: body}
+	s.pages[key] = listPage{snap: snap, at: time.Now(), body: body}
 	return slices.Clone(body), nil
 }
 
-func (s *Server) getEntry(uri string) (json.RawMessage, error) {
-	sk, file, err := s.resolveURI(uri)
+func (s *Server) getEntry(ctx context.Context, uri string) (json.RawMessage, error) {
+	sk, file, err := s.resolveURI(ctx, uri)
 	if err != nil || file != FileName || !strings.HasSuffix(uri, "/"+FileName) {
 		return nil, &sdk.RPCError{Code: sdk.CodeInvalidParams, Message: fmt.Sprintf("%q is not the SKILL.md of a skill served here", uri)}
 	}
@@ -553,4 +681,46 @@ func textResult(text string) json.RawMessage {
 func toolError(format string, a ...any) json.RawMessage {
 	out, _ := json.Marshal(map[string]any{"content": []map[string]string{{"type": "text", "text": fmt.Sprintf(format, a...)}}, "isError": true})
 	return out
+}
+
+// StatusDenied is the _meta["skillgate/status"] of a run a hook denied or
+// failed; a run that could not start (unknown skill or script) is "error",
+// like a script that failed.
+const StatusDenied = "denied"
+
+// runError is the result of a run_skill_script that did not run or was
+// stopped by a hook: an error with its status, as every run's result has.
+func runError(err error) json.RawMessage {
+	status := "error"
+	if errors.Is(err, ErrDenied) {
+		status = StatusDenied
+	}
+	out, _ := json.Marshal(map[string]any{"content": []map[string]string{{"type": "text", "text": err.Error()}}, "isError": true,
+		"_meta": map[string]string{"skillgate/status": status}})
+	return out
+}
+
+// argsMsg says what is wrong with a call's arguments in the model's
+// terms, not Go's.
+func argsMsg(err error) string {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) && te.Field != "" {
+		want := "a " + te.Type.Kind().String()
+		switch te.Type.Kind() {
+		case reflect.Int, reflect.Int64:
+			want = "an integer"
+		case reflect.String:
+			want = "text (a JSON string)"
+		case reflect.Slice:
+			want = "a list of strings"
+		case reflect.Pointer:
+			want = "an integer"
+		}
+		return fmt.Sprintf("%s: want %s, got a JSON %s", te.Field, want, te.Value)
+	}
+	var se *json.SyntaxError
+	if errors.As(err, &se) {
+		return "the arguments are not valid JSON: " + se.Error()
+	}
+	return "the arguments must be a JSON object of the tool's inputSchema: " + err.Error()
 }

@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"unicode/utf8"
+
+	"github.com/skillgate/skillgate/internal/oneline"
 )
 
 // FileName is the file that makes a folder a skill.
@@ -35,15 +38,23 @@ type Skill struct {
 	ToolDirs []string
 	// PipelinesDir is the skill's pipelines/ folder, or "".
 	PipelinesDir string
-	// Problems are warnings about the skill (it is served anyway).
+	// Problems are what is wrong with the skill while it is served:
+	// warnings, and errors about parts of it that are not (tools of a
+	// reserved namespace).
 	Problems []Problem
 
-	hooks    hookSet
-	mdPath   string
-	md       stamp
-	card     string
-	keywords []term // stemmed words of ID, tags, description
+	hooks         hookSet
+	parseProblems []Problem // the frontmatter's, kept while SKILL.md is unchanged
+	mdPath        string
+	mdRel         string // mdPath as problems name it
+	md            stamp
+	card          string
+	keywords      []term // stemmed words of ID, tags, description
 }
+
+// Namespace is the namespace of a skill's own tools and pipelines (and its
+// prompt's name): its ID with "/" written "_".
+func Namespace(id string) string { return strings.ReplaceAll(id, "/", "_") }
 
 // Name is the skill's frontmatter name.
 func (s *Skill) Name() string { return s.Meta.Name }
@@ -71,15 +82,17 @@ const cardChars = 120
 
 func makeCard(s *Skill) string {
 	d := strings.Join(strings.Fields(s.Meta.Description), " ")
-	if len(d) > cardChars {
-		cut := strings.LastIndexAny(d[:cardChars], ".;")
-		if cut < cardChars/2 {
-			cut = strings.LastIndexByte(d[:cardChars], ' ')
+	if utf8.RuneCountInString(d) > cardChars {
+		// Cut at a sentence, else a word, never inside a character.
+		head := strings.TrimSuffix(oneline.Cut(d, cardChars), "…")
+		cut := strings.LastIndexAny(head, ".;")
+		if cut < len(head)/2 {
+			cut = strings.LastIndexByte(head, ' ')
 		}
-		if cut < cardChars/2 {
-			cut = cardChars
+		if cut < len(head)/2 {
+			cut = len(head)
 		}
-		d = strings.TrimRight(d[:cut], " ,;.") + "…"
+		d = strings.TrimRight(head[:cut], " ,;.") + "…"
 	}
 	var b strings.Builder
 	b.WriteString(s.ID)
@@ -118,11 +131,18 @@ func (s *Snapshot) Problems() []Problem { return s.problems }
 func (s *Snapshot) Generation() uint64 { return s.gen }
 
 // Lookup finds a skill by ID, or by name when exactly one skill has it.
-func (s *Snapshot) Lookup(name string) (*Skill, error) {
-	if sk := s.byID[name]; sk != nil {
+func (s *Snapshot) Lookup(name string) (*Skill, error) { return s.lookup(name, nil) }
+
+// lookup is Lookup among the skills ok accepts (nil: all).
+func (s *Snapshot) lookup(name string, ok func(*Skill) bool) (*Skill, error) {
+	if sk := s.byID[name]; sk != nil && (ok == nil || ok(sk)) {
 		return sk, nil
 	}
-	switch c := s.byName[name]; len(c) {
+	c := s.byName[name]
+	if ok != nil {
+		c = slices.DeleteFunc(slices.Clone(c), func(sk *Skill) bool { return !ok(sk) })
+	}
+	switch len(c) {
 	case 0:
 		return nil, fmt.Errorf("%w: %q; find_skills lists the skills", ErrUnknownSkill, name)
 	case 1:
@@ -134,6 +154,15 @@ func (s *Snapshot) Lookup(name string) (*Skill, error) {
 		}
 		return nil, fmt.Errorf("%w: %q names %d skills; use one of %s", ErrAmbiguousSkill, name, len(c), strings.Join(ids, ", "))
 	}
+}
+
+// installed reports whether the skill name, as sk's requires names it,
+// is in the snapshot (a team's skill may name a sibling by its bare name).
+func (s *Snapshot) installed(sk *Skill, name string) bool {
+	if _, err := s.Lookup(name); err == nil {
+		return true
+	}
+	return sk.Team != "" && s.byID[sk.Team+"/"+name] != nil
 }
 
 func newSnapshot(skills []*Skill, problems []Problem, stamps []stampedPath, global hookSet, gen uint64) *Snapshot {

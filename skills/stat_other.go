@@ -2,10 +2,7 @@
 
 package skills
 
-import (
-	"os"
-	"syscall"
-)
+import "os"
 
 // statPath stats a NUL-terminated path. Off Linux it goes through os.Stat,
 // which allocates.
@@ -15,10 +12,6 @@ func statPath(path []byte, st *stamp) bool {
 		*st = stamp{}
 		return false
 	}
-	var ino uint64
-	if s, ok := fi.Sys().(*syscall.Stat_t); ok {
-		ino = uint64(s.Ino)
-	}
-	*st = stamp{mtime: fi.ModTime().UnixNano(), size: fi.Size(), ino: ino, ok: true}
+	*st = stamp{mtime: fi.ModTime().UnixNano(), size: fi.Size(), ino: inode(fi), ok: true}
 	return true
 }

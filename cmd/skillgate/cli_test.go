@@ -114,7 +114,7 @@ func TestSIGHUPWithoutConfig(t *testing.T) {
 	}()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		_ = syscall.Kill(os.Getpid(), syscall.SIGHUP)
+		_ = testenv.Signal(os.Getpid(), syscall.SIGHUP)
 		time.Sleep(50 * time.Millisecond)
 		mu.Lock()
 		got := logs.String()

@@ -87,11 +87,39 @@ Exit status: 0 when the file and its pipelines are valid, 1 otherwise.`,
 			for _, w := range gateway.PluginProblems(cfg) {
 				fmt.Fprintf(cmd.ErrOrStderr(), "%s: warning: %s\n", shown, w)
 			}
+			for _, w := range cfg.Warnings() {
+				fmt.Fprintf(cmd.ErrOrStderr(), "warning: %s\n", w)
+			}
+			// The skills dirs and the repositories already checked out
+			// for this config (never fetched here).
+			probs, err := gateway.ValidateSkills(cmd.Context(), cfg)
+			if err != nil {
+				return err
+			}
+			badSkills := 0
+			for _, p := range probs {
+				fmt.Fprintln(cmd.ErrOrStderr(), p)
+				if !p.Warning {
+					badSkills++
+				}
+			}
+			pipelinesOK := true
+			if len(cfg.Pipelines.Dirs) > 0 || cfg.Pipelines.Inline != nil {
+				if err := validateConfigPipelines(cmd, cfg, shown, badSkills > 0); err != nil {
+					pipelinesOK = false
+				}
+			}
+			if badSkills > 0 {
+				fmt.Fprintf(cmd.ErrOrStderr(), "%s: %s in its skills\n", shown, countProblems(badSkills))
+				return exitError(1)
+			}
+			if !pipelinesOK {
+				return exitError(1)
+			}
 			if len(cfg.Pipelines.Dirs) == 0 && cfg.Pipelines.Inline == nil {
 				fmt.Fprintf(cmd.ErrOrStderr(), "%s: ok\n", shown)
-				return nil
 			}
-			return validateConfigPipelines(cmd, cfg, shown)
+			return nil
 		},
 	}
 }
@@ -414,7 +442,7 @@ func listRemoteTools(cmd *cobra.Command, rem remote, asJSON bool) error {
 		return err
 	}
 	// A gateway that keeps its status for token holders still lists.
-	if st, _, err := fetchStatus(cmd.Context(), rem); err == nil {
+	if st, _, _, err := fetchStatus(cmd.Context(), rem); err == nil {
 		printNotReady(cmd.ErrOrStderr(), st)
 	}
 	return nil
@@ -650,9 +678,10 @@ printed either way), 1 on other errors.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			var st []gateway.SourceStatus
 			var execs []gateway.ExecutorStatus
+			var running *gateway.ConfigStatus
 			if rem.url != "" {
 				var err error
-				if st, execs, err = fetchStatus(cmd.Context(), rem); err != nil {
+				if st, execs, running, err = fetchStatus(cmd.Context(), rem); err != nil {
 					return err
 				}
 			} else {
@@ -696,6 +725,7 @@ printed either way), 1 on other errors.`,
 			if cut.cuts > 0 {
 				fmt.Fprintf(cmd.ErrOrStderr(), "(last errors cut to %d characters; --wide or --json shows them in full)\n", maxErrorWidth)
 			}
+			printStaleConfig(cmd.ErrOrStderr(), running)
 			return notAllReady(st)
 		},
 	}
@@ -772,43 +802,63 @@ func notAllReady(st []gateway.SourceStatus) error {
 	return nil
 }
 
-func fetchStatus(ctx context.Context, rem remote) ([]gateway.SourceStatus, []gateway.ExecutorStatus, error) {
+func fetchStatus(ctx context.Context, rem remote) ([]gateway.SourceStatus, []gateway.ExecutorStatus, *gateway.ConfigStatus, error) {
 	base := rem.base()
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/readyz", nil)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	if tok := rem.bearer(); tok != "" {
 		req.Header.Set("Authorization", "Bearer "+tok)
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		return nil, nil, fmt.Errorf("ask %s: %w (is the gateway running?)", base, err)
+		return nil, nil, nil, fmt.Errorf("ask %s: %w (is the gateway running?)", base, err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK && resp.StatusCode != http.StatusServiceUnavailable {
-		return nil, nil, fmt.Errorf("%s/readyz answered %s: is %s a skillgate gateway?", base, resp.Status, base)
+		return nil, nil, nil, fmt.Errorf("%s/readyz answered %s: is %s a skillgate gateway?", base, resp.Status, base)
 	}
 	var body struct {
 		Sources   *[]gateway.SourceStatus  `json:"sources"`
 		Executors []gateway.ExecutorStatus `json:"executors"`
 		Detail    string                   `json:"detail"`
+		Config    *gateway.ConfigStatus    `json:"config"`
 	}
 	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
-		return nil, nil, fmt.Errorf("%s/readyz: not a skillgate status (%w)", base, err)
+		return nil, nil, nil, fmt.Errorf("%s/readyz: not a skillgate status (%w)", base, err)
 	}
 	if body.Sources == nil {
 		if body.Detail != "" && rem.bearer() != "" {
-			return nil, nil, fmt.Errorf("%s/readyz did not accept the token given: check --token or SKILLGATE_TOKEN against its auth.tokens", base)
+			return nil, nil, nil, fmt.Errorf("%s/readyz did not accept the token given: check --token or SKILLGATE_TOKEN against its auth.tokens", base)
 		}
 		if body.Detail != "" {
-			return nil, nil, fmt.Errorf("%s/readyz shows no details without a token: pass one of its auth.tokens with --token or SKILLGATE_TOKEN", base)
+			return nil, nil, nil, fmt.Errorf("%s/readyz shows no details without a token: pass one of its auth.tokens with --token or SKILLGATE_TOKEN", base)
 		}
-		return nil, nil, fmt.Errorf("%s/readyz: not a skillgate status (no sources)", base)
+		return nil, nil, nil, fmt.Errorf("%s/readyz: not a skillgate status (no sources)", base)
 	}
-	return *body.Sources, body.Executors, nil
+	return *body.Sources, body.Executors, body.Config, nil
+}
+
+// printStaleConfig tells, after the tables of `servers --url`, that the
+// gateway's config file changed but did not load, so the gateway still
+// runs the config it loaded before.
+func printStaleConfig(w io.Writer, c *gateway.ConfigStatus) {
+	if c == nil || !c.Stale {
+		return
+	}
+	when := ""
+	if c.Failed != nil {
+		when = " at " + c.Failed.Local().Format(time.DateTime)
+	}
+	fmt.Fprintf(w, "config: %s changed but did not load%s; the gateway still runs the config loaded at %s:\n",
+		c.File, when, c.Loaded.Local().Format(time.DateTime))
+	for _, l := range strings.Split(strings.TrimSpace(c.Error), "\n") {
+		fmt.Fprintf(w, "  %s\n", l)
+	}
+	fmt.Fprintf(w, "fix it (skillgate validate %s); it is reloaded when saved\n", c.File)
 }
 
 // fetchStats reads the endpoint stats of the running gateway rem names,

@@ -274,7 +274,7 @@ func TestInterruptedCommandExitsQuietly(t *testing.T) {
 					t.Fatalf("no connection to the hanging server in 60 s\n%s", p.Output())
 				}
 			}
-			if err := syscall.Kill(-p.PID(), tc.sig); err != nil {
+			if err := p.Signal(tc.sig); err != nil {
 				t.Fatal(err)
 			}
 			select {
@@ -373,7 +373,7 @@ func TestToolsListURL(t *testing.T) {
 	if !regexp.MustCompile(`(?m)^everything__echo +everything +- +Echoes back the input string$`).MatchString(remote) {
 		t.Errorf("tools list --url has no row for everything__echo:\n%s", remote)
 	}
-	if !strings.Contains(stderr, "server broken failed: initialize: source unavailable: upstream exited") {
+	if !strings.HasPrefix(stderr, "server broken failed: initialize: source unavailable: upstream exited") {
 		t.Errorf("tools list --url does not tell of broken:\n%s", stderr)
 	}
 	small, _, _ := runBin(t, bin, "tools", "list", "--url", "http://"+addr+"/mcp/p/small")
@@ -395,5 +395,92 @@ func TestToolsListURL(t *testing.T) {
 	}
 	if out, stderr, code := runBin(t, bin, "servers", "--url", "http://"+addr+"/mcp/p/small"); code != 3 || !strings.Contains(out, "everything  mcp       ready") {
 		t.Errorf("servers --url on a profile's endpoint: exit %d\n%s%s", code, out, stderr)
+	}
+}
+
+// A config whose file stops loading is reported by `servers --url`: the
+// gateway keeps the running one and /readyz says it is stale.
+func TestServersURLShowsStaleConfig(t *testing.T) {
+	bin := buildSkillgate(t)
+	addr := "127.0.0.1:" + strconv.Itoa(testenv.FreePort(t))
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "skillgate.yaml")
+	writeFile(t, cfg, "listen: {http: "+addr+"}\ntools: {dirs: [.]}\n")
+	p := testenv.Start(t, exec.Command(bin, "run", "-c", cfg))
+	if err := p.WaitTCP(addr, 60*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if _, stderr, _ := runBin(t, bin, "servers", "--url", addr); strings.Contains(stderr, "did not load") {
+		t.Fatalf("servers --url tells of a stale config before the file changed:\n%s", stderr)
+	}
+	writeFile(t, cfg, "listen: {http: "+addr+"}\ntools: {dirs: [.]}\nbogus_key: 1\n")
+	for deadline := time.Now().Add(60 * time.Second); ; {
+		_, stderr, _ := runBin(t, bin, "servers", "--url", addr)
+		if strings.Contains(stderr, "config: "+cfg+" changed but did not load") && strings.Contains(stderr, "bogus_key") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("servers --url does not tell that the config did not load:\n%s\n%s", stderr, p.Output())
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// A server whose entry names an unset variable fails alone: the commands
+// that start the gateway report it as a failed server, while validate
+// refuses the file; validate warns of a command it cannot find.
+func TestUnsetVariableFailsOneServer(t *testing.T) {
+	bin := buildSkillgate(t)
+	cfg := filepath.Join(t.TempDir(), "skillgate.yaml")
+	writeFile(t, cfg, `servers:
+  needs:
+    command: sh
+    args: ["-c", "sleep 1"]
+    env: {TOKEN: "${SKILLGATE_TEST_SURELY_UNSET}"}
+  missing:
+    command: mcp-server-surely-not-installed
+`)
+	out, _, code := runBin(t, bin, "servers", "-c", cfg)
+	if code != 3 || !regexp.MustCompile(`(?m)^needs +mcp +failed .*SKILLGATE_TEST_SURELY_UNSET`).MatchString(out) {
+		t.Errorf("servers: exit %d, want 3 with needs failed for its variable:\n%s", code, out)
+	}
+	_, stderr, code := runBin(t, bin, "validate", cfg)
+	if code != 1 || !strings.Contains(stderr, "SKILLGATE_TEST_SURELY_UNSET") {
+		t.Errorf("validate: exit %d, want 1 naming the variable:\n%s", code, stderr)
+	}
+	writeFile(t, cfg, "servers:\n  missing:\n    command: mcp-server-surely-not-installed\n")
+	_, stderr, code = runBin(t, bin, "validate", cfg)
+	if code != 0 || !strings.Contains(stderr, "warning: "+cfg+":3:") || !strings.Contains(stderr, "mcp-server-surely-not-installed") {
+		t.Errorf("validate: exit %d, want 0 with a warning at %s:3 for the missing command:\n%s", code, cfg, stderr)
+	}
+}
+
+// validate checks the config's skills too: a broken SKILL.md makes it fail
+// with the file and line, and a good one is ok.
+func TestValidateChecksSkills(t *testing.T) {
+	bin := buildSkillgate(t)
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "skillgate.yaml")
+	writeFile(t, cfg, "skills: {dirs: [./skills]}\n")
+	writeFiles(t, dir, map[string]string{"skills/good/SKILL.md": "---\nname: good\ndescription: Says hello when asked to greet someone.\n---\n# Good\n"})
+	if _, stderr, code := runBin(t, bin, "validate", cfg); code != 0 || !strings.Contains(stderr, ": ok") {
+		t.Fatalf("validate of good skills: exit %d\n%s", code, stderr)
+	}
+	writeFiles(t, dir, map[string]string{"skills/bad/SKILL.md": "---\nname: bad\n---\n# Bad\n"})
+	_, stderr, code := runBin(t, bin, "validate", cfg)
+	if code != 1 || !strings.Contains(stderr, "SKILL.md") || !strings.Contains(stderr, "description") || !strings.Contains(stderr, "1 problem in its skills") {
+		t.Errorf("validate of a skill without a description: exit %d, want 1 naming its SKILL.md and the field\n%s", code, stderr)
+	}
+}
+
+// A server's start_timeout reaches the mcp executor: a server that never
+// answers initialize fails after it, with what to check.
+func TestStartTimeoutFromConfig(t *testing.T) {
+	bin := buildSkillgate(t)
+	cfg := filepath.Join(t.TempDir(), "skillgate.yaml")
+	writeFile(t, cfg, "servers:\n  silent:\n    command: sleep\n    args: [\"100000\"]\n    start_timeout: 1s\n")
+	out, _, code := runBin(t, bin, "servers", "-c", cfg)
+	if code != 3 || !strings.Contains(out, "within 1s (start_timeout)") {
+		t.Errorf("servers: exit %d, want 3 with silent failed after its 1s start_timeout:\n%s", code, out)
 	}
 }

@@ -107,7 +107,7 @@ func loadConfig(cmd *cobra.Command) (*config.Config, error) {
 	cfg := config.BuiltinDefault()
 	if path != "" {
 		var err error
-		if cfg, err = config.Load(path); err != nil {
+		if cfg, err = config.LoadForRun(path); err != nil {
 			return nil, err
 		}
 	}
@@ -193,7 +193,7 @@ type withoutRecords struct {
 // failing to start or load, each of which repeats the LastError of its
 // status.
 var serverFailures = map[string]bool{
-	"source failed": true, "source failed to load": true, "tool folder invalid": true, "wasm tool build failed": true,
+	"source failed": true, "source failed to load": true, "server not started": true, "tool folder invalid": true, "wasm tool build failed": true,
 }
 
 // pipelineProblems are the messages of the gateway's records that sum up

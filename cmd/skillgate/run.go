@@ -28,7 +28,7 @@ Over HTTP the MCP endpoint is /mcp, each profile's is /mcp/p/<name>;
 /healthz answers as soon as the process listens, /readyz lists every
 server's state (and says "starting" until each had its first try) and
 /stats what each endpoint's tool list costs. A client that comes while the
-servers start waits for them, 5 s at most. With --stdio the gateway serves
+servers start waits for them, limits.start_wait (8 s) at most. With --stdio the gateway serves
 one client on stdin/stdout (the default endpoint, or --profile's) and logs
 to stderr only.
 
@@ -130,6 +130,7 @@ func watchConfig(ctx context.Context, path string, load func() (*config.Config, 
 		cfg, err := load()
 		if err != nil {
 			log.Error("config not reloaded; keeping the running one", "err", err)
+			gw.ReloadFailed(err)
 			continue
 		}
 		if err := gw.Reload(ctx, cfg); err != nil {

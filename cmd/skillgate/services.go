@@ -4,10 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"maps"
 	"os"
 	"os/signal"
-	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -28,8 +26,9 @@ func newServicesCmd() *cobra.Command {
 		Long: `Manage the Docker containers the config's services: section declares.
 These commands talk to the Docker engine directly and see the same containers
 as a running gateway (they find them by label), so they work with or without
-one. Services started here keep running until 'down' (a gateway stops on
-shutdown only what it started itself, and never keep: true services).
+one. Services started here keep running until 'down': a gateway stops on
+shutdown only what it started itself (never keep: true services, and nothing
+while another gateway of the config still runs).
 
   skillgate -c skillgate.yaml services up            start every service, wait until healthy
   skillgate -c skillgate.yaml services logs -f pg    follow a service's output
@@ -51,7 +50,9 @@ func serviceManager(cmd *cobra.Command) (*services.Manager, error) {
 	if len(cfg.Services) == 0 {
 		return nil, fmt.Errorf("%s declares no services; add a services: section (see docs/SERVICES.md)", cfg.Source)
 	}
-	return gateway.NewServiceManager(cfg, newLogger(cmd, os.Stderr), nil)
+	// Detached: what `services up` starts runs until `services down`, not
+	// only while this command does.
+	return gateway.NewServiceManager(cfg, gateway.ServiceOptions{Logger: newLogger(cmd, os.Stderr), Detach: true})
 }
 
 func servicesLsCmd() *cobra.Command {
@@ -97,34 +98,8 @@ func servicesStatusCmd() *cobra.Command {
 			if asJSON {
 				return writeJSON(cmd.OutOrStdout(), st)
 			}
-			w := cmd.OutOrStdout()
-			for i, s := range st {
-				if i > 0 {
-					fmt.Fprintln(w)
-				}
-				fmt.Fprintf(w, "%s: %s", s.Service, s.State)
-				if s.Health != "" {
-					fmt.Fprintf(w, " (health %s)", s.Health)
-				}
-				fmt.Fprintf(w, "\n  container  %s", s.Container)
-				if s.ID != "" {
-					fmt.Fprintf(w, " (%s)", s.ID)
-				}
-				fmt.Fprintf(w, "\n  image      %s\n  policy     %s, keep %v\n", s.Image, s.Policy, s.Keep)
-				for _, k := range slices.Sorted(maps.Keys(s.Ports)) {
-					fmt.Fprintf(w, "  port       %s on 127.0.0.1:%d\n", k, s.Ports[k])
-				}
-				for _, k := range slices.Sorted(maps.Keys(s.Env)) {
-					fmt.Fprintf(w, "  env        %s=%s\n", k, s.Env[k])
-				}
-				if s.HealthLog != "" {
-					fmt.Fprintf(w, "  last check %s\n", oneline.Cut(s.HealthLog, 200))
-				}
-				if s.LastError != "" {
-					fmt.Fprintf(w, "  last error %s\n", s.LastError)
-				}
-			}
-			return nil
+			_, err = io.WriteString(cmd.OutOrStdout(), gateway.FormatServiceDetails(st))
+			return err
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
@@ -171,7 +146,11 @@ func servicesDownCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return m.Down(cmd.Context(), names...)
+			if err := m.Down(cmd.Context(), names...); err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.ErrOrStderr(), "stopped %s; volumes kept\n", namesOrAll(m, names))
+			return nil
 		},
 	}
 }
@@ -208,7 +187,15 @@ func servicesRmCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return m.Remove(cmd.Context(), names...)
+			if err := m.Remove(cmd.Context(), names...); err != nil {
+				return err
+			}
+			their := "their"
+			if len(names) == 1 {
+				their = "its"
+			}
+			fmt.Fprintf(cmd.ErrOrStderr(), "removed %s and %s volumes\n", strings.Join(names, ", "), their)
+			return nil
 		},
 	}
 }
@@ -231,7 +218,7 @@ networks and images you made yourself are never touched.`,
 			if err != nil {
 				return err
 			}
-			m, err := gateway.NewServiceManager(cfg, newLogger(cmd, os.Stderr), nil)
+			m, err := gateway.NewServiceManager(cfg, gateway.ServiceOptions{Logger: newLogger(cmd, os.Stderr), Detach: true})
 			if err != nil {
 				return err
 			}
@@ -251,7 +238,7 @@ networks and images you made yourself are never touched.`,
 					fmt.Fprintf(w, "removed %s %s\n", x.kind, n)
 				}
 			}
-			if len(rep.Containers)+len(rep.Volumes)+len(rep.Networks)+len(rep.Images) == 0 {
+			if err == nil && len(rep.Containers)+len(rep.Volumes)+len(rep.Networks)+len(rep.Images) == 0 {
 				fmt.Fprintln(w, "nothing to prune")
 			}
 			return err
@@ -262,6 +249,14 @@ networks and images you made yourself are never touched.`,
 	cmd.Flags().BoolVar(&opts.Images, "images", false, "also remove images skillgate built that a later build left untagged (any project's)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	return cmd
+}
+
+// namesOrAll names the services a command acted on.
+func namesOrAll(m *services.Manager, names []string) string {
+	if len(names) == 0 {
+		names = m.Names()
+	}
+	return strings.Join(names, ", ")
 }
 
 func writeJSON(w io.Writer, v any) error {
@@ -333,7 +328,11 @@ func printRequires(w io.Writer, st []gateway.SourceStatus) {
 			if d.LastError != "" {
 				p += ": " + oneline.Cut(d.LastError, 100)
 			}
-			parts = append(parts, p+")")
+			p += ")"
+			if len(d.RequiredBy) > 0 {
+				p += " for " + strings.Join(d.RequiredBy, ", ")
+			}
+			parts = append(parts, p)
 		}
 		fmt.Fprintf(w, "%s requires %s\n", s.Name, strings.Join(parts, ", "))
 	}

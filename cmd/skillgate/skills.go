@@ -3,11 +3,11 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -15,9 +15,9 @@ import (
 
 	"github.com/skillgate/skillgate/gateway"
 	"github.com/skillgate/skillgate/gateway/config"
+	"github.com/skillgate/skillgate/internal/oneline"
 	"github.com/skillgate/skillgate/plugins/builtin"
 	"github.com/skillgate/skillgate/plugins/sdk"
-	"github.com/skillgate/skillgate/plugins/toolspec"
 	"github.com/skillgate/skillgate/skills"
 	"github.com/skillgate/skillgate/skills/gitsource"
 )
@@ -27,51 +27,55 @@ func newSkillsCmd() *cobra.Command {
 		Use:   "skills",
 		Short: "List, show, run and validate skills (SKILL.md folders)",
 		Long: `Skills are folders with a SKILL.md (docs/SKILLS.md). These commands work on
-the skills dirs of the config (the built-in default has examples/skills), or
-on the folders given with --dir:
+the skills dirs of the config (the built-in default has examples/skills) and
+the skill repositories the gateway checked out for it, or on the folders
+given with --dir (a skills folder, or one skill's folder):
 
   skillgate skills ls
   skillgate skills show csv-insights --section "Read the profile"
-  skillgate skills run csv-insights profile.py data.csv --top 5
+  skillgate skills run csv-insights profile.py data.csv -- --top 5
   skillgate skills validate ./skills`,
 	}
-	cmd.PersistentFlags().StringSlice("dir", nil, "skills folder (repeatable; default: the config's skills dirs)")
+	cmd.PersistentFlags().StringSlice("dir", nil, "skills folder, or one skill's folder (repeatable; default: the config's skills dirs)")
 	cmd.AddCommand(newSkillsLsCmd(), newSkillsShowCmd(), newSkillsRunCmd(), newSkillsValidateCmd())
 	return cmd
 }
 
 // openSkills opens the library of --dir, or of the config's skills dirs
-// plus the skill repositories the gateway has checked out (as it serves
-// them: the config's and those added through @skill), without fetching.
-func openSkills(cmd *cobra.Command, ex sdk.Executor) (*skills.Library, error) {
+// plus the skill repositories the gateway has checked out for the config
+// (as it serves them: the config's and those added through @skill),
+// without fetching, with the gateway's options (reserved names, output
+// budget). Problems are not logged: the commands print them.
+func openSkills(cmd *cobra.Command, ex sdk.Executor) (*skills.Library, *config.Config, func(), error) {
+	cfg, err := loadConfig(cmd)
+	if err != nil {
+		return nil, nil, nil, err
+	}
 	dirs, _ := cmd.Flags().GetStringSlice("dir")
+	fromFlag := len(dirs) > 0
 	var repos []*config.SkillRepo
-	if len(dirs) == 0 {
-		cfg, err := loadConfig(cmd)
-		if err != nil {
-			return nil, err
-		}
+	if !fromFlag {
 		dirs, repos = cfg.Skills.Dirs, cfg.Skills.Repos
 	}
-	reposDir := gateway.SkillReposDir()
-	_, err := os.Stat(filepath.Join(reposDir, "repos.json"))
-	haveRepos := err == nil
+	reposDir := gateway.SkillReposDirFor(cfg)
+	_, err = os.Stat(filepath.Join(reposDir, "repos.json"))
+	haveRepos := err == nil && !fromFlag
 	if len(dirs) == 0 && len(repos) == 0 && !haveRepos {
-		return nil, fmt.Errorf("no skills folders: give --dir, or set skills.dirs or skills.repos in the config")
+		return nil, nil, nil, fmt.Errorf("no skills folders: give --dir, or set skills.dirs or skills.repos in the config")
 	}
-	var hooks []string
-	for _, d := range dirs {
-		if fi, err := os.Stat(d + "/_hooks"); err == nil && fi.IsDir() {
-			hooks = append(hooks, d+"/_hooks")
-		}
+	opts := gateway.SkillsOptions(cfg)
+	opts.Dirs = dirs
+	if fromFlag {
+		opts.HooksDirs = nil // the config's hooks guard the config's skills
 	}
-	lib, err := skills.Open(cmd.Context(), skills.Options{Dirs: dirs, HooksDirs: hooks, Executor: ex, NoWatch: true, Interval: -1,
-		Logger: newLogger(cmd, os.Stderr)})
+	opts.Executor, opts.NoWatch, opts.Interval = ex, true, -1
+	lib, err := skills.Open(cmd.Context(), opts)
 	if err != nil {
-		return nil, err
+		return nil, nil, nil, err
 	}
-	if flagDirs, _ := cmd.Flags().GetStringSlice("dir"); len(flagDirs) > 0 {
-		return lib, nil
+	done := func() { _ = lib.Close() }
+	if fromFlag {
+		return lib, cfg, done, nil
 	}
 	fetched := map[string]bool{}
 	if haveRepos {
@@ -80,8 +84,9 @@ func openSkills(cmd *cobra.Command, ex sdk.Executor) (*skills.Library, error) {
 		mgr, err := gitsource.New(cmd.Context(), reposDir, lib)
 		if err != nil {
 			_ = lib.Close()
-			return nil, fmt.Errorf("skill repositories in %s: %w", reposDir, err)
+			return nil, nil, nil, fmt.Errorf("skill repositories in %s: %w", reposDir, err)
 		}
+		done = func() { _ = mgr.Close(); _ = lib.Close() }
 		for _, r := range mgr.List() {
 			fetched[r.Name] = true
 		}
@@ -91,7 +96,17 @@ func openSkills(cmd *cobra.Command, ex sdk.Executor) (*skills.Library, error) {
 			fmt.Fprintf(cmd.ErrOrStderr(), "skillgate: skill repository %q (%s) is not fetched yet; start the gateway once (skillgate run) to fetch it\n", r.Name, r.URL)
 		}
 	}
-	return lib, nil
+	return lib, cfg, done, nil
+}
+
+// lookupSkill finds a skill for a command, with a hint the shell user can
+// follow.
+func lookupSkill(lib *skills.Library, name string) (*skills.Skill, error) {
+	sk, err := lib.Lookup(name)
+	if errors.Is(err, skills.ErrUnknownSkill) {
+		return nil, fmt.Errorf("unknown skill %q; `skillgate skills ls` lists the skills", name)
+	}
+	return sk, err
 }
 
 func newSkillsLsCmd() *cobra.Command {
@@ -100,10 +115,11 @@ func newSkillsLsCmd() *cobra.Command {
 		Short: "List the skills (best match first with a query)",
 		Args:  cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			lib, err := openSkills(cmd, nil)
+			lib, _, done, err := openSkills(cmd, nil)
 			if err != nil {
 				return err
 			}
+			defer done()
 			q := ""
 			if len(args) == 1 {
 				q = args[0]
@@ -127,17 +143,13 @@ func newSkillsLsCmd() *cobra.Command {
 					s := m.Skill
 					rows = append(rows, row{s.ID, s.Meta.Description, s.Meta.Version, s.Meta.Tags, s.Scripts, s.Dir, s.Source})
 				}
-				return writeSkillsJSON(out, map[string]any{"skills": rows, "problems": snap.Problems()})
+				return writeSkillsJSON(out, map[string]any{"skills": rows, "problems": orEmpty(snap.Problems())})
 			}
 			tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "SKILL\tVERSION\tSCRIPTS\tSOURCE\tDESCRIPTION")
 			for _, m := range ms {
 				s := m.Skill
-				d := s.Meta.Description
-				if len(d) > 70 {
-					d = d[:67] + "..."
-				}
-				fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\n", s.ID, s.Meta.Version, len(s.Scripts), s.Source, d)
+				fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\n", s.ID, s.Meta.Version, len(s.Scripts), s.Source, oneline.Cut(s.Meta.Description, 70))
 			}
 			tw.Flush()
 			for _, p := range snap.Problems() {
@@ -149,6 +161,14 @@ func newSkillsLsCmd() *cobra.Command {
 	cmd.Flags().String("tag", "", "only skills with this tag")
 	cmd.Flags().Bool("json", false, "print JSON")
 	return cmd
+}
+
+// orEmpty makes a nil list an empty one, so JSON says [] rather than null.
+func orEmpty[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
 }
 
 func writeSkillsJSON(w io.Writer, v any) error {
@@ -163,37 +183,65 @@ func newSkillsShowCmd() *cobra.Command {
 		Short: "Print a skill's instructions (or one section) and what it brings",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			lib, err := openSkills(cmd, nil)
+			lib, _, done, err := openSkills(cmd, nil)
+			if err != nil {
+				return err
+			}
+			defer done()
+			sk, err := lookupSkill(lib, args[0])
 			if err != nil {
 				return err
 			}
 			section, _ := cmd.Flags().GetString("section")
-			raw, err := skills.NewServer(lib).CallTool(cmd.Context(), skills.ToolLoad, mustJSON(map[string]string{"skill": args[0], "section": section}), nil)
+			if asJSON, _ := cmd.Flags().GetBool("json"); asJSON {
+				body, sections, err := lib.Body(sk)
+				if err != nil {
+					return err
+				}
+				if section != "" {
+					if body, err = lib.Section(sk, section); err != nil {
+						return err
+					}
+				}
+				return writeSkillsJSON(cmd.OutOrStdout(), map[string]any{
+					"id": sk.ID, "name": sk.Meta.Name, "description": sk.Meta.Description, "version": sk.Meta.Version,
+					"tags": orEmpty(sk.Meta.Tags), "dir": sk.Dir, "source": sk.Source, "frontmatter": sk.Meta.Raw,
+					"scripts": orEmpty(sk.Scripts), "requires": sk.Meta.Requires, "sections": orEmpty(sections),
+					"instructions": body, "problems": orEmpty(sk.Problems),
+				})
+			}
+			raw, err := skills.NewServer(lib).CallTool(cmd.Context(), skills.ToolLoad, mustJSON(map[string]string{"skill": sk.ID, "section": section}), nil)
 			if err != nil {
 				return err
 			}
 			text, isErr := resultOf(raw)
 			if isErr {
-				return fmt.Errorf("%s", text)
+				return fmt.Errorf("%s", strings.TrimPrefix(text, skills.ToolLoad+": "))
 			}
 			fmt.Fprint(cmd.OutOrStdout(), text)
 			return nil
 		},
 	}
 	cmd.Flags().String("section", "", "only this heading's section")
+	cmd.Flags().Bool("json", false, "print JSON: the skill, its sections and its instructions")
 	return cmd
 }
 
 func newSkillsRunCmd() *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "run SKILL SCRIPT [ARGS...]",
+		Use:   "run SKILL SCRIPT [--] [ARGS...]",
 		Short: "Run a skill's script (with its policy and hooks) and print its output",
 		Long: `Runs a file of the skill's scripts/ folder as the gateway would: through the
-script executor (in process here), with the skill's timeouts and hooks.
-Arguments after the script are passed to it; put them after -- when they
-start with a dash.`,
-		Args:               cobra.MinimumNArgs(2),
-		DisableFlagParsing: false,
+script executor (in process here), with the skill's timeouts and hooks and
+the config's output budget (SKILLGATE_OUTPUT_BUDGET, the result shaped to
+it). The script runs in the skill's folder, so an argument naming a file
+that exists relative to your working folder is passed as its absolute path.
+Flags of this command come before SKILL; everything after SCRIPT goes to the
+script, flags included; a -- right after SCRIPT is dropped (write -- -- to
+pass one):
+
+  skillgate skills run csv-insights profile.py data.csv --top 5`,
+		Args: cobra.MinimumNArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ex, ok := builtin.New("script", newLogger(cmd, os.Stderr))
 			if !ok {
@@ -202,12 +250,16 @@ start with a dash.`,
 			if c, ok := ex.(io.Closer); ok {
 				defer c.Close()
 			}
-			lib, err := openSkills(cmd, ex)
+			lib, _, done, err := openSkills(cmd, ex)
 			if err != nil {
 				return err
 			}
-			defer lib.Close()
-			req := skills.RunRequest{Skill: args[0], Script: args[1], Args: args[2:]}
+			defer done()
+			sk, err := lookupSkill(lib, args[0])
+			if err != nil {
+				return err
+			}
+			req := skills.RunRequest{Skill: sk.ID, Script: args[1], Args: scriptArgs(args[2:])}
 			if in, _ := cmd.Flags().GetString("input"); in != "" {
 				if !json.Valid([]byte(in)) {
 					return fmt.Errorf("--input is not JSON: %s", in)
@@ -236,53 +288,87 @@ start with a dash.`,
 	return cmd
 }
 
+// scriptArgs are a script's arguments from the command line: a leading
+// "--" (which cobra leaves in place once it stops parsing flags at SKILL)
+// is dropped, and an argument naming a file or folder that exists
+// relative to the working folder becomes its absolute path, since the
+// script runs in its skill's folder.
+func scriptArgs(in []string) []string {
+	if len(in) > 0 && in[0] == "--" {
+		in = in[1:]
+	}
+	out := make([]string, len(in))
+	for i, a := range in {
+		out[i] = a
+		if a == "" || strings.HasPrefix(a, "-") || filepath.IsAbs(a) {
+			continue
+		}
+		if _, err := os.Stat(a); err == nil {
+			if abs, err := filepath.Abs(a); err == nil {
+				out[i] = abs
+			}
+		}
+	}
+	return out
+}
+
 func newSkillsValidateCmd() *cobra.Command {
-	return &cobra.Command{
+	cmd := &cobra.Command{
 		Use:   "validate [DIR...]",
-		Short: "Check skills folders: frontmatter, script policies, tool folders, requires",
+		Short: "Check skills: frontmatter, script policies, tool folders, pipelines, requires",
+		Long: `Checks skills as the gateway serves them: SKILL.md frontmatter, script
+policies naming files, each tool folder's tool.yaml, each pipelines/ file
+(compiled, with the skill's own tools known), reserved and clashing names,
+and requires. A DIR is a skills folder or one skill's folder; without one,
+the config's skills are checked, requires against its servers and services.
+It exits non-zero when there are errors; warnings do not fail it.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) > 0 {
 				_ = cmd.Flags().Set("dir", strings.Join(args, ","))
 			}
-			lib, err := openSkills(cmd, nil)
+			lib, cfg, done, err := openSkills(cmd, nil)
 			if err != nil {
 				return err
 			}
+			defer done()
+			dirs, _ := cmd.Flags().GetStringSlice("dir")
+			cfgPath, _ := cmd.Flags().GetString("config")
+			probs := gateway.CheckSkills(cfg, lib, len(dirs) == 0 || cfgPath != "")
 			snap := lib.Snapshot()
+			if len(snap.Skills()) == 0 && len(probs) == 0 {
+				probs = append(probs, skills.Problem{Path: strings.Join(dirs, ", "),
+					Msg: "no skills found; a skill is a folder with a SKILL.md: give a folder of skills (DIR/<skill>/SKILL.md) or one skill's folder"})
+			}
 			errs, warns := 0, 0
-			report := func(p skills.Problem) {
+			for _, p := range probs {
 				if p.Warning {
 					warns++
 				} else {
 					errs++
 				}
-				fmt.Fprintln(cmd.OutOrStdout(), p)
 			}
-			for _, p := range snap.Problems() {
-				report(p)
-			}
-			for _, sk := range snap.Skills() {
-				for name := range sk.Meta.Scripts {
-					if !slices.Contains(sk.Scripts, name) {
-						report(skills.Problem{Path: sk.Dir + "/" + skills.FileName, Field: "scripts." + name, Msg: "no such file under scripts/"})
-					}
+			if asJSON, _ := cmd.Flags().GetBool("json"); asJSON {
+				ids := []string{}
+				for _, sk := range snap.Skills() {
+					ids = append(ids, sk.ID)
 				}
-				for _, d := range sk.ToolDirs {
-					if _, err := toolspec.Load(d); err != nil {
-						report(skills.Problem{Path: d, Msg: err.Error()})
-					}
+				if err := writeSkillsJSON(cmd.OutOrStdout(), map[string]any{"skills": ids, "problems": orEmpty(probs), "errors": errs, "warnings": warns}); err != nil {
+					return err
 				}
+			} else {
+				for _, p := range probs {
+					fmt.Fprintln(cmd.OutOrStdout(), p)
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "%d skills, %d errors, %d warnings\n", len(snap.Skills()), errs, warns)
 			}
-			for _, p := range snap.Check(nil, nil) {
-				report(p)
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "%d skills, %d errors, %d warnings\n", len(snap.Skills()), errs, warns)
 			if errs > 0 {
 				return fmt.Errorf("%d skill problems", errs)
 			}
 			return nil
 		},
 	}
+	cmd.Flags().Bool("json", false, "print JSON: the skills and every problem")
+	return cmd
 }
 
 func mustJSON(v any) json.RawMessage {

@@ -168,6 +168,12 @@ type Server struct {
 	Headers map[string]string `yaml:"headers,omitempty"`
 	// Transport is "" (chosen from Command or URL), "stdio", "streamable-http" or "sse".
 	Transport string `yaml:"transport,omitempty"`
+	// Type is how MCP clients (Claude Code, VS Code, Cursor) spell
+	// Transport, so that their entries can be pasted as they are: "stdio",
+	// "http" or "streamableHttp" (streamable HTTP, falling back to SSE, as
+	// Transport "" does for a URL), "streamable-http" or "sse". Parse sets
+	// Transport from it; an entry sets one of the two, not both.
+	Type string `yaml:"type,omitempty"`
 	// Namespace prefixes the server's items; nil means the server's key, "" no prefix.
 	Namespace *string `yaml:"namespace,omitempty"`
 	// Priority decides name collisions under the "priority" policy; higher wins.
@@ -182,6 +188,10 @@ type Server struct {
 	ProtocolVersion string `yaml:"protocol_version,omitempty"`
 	// Timeout overrides limits.request_timeout for this server.
 	Timeout Duration `yaml:"timeout,omitempty"`
+	// StartTimeout bounds the server's start (launch or connect,
+	// initialize, the first listing); 0 is the mcp executor's default
+	// (30s, 2m for a package runner such as npx).
+	StartTimeout Duration `yaml:"start_timeout,omitempty"`
 	// Requires names services that must be healthy before the server starts.
 	Requires []string `yaml:"requires,flow,omitempty"`
 	// Image runs the server as a container with stdio attached, instead of
@@ -198,6 +208,10 @@ type Server struct {
 	Privileged bool `yaml:"privileged,omitempty"`
 	// Pos is where the entry was defined.
 	Pos Pos `yaml:"-"`
+	// Problem, set only by ParseForRun and LoadForRun, is why the server
+	// cannot start: a ${VAR} in its entry that is not set. The gateway
+	// shows the server failed with it and serves the others.
+	Problem error `yaml:"-" json:"-"`
 }
 
 // Kind reports how the gateway talks to the server: "stdio", "http" or "sse".
@@ -224,7 +238,7 @@ func (s *Server) Equal(o *Server) bool {
 		s.Cwd == o.Cwd &&
 		s.URL == o.URL &&
 		maps.Equal(s.Headers, o.Headers) &&
-		s.Transport == o.Transport &&
+		s.Transport == o.Transport && s.Type == o.Type &&
 		(s.Namespace == nil) == (o.Namespace == nil) &&
 		(s.Namespace == nil || *s.Namespace == *o.Namespace) &&
 		s.Priority == o.Priority &&
@@ -232,11 +246,19 @@ func (s *Server) Equal(o *Server) bool {
 		s.Disabled == o.Disabled &&
 		s.Isolation == o.Isolation &&
 		s.ProtocolVersion == o.ProtocolVersion &&
-		s.Timeout == o.Timeout &&
+		s.Timeout == o.Timeout && s.StartTimeout == o.StartTimeout &&
 		slices.Equal(s.Requires, o.Requires) &&
 		s.Image == o.Image && s.Network == o.Network &&
 		s.CPUs == o.CPUs && s.Memory == o.Memory && s.PIDs == o.PIDs &&
-		s.Privileged == o.Privileged
+		s.Privileged == o.Privileged &&
+		errText(s.Problem) == errText(o.Problem)
+}
+
+func errText(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
 }
 
 // Bundle is a named set of activation targets: server names, tool names or
@@ -303,6 +325,20 @@ type Limits struct {
 	// above shutdown_grace, so that a plugin's stdio servers get their
 	// whole grace.
 	PluginKillWindow Duration `yaml:"plugin_kill_window"`
+	// StartWait is how long an MCP request that comes while the gateway
+	// starts (a stdio client's first request always does) waits for every
+	// server's first try, so that the client's first tools/list is
+	// complete; the default is 8s. A server still starting then is listed
+	// when ready, with a list_changed that some clients ignore. 0 answers
+	// at once. Keep it below the clients' connection timeouts (10s for
+	// some).
+	StartWait Duration `yaml:"start_wait"`
+	// DrainTimeout is how long HTTP requests in flight get to finish when
+	// the gateway stops (SIGTERM, Ctrl-C) before their connections are
+	// closed; streams that only wait for notifications are closed at
+	// once. The default is 5s; 0 closes every connection at once. It is
+	// not shutdown_grace, which is the stdio servers' time to exit.
+	DrainTimeout Duration `yaml:"drain_timeout"`
 }
 
 // reservedNamespaces are the namespaces of the gateway's own tools.
@@ -339,9 +375,17 @@ func Default() *Config {
 			HTTPBodyCap:       4 << 20,
 			ShutdownGrace:     Duration(5 * time.Second),
 			PluginKillWindow:  Duration(10 * time.Second),
+			StartWait:         Duration(DefaultStartWait),
+			DrainTimeout:      Duration(5 * time.Second),
 		},
 	}
 }
+
+// DefaultStartWait is limits.start_wait when the config does not set it:
+// long enough for a few node servers on a loaded laptop (~6s), short
+// enough that the gateway's start and a client's first request fit in
+// the shortest connection timeout of common MCP clients (10s).
+const DefaultStartWait = 8 * time.Second
 
 // BuiltinDefault returns the config used when no file is given: Default
 // plus the bundled examples, so a bare `skillgate run` serves something

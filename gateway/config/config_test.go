@@ -184,7 +184,8 @@ func TestDefault(t *testing.T) {
 		c.Limits.RequestTimeout != Duration(time.Minute) || c.Limits.MaxRequestTimeout != Duration(10*time.Minute) ||
 		c.Limits.StallTimeout != Duration(20*time.Second) || c.Limits.ScriptOutputCap != 1<<20 ||
 		c.Limits.ScriptConcurrency != 8 || c.Limits.HTTPBodyCap != 4<<20 ||
-		c.Limits.ShutdownGrace != Duration(5*time.Second) || c.Limits.PluginKillWindow != Duration(10*time.Second) {
+		c.Limits.ShutdownGrace != Duration(5*time.Second) || c.Limits.PluginKillWindow != Duration(10*time.Second) ||
+		c.Limits.StartWait != Duration(8*time.Second) || c.Limits.DrainTimeout != Duration(5*time.Second) {
 		t.Errorf("Default() = %+v", c)
 	}
 	if len(c.Servers) != 0 {
@@ -303,6 +304,8 @@ func TestServerEqual(t *testing.T) {
 		case reflect.Pointer:
 			other := "changed"
 			v.Set(reflect.ValueOf(&other))
+		case reflect.Interface:
+			v.Set(reflect.ValueOf(errors.New("changed")))
 		default:
 			t.Fatalf("field %s: teach this test its kind", f.Name)
 		}

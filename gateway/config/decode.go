@@ -56,6 +56,12 @@ func (d *decoder) fail(n *yaml.Node, field string, err error, format string, arg
 	d.errs = append(d.errs, &Error{Pos: d.at(n), Field: field, Msg: fmt.Sprintf(format, args...), Err: err})
 }
 
+// nodeDecoder is a type that reads more than one YAML shape itself (a
+// service's depends_on: a mapping, or a list of names).
+type nodeDecoder interface {
+	decodeNode(d *decoder, n *yaml.Node, field string)
+}
+
 var (
 	posType      = reflect.TypeFor[Pos]()
 	nodeType     = reflect.TypeFor[*yaml.Node]()
@@ -79,6 +85,10 @@ func (d *decoder) decode(n *yaml.Node, v reflect.Value, field string) {
 		// Kept as written, for a part with its own format and strict
 		// decoder (inline pipelines): no ${VAR} expansion, positions intact.
 		v.Set(reflect.ValueOf(n))
+		return
+	}
+	if nd, ok := v.Addr().Interface().(nodeDecoder); ok {
+		nd.decodeNode(d, n, field)
 		return
 	}
 	if reflect.PointerTo(v.Type()).Implements(unmarshalerT) {
@@ -247,7 +257,11 @@ func (d *decoder) decodeStruct(n *yaml.Node, v reflect.Value, field string) {
 				d.unknown = map[string]bool{}
 			}
 			d.unknown[field] = true
-			d.errs = append(d.errs, &Error{Pos: d.at(p.k), Field: f, Msg: "unknown key; " + suggest(p.k.Value, slices.Sorted(maps.Keys(fields)))})
+			hint := d.clientHint(v.Type(), p.k.Value)
+			if hint == "" {
+				hint = suggest(p.k.Value, slices.Sorted(maps.Keys(fields)))
+			}
+			d.errs = append(d.errs, &Error{Pos: d.at(p.k), Field: f, Msg: "unknown key; " + hint})
 			continue
 		}
 		d.decode(p.v, v.Field(i), f)
@@ -278,6 +292,27 @@ func (d *decoder) decodeMap(n *yaml.Node, v reflect.Value, field string) {
 		}
 		d.order[field] = append(d.order[field], p.k.Value)
 	}
+}
+
+// clientHint says what to do with key, unknown in a t, when an MCP
+// client's config has it: the file was likely pasted from one.
+func (d *decoder) clientHint(t reflect.Type, key string) string {
+	file := d.file
+	switch {
+	case strings.HasPrefix(file, "<"):
+		file = "-" // standard input
+	case strings.ContainsAny(file, " '\"$`\\!&;|()<>*?#~"):
+		file = "'" + strings.ReplaceAll(file, "'", `'\''`) + "'"
+	}
+	switch {
+	case t == reflect.TypeFor[Config]() && (key == "mcpServers" || key == "inputs"):
+		return fmt.Sprintf("this looks like an MCP client's config (Claude Desktop, Claude Code, Cursor, VS Code): "+
+			"convert it with `skillgate import %s > skillgate.yaml` and give skillgate that file", file)
+	case t == reflect.TypeFor[Server]() && key == "envFile":
+		return "skillgate reads no env files; copy the variables the server needs under env: " +
+			"(`skillgate import` does what it can with a client's config)"
+	}
+	return ""
 }
 
 // yamlFields maps yaml keys to field indexes, skipping yaml:"-" and unexported fields.

@@ -6,7 +6,11 @@
 // read a file with [Parse] or [Load]. Parsing is strict: an unknown key, a
 // value of the wrong type, a ${VAR} that is not set, and every problem
 // [Config.Validate] finds are reported together, each as an [*Error] with
-// file:line:col, the field, and what to do about it.
+// file:line:col, the field, and what to do about it. [ParseForRun] and
+// [LoadForRun] read a config for running the gateway: there an unset
+// ${VAR} inside one servers entry fails only that server ([Server].Problem)
+// rather than the whole config. [Config.Warnings] tells of server commands
+// that would not start on this machine.
 //
 // Keys starting with x- are ignored, as in compose files, so they can hold
 // YAML anchors for << merge keys. Values may use ${VAR} and ${VAR:-default}; $${ stands for a literal ${.

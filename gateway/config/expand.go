@@ -62,6 +62,11 @@ func closingBrace(s string, i int) int {
 func expandRef(ref string, lookup func(string) (string, bool)) (string, error) {
 	name, def, hasDef := strings.Cut(ref, ":-")
 	if !validVarName(name) {
+		if kind, _, ok := strings.Cut(name, ":"); ok && validVarName(kind) {
+			// ${env:NAME}, ${input:id}: VS Code's and Cursor's.
+			return "", fmt.Errorf("invalid variable reference ${%s}: that is an MCP client's syntax; write ${NAME} for a variable, "+
+				"or convert the client's config with `skillgate import FILE`, which rewrites these", ref)
+		}
 		return "", fmt.Errorf("invalid variable reference ${%s}; write ${NAME} or ${NAME:-default} (NAME is letters, digits and _), or $${ for a literal ${", ref)
 	}
 	var v string

@@ -2,6 +2,7 @@ package config
 
 import (
 	"bytes"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -28,9 +29,24 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte("servers: {s: {command: '${A:-${B:-$${C}}}'}}"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		lookup := func(k string) (string, bool) { return strings.ToLower(k), len(k)%2 == 0 }
+		run, runErr := ParseForRun(bytes.NewReader(data), "fuzz.yaml", lookup)
 		cfg, err := Parse(bytes.NewReader(data), "fuzz.yaml", lookup)
+		if runErr == nil && err != nil && !errors.Is(err, ErrUndefinedVariable) {
+			t.Fatalf("ParseForRun accepted a config whose problems are not unset variables: %v", err)
+		}
+		if runErr == nil && err != nil {
+			for _, s := range run.Servers {
+				if s.Problem != nil {
+					return
+				}
+			}
+			t.Fatalf("ParseForRun accepted a config Parse rejects, with no server failed: %v", err)
+		}
 		if err != nil {
 			return
+		}
+		if runErr != nil {
+			t.Fatalf("ParseForRun rejected a config Parse accepts: %v", runErr)
 		}
 		if err := cfg.Validate(); err != nil {
 			t.Fatalf("Parse accepted a config Validate rejects: %v", err)

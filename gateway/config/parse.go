@@ -21,7 +21,12 @@ import (
 
 // Load reads the config file at path, expanding variables from the
 // environment. See Parse.
-func Load(path string) (*Config, error) {
+func Load(path string) (*Config, error) { return load(path, false) }
+
+// LoadForRun is Load for running the gateway: see ParseForRun.
+func LoadForRun(path string) (*Config, error) { return load(path, true) }
+
+func load(path string, run bool) (*Config, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("load config: %w", err)
@@ -30,7 +35,7 @@ func Load(path string) (*Config, error) {
 	if fi, err := f.Stat(); err == nil && fi.IsDir() {
 		return nil, notAFile(path)
 	}
-	return Parse(f, path, os.LookupEnv)
+	return parse(f, path, os.LookupEnv, run)
 }
 
 // Parse reads a skillgate.yaml from r over Default. name is the file's name,
@@ -39,6 +44,21 @@ func Load(path string) (*Config, error) {
 // and everything Validate finds are reported together, as *Error values
 // joined with errors.Join, sorted by position.
 func Parse(r io.Reader, name string, lookup func(string) (string, bool)) (*Config, error) {
+	return parse(r, name, lookup, false)
+}
+
+// ParseForRun is Parse for running the gateway, where one broken server
+// must not take the others down: when the only problems are ${VAR}s that
+// are not set inside servers entries, it returns the config with each of
+// those servers' Problem saying which (with file:line), for the gateway to
+// show them failed and serve the rest. A problem anywhere else is an
+// error, as for Parse, and then every problem is reported, those too.
+// `skillgate validate` uses Parse: there an unset variable is an error.
+func ParseForRun(r io.Reader, name string, lookup func(string) (string, bool)) (*Config, error) {
+	return parse(r, name, lookup, true)
+}
+
+func parse(r io.Reader, name string, lookup func(string) (string, bool), run bool) (*Config, error) {
 	root, err := parseYAML(r, name)
 	if err != nil {
 		return nil, err
@@ -61,10 +81,78 @@ func Parse(r io.Reader, name string, lookup func(string) (string, bool)) (*Confi
 			errs = append(errs, d.emptied(e, sc)...)
 		}
 	}
+	if run && len(errs) > 0 {
+		if broken, rest := c.unsetInServers(errs); len(rest) == 0 {
+			for name, es := range broken {
+				c.Servers[name].Problem = newUnsetError(es)
+			}
+			errs = nil
+		}
+	}
 	if len(errs) > 0 {
 		return nil, joinSorted(errs)
 	}
 	return c, nil
+}
+
+// unsetInServers splits errs into the ${VAR}s not set inside server
+// entries, by server name, and the rest.
+func (c *Config) unsetInServers(errs []*Error) (map[string][]*Error, []*Error) {
+	broken := map[string][]*Error{}
+	var rest []*Error
+	for _, e := range errs {
+		if name := c.serverOf(e.Field); name != "" && errors.Is(e, ErrUndefinedVariable) {
+			broken[name] = append(broken[name], e)
+		} else {
+			rest = append(rest, e)
+		}
+	}
+	return broken, rest
+}
+
+// serverOf returns the name of the server whose entry holds field, or "".
+func (c *Config) serverOf(field string) string {
+	rest, ok := strings.CutPrefix(field, "servers.")
+	if !ok {
+		return ""
+	}
+	for name := range c.Servers {
+		if after, ok := strings.CutPrefix(rest, name); ok && (after == "" || after[0] == '.' || after[0] == '[') {
+			return name
+		}
+	}
+	return ""
+}
+
+// unsetError is a server's Problem: the ${VAR}s of its entry that are
+// not set, in file order.
+type unsetError []*Error
+
+func newUnsetError(es []*Error) unsetError {
+	slices.SortFunc(es, func(a, b *Error) int {
+		return cmp.Or(cmp.Compare(a.Pos.Line, b.Pos.Line), cmp.Compare(a.Pos.Col, b.Pos.Col))
+	})
+	return es
+}
+
+func (u unsetError) Error() string {
+	msgs := make([]string, len(u))
+	for i, e := range u {
+		msgs[i] = e.Error()
+	}
+	// The environment is the gateway's own, which a desktop client sets
+	// from its entry for skillgate, often with little else.
+	return strings.Join(msgs, "; ") + " (skillgate reads variables from the environment it was started in, " +
+		"where a desktop client passes only the env: of its entry for skillgate; restart skillgate after setting one)"
+}
+
+// Unwrap returns the problems, each wrapping ErrUndefinedVariable.
+func (u unsetError) Unwrap() []error {
+	out := make([]error, len(u))
+	for i, e := range u {
+		out[i] = e
+	}
+	return out
 }
 
 // hides reports whether the validation problem e only echoes a decode
@@ -169,6 +257,9 @@ func (c *Config) finish() {
 		}
 		if s.Start == "" {
 			s.Start = "eager"
+		}
+		if t, ok := clientTypes[s.Type]; ok && s.Transport == "" {
+			s.Transport = t
 		}
 		s.Cwd = resolve(s.Cwd)
 		if fromFile && s.Cwd == "" && s.Image == "" && isRelPath(s.Command) {

@@ -3,9 +3,13 @@ package config
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
+	"io/fs"
 	"maps"
+	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"slices"
 	"strconv"
@@ -15,6 +19,8 @@ import (
 
 	"github.com/skillgate/skillgate/internal/graph"
 	"github.com/skillgate/skillgate/services"
+
+	"gopkg.in/yaml.v3"
 )
 
 // Service is a Docker container that tools, servers, pipelines and skills
@@ -39,8 +45,9 @@ type Service struct {
 	// Healthcheck says when the container is ready.
 	Healthcheck *Healthcheck `yaml:"healthcheck"`
 	// DependsOn names services to start first, with the condition they must
-	// reach: service_started or service_healthy (the default).
-	DependsOn map[string]*DependsOn `yaml:"depends_on"`
+	// reach: service_started or service_healthy (the default). Compose's
+	// short form, a list of names, means service_started for each.
+	DependsOn DependsOnMap `yaml:"depends_on"`
 	// Restart is no (the default), always, unless-stopped or on-failure[:N].
 	Restart string `yaml:"restart"`
 	// CPUs, Memory and PIDs limit the container.
@@ -71,6 +78,45 @@ type Build struct {
 	Dockerfile string `yaml:"dockerfile"`
 	// Args are build arguments.
 	Args map[string]string `yaml:"args"`
+}
+
+// DependsOnMap is a service's depends_on: dependencies by name. In YAML it
+// is a mapping (name: {condition: ...}) or, as compose allows, a list of
+// names, each then with condition service_started (compose's meaning of
+// the short form).
+type DependsOnMap map[string]*DependsOn
+
+// decodeNode reads either form.
+func (m *DependsOnMap) decodeNode(d *decoder, n *yaml.Node, field string) {
+	for n.Kind == yaml.AliasNode {
+		n = n.Alias
+	}
+	if n.Kind != yaml.SequenceNode {
+		d.decodeMap(n, reflect.ValueOf(m).Elem(), field)
+		return
+	}
+	if *m == nil {
+		*m = DependsOnMap{}
+	}
+	for i, item := range n.Content {
+		for item.Kind == yaml.AliasNode {
+			item = item.Alias
+		}
+		f := fmt.Sprintf("%s[%d]", field, i)
+		name, ok := d.scalar(item, f, "a service name")
+		if !ok {
+			continue
+		}
+		key := join(field, name)
+		if _, dup := (*m)[name]; dup {
+			d.fail(item, key, nil, "%s is listed twice; remove one", name)
+			continue
+		}
+		if d.pos != nil {
+			d.pos[key] = d.at(item)
+		}
+		(*m)[name] = &DependsOn{Condition: services.ConditionStarted}
+	}
 }
 
 // DependsOn is one entry of a service's depends_on.
@@ -129,6 +175,9 @@ func (c *CPUs) UnmarshalText(b []byte) error {
 	return nil
 }
 
+// fromFile reports whether c was read from a file (not stdin or built in).
+func (c *Config) fromFile() bool { return c.Source != "" && !strings.HasPrefix(c.Source, "<") }
+
 // baseDir is the folder relative paths are resolved against.
 func (c *Config) baseDir() string {
 	if c.Source == "" || strings.HasPrefix(c.Source, "<") {
@@ -161,18 +210,22 @@ func (c *Config) AllowedBinds() []string {
 var projectUnsafe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[^a-z0-9_-]+`) })
 
 // DockerProject returns docker.project, or one derived from the config
-// file's absolute path: its folder's name and a short hash ("shop-3fa2c1").
+// file's real path (symlinks resolved, so every way of naming the file
+// gives one project): its folder's name and a short hash ("shop-3fa2c1").
 // The built-in default config's project is "default".
 func (c *Config) DockerProject() string {
 	if c.Docker.Project != "" {
 		return c.Docker.Project
 	}
-	if c.Source == "" || strings.HasPrefix(c.Source, "<") {
+	if !c.fromFile() {
 		return "default"
 	}
 	abs, err := filepath.Abs(c.Source)
 	if err != nil {
 		abs = c.Source
+	}
+	if real, err := filepath.EvalSymlinks(abs); err == nil {
+		abs = real
 	}
 	sum := sha256.Sum256([]byte(abs))
 	base := strings.Trim(projectUnsafe().ReplaceAllString(strings.ToLower(filepath.Base(filepath.Dir(abs))), "-"), "-_")
@@ -200,8 +253,9 @@ func (c *Config) ServiceSpecs() []services.Spec {
 		if b := s.Build; b != nil {
 			sp.Build = &services.Build{Context: c.resolvePath(b.Context), Dockerfile: b.Dockerfile, Args: b.Args}
 		}
-		for _, p := range s.Ports {
+		for i, p := range s.Ports {
 			if port, err := services.ParsePort(p); err == nil {
+				port.Origin = c.where(fmt.Sprintf("services.%s.ports[%d]", name, i)).String()
 				sp.Ports = append(sp.Ports, port)
 			}
 		}
@@ -280,6 +334,7 @@ func (v *validator) service(name string, s *Service) {
 		if flagLike(b.Dockerfile) || filepath.IsAbs(b.Dockerfile) || strings.Contains(b.Dockerfile, "..") {
 			v.errorf(f+".build.dockerfile", "%q must be a file name inside the build context", b.Dockerfile)
 		}
+		v.buildContext(f, b)
 		v.envNames(f+".build.args", b.Args)
 	}
 	if s.Privileged {
@@ -323,15 +378,16 @@ func (v *validator) service(name string, s *Service) {
 		v.errorf(f+".restart", "unknown value %q; use no, always, unless-stopped or on-failure[:N]", s.Restart)
 	}
 	v.oneOf(f+".policy", s.Policy, "", "auto", "manual")
-	if s.CPUs < 0 || s.Memory < 0 || s.PIDs < 0 {
-		v.about(v.errorf(f, "cpus, memory and pids must not be negative"), "cpus", "memory", "pids")
-	}
+	v.limitsNotNegative(f, s.CPUs, s.Memory, s.PIDs)
 	if s.StartTimeout < 0 {
 		v.errorf(f+".start_timeout", "%s is negative; use a positive duration such as 60s", s.StartTimeout)
 	}
 	for _, d := range slices.Sorted(maps.Keys(s.DependsOn)) {
 		fd := f + ".depends_on." + d
-		if _, ok := v.c.Services[d]; !ok || d == name {
+		switch _, ok := v.c.Services[d]; {
+		case d == name:
+			v.errorf(fd, "a service cannot depend on itself; remove %s from its depends_on", d)
+		case !ok:
 			v.errorf(fd, "unknown service %q; name another service of services:", d)
 		}
 		if c := s.DependsOn[d]; c != nil {
@@ -351,6 +407,66 @@ func (v *validator) service(name string, s *Service) {
 		}
 		if h.Retries < 0 {
 			v.errorf(f+".healthcheck.retries", "%d is negative; use 0 or more", h.Retries)
+		}
+	}
+}
+
+// limitsNotNegative checks the cpus, memory and pids of the entry at f,
+// each at its own line.
+func (v *validator) limitsNotNegative(f string, cpus CPUs, memory Size, pids int) {
+	if cpus < 0 {
+		v.errorf(f+".cpus", "%s is negative; use a number of CPUs such as 0.5, or leave it out for no limit", cpus)
+	}
+	if memory < 0 {
+		v.errorf(f+".memory", "%d is negative; use a size such as 256MiB, or leave it out for no limit", memory)
+	}
+	if pids < 0 {
+		v.errorf(f+".pids", "%d is negative; use a number of processes such as 100, or leave it out for no limit", pids)
+	}
+}
+
+// build checks a service's build: its context must be a folder.
+func (v *validator) buildContext(f string, b *Build) {
+	if b.Context == "" || !v.c.fromFile() {
+		return
+	}
+	switch fi, err := os.Stat(v.c.resolvePath(b.Context)); {
+	case errors.Is(err, fs.ErrNotExist):
+		v.errorf(f+".build.context", "folder %s does not exist (paths are relative to the config file); create it or fix the path", b.Context)
+	case err != nil:
+		v.errorf(f+".build.context", "cannot read folder %s: %v", b.Context, err)
+	case !fi.IsDir():
+		v.errorf(f+".build.context", "%s is a file; name the folder holding the Dockerfile", b.Context)
+	}
+}
+
+// hostPorts reports a fixed host port that two services publish: the
+// second could never start while the first runs.
+func (v *validator) hostPorts() {
+	type use struct{ service, field string }
+	seen := map[string]use{}
+	for _, name := range slices.Sorted(maps.Keys(v.c.Services)) {
+		s := v.c.Services[name]
+		if s == nil {
+			continue
+		}
+		for i, raw := range s.Ports {
+			p, err := services.ParsePort(raw)
+			if err != nil || p.Host == 0 {
+				continue
+			}
+			key := strconv.Itoa(p.Host) + "/" + p.Protocol
+			f := fmt.Sprintf("services.%s.ports[%d]", name, i)
+			if first, dup := seen[key]; dup {
+				where := "also"
+				if first.service == name {
+					where = "twice"
+				}
+				v.errorf(f, "host port %s is %s published by service %s (%s); two containers cannot bind one port: change one of them, or write %q to let skillgate choose",
+					key, where, first.service, v.c.where(first.field), strconv.Itoa(p.Container))
+				continue
+			}
+			seen[key] = use{name, f}
 		}
 	}
 }
@@ -378,9 +494,13 @@ func (v *validator) docker() {
 			v.errorf(fmt.Sprintf("docker.allow_binds[%d]", i), "%s holds the Docker socket; allow a narrower folder", abs)
 		}
 	}
-	if d.StartTimeout < 0 || d.HealthTTL < 0 {
-		v.about(v.errorf("docker", "start_timeout and health_ttl must not be negative"), "start_timeout", "health_ttl")
+	if d.StartTimeout < 0 {
+		v.errorf("docker.start_timeout", "%s is negative; use a positive duration such as 2m", d.StartTimeout)
 	}
+	if d.HealthTTL < 0 {
+		v.errorf("docker.health_ttl", "%s is negative; use a positive duration such as 2s", d.HealthTTL)
+	}
+	v.hostPorts()
 	if cyc := serviceCycle(v.c.Services); cyc != nil {
 		v.errorf("services."+cyc[0]+".depends_on", "services depend on each other in a cycle: %s; remove one of these dependencies", strings.Join(cyc, " -> "))
 	}
@@ -422,9 +542,7 @@ func (v *validator) serverImage(f string, s *Server) {
 	default:
 		v.errorf(f+".network", "unknown value %q; use none (the default) or bridge", s.Network)
 	}
-	if s.CPUs < 0 || s.Memory < 0 || s.PIDs < 0 {
-		v.about(v.errorf(f, "cpus, memory and pids must not be negative"), "cpus", "memory", "pids")
-	}
+	v.limitsNotNegative(f, s.CPUs, s.Memory, s.PIDs)
 	v.envNames(f+".env", s.Env)
 }
 

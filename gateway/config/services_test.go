@@ -25,8 +25,8 @@ func TestServiceSpecs(t *testing.T) {
 		kv.DependsOn["pg"] != services.ConditionHealthy || kv.Network != "bridge" || kv.StartTimeout != 30*time.Second {
 		t.Errorf("kv = %+v", kv)
 	}
-	if len(pg.Ports) != 3 || pg.Ports[1] != (services.Port{Container: 6379, Host: 16379, Protocol: "tcp"}) || pg.Ports[2].Protocol != "udp" {
-		t.Errorf("pg ports = %+v", pg.Ports)
+	if len(pg.Ports) != 3 || pg.Ports[1] != (services.Port{Container: 6379, Host: 16379, Protocol: "tcp", Origin: "testdata/valid/services.yaml:10:21"}) || pg.Ports[2].Protocol != "udp" {
+		t.Errorf("pg ports = %#v", pg.Ports)
 	}
 	want := []services.Volume{
 		{Source: "pgdata", Target: "/var/lib/postgresql/data"},
@@ -61,6 +61,53 @@ func TestServiceSpecs(t *testing.T) {
 	}
 	if c.Servers["fs"].Kind() != "stdio" {
 		t.Errorf("an image server's kind is %q", c.Servers["fs"].Kind())
+	}
+}
+
+// TestDependsOnShortForm: compose's list form of depends_on is read, each
+// name with compose's condition for it, service_started.
+func TestDependsOnShortForm(t *testing.T) {
+	c, err := Parse(strings.NewReader("services:\n  a: {image: a:1}\n  b: {image: b:1}\n  c: {image: c:1, depends_on: [a, b]}\n"), "s.yaml", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, sp := range c.ServiceSpecs() {
+		if sp.Name == "c" && (len(sp.DependsOn) != 2 || sp.DependsOn["a"] != services.ConditionStarted || sp.DependsOn["b"] != services.ConditionStarted) {
+			t.Errorf("c depends on %v", sp.DependsOn)
+		}
+	}
+	if _, err := Parse(strings.NewReader("services:\n  c: {image: c:1, depends_on: [[a]]}\n"), "s.yaml", nil); err == nil || !strings.Contains(err.Error(), "services.c.depends_on[0]: want a service name") {
+		t.Errorf("a list in the list: %v", err)
+	}
+}
+
+// TestDockerProjectSymlink: the default project does not depend on how
+// the config file's path is spelled: through a symlinked folder or file
+// it is the same.
+func TestDockerProjectSymlink(t *testing.T) {
+	dir := t.TempDir()
+	real := filepath.Join(dir, "shop")
+	os.MkdirAll(real, 0o755)
+	path := filepath.Join(real, "skillgate.yaml")
+	os.WriteFile(path, []byte("services: {}\n"), 0o644)
+	if err := os.Symlink(real, filepath.Join(dir, "link")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(path, filepath.Join(dir, "cfg.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	want := ""
+	for _, p := range []string{path, filepath.Join(dir, "link", "skillgate.yaml"), filepath.Join(dir, "cfg.yaml"), filepath.Join(dir, "link", "..", "shop", "skillgate.yaml")} {
+		c, err := Load(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want == "" {
+			want = c.DockerProject()
+		}
+		if got := c.DockerProject(); got != want {
+			t.Errorf("project through %s = %q, want %q", p, got, want)
+		}
 	}
 }
 

@@ -22,6 +22,13 @@ var (
 	revisionRe  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\d{4}-\d{2}-\d{2}$`) })
 )
 
+// clientTypes maps the values of a server's type, as MCP clients write
+// it, to the transport they mean. "http" is streamable HTTP falling back
+// to SSE, as VS Code does and as transport "" does for a URL.
+var clientTypes = map[string]string{
+	"stdio": "stdio", "http": "", "streamableHttp": "", "streamable-http": "streamable-http", "sse": "sse",
+}
+
 // Validate checks the whole config and returns every problem as *Error
 // values joined with errors.Join, in file order, or nil.
 func (c *Config) Validate() error {
@@ -171,6 +178,14 @@ func (v *validator) server(name string, s *Server) {
 	if s == nil {
 		s = &Server{}
 	}
+	// The checks of the transport name the key the entry wrote it with.
+	tkey, tval := "transport", s.Transport
+	if _, both := v.c.pos[f+".transport"]; s.Type != "" && both {
+		v.errorf(f+".type", "both type and transport are set; type is how MCP clients spell transport, so keep one of them")
+	} else if s.Type != "" {
+		tkey, tval = "type", s.Type
+	}
+	remote := tval == "streamable-http" || tval == "sse" || (tkey == "type" && (tval == "http" || tval == "streamableHttp"))
 	switch {
 	case s.Command == "" && s.URL == "" && s.Image == "":
 		e := v.errorf(f, "neither command, url nor image is set; add command: to start a stdio server, url: to reach a remote one, or image: to run one in a container")
@@ -186,8 +201,8 @@ func (v *validator) server(name string, s *Server) {
 		if len(s.Headers) > 0 {
 			v.errorf(f+".headers", "headers are for url servers only; remove them")
 		}
-		if s.Transport == "streamable-http" || s.Transport == "sse" {
-			v.errorf(f+".transport", "transport %s needs url, not command; use stdio or leave transport out", s.Transport)
+		if remote {
+			v.errorf(f+"."+tkey, "%s %s needs url, not command; use stdio or leave %s out", tkey, tval, tkey)
 		}
 	default:
 		if u, err := url.Parse(s.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
@@ -198,11 +213,21 @@ func (v *validator) server(name string, s *Server) {
 				v.errorf(f+"."+key, "%s is for command servers only; remove it", key)
 			}
 		}
-		if s.Transport == "stdio" {
-			v.errorf(f+".transport", "transport stdio needs command, not url; use streamable-http or sse, or leave transport out")
+		if tval == "stdio" {
+			remotes := "streamable-http or sse"
+			if tkey == "type" {
+				remotes = "http or sse"
+			}
+			v.errorf(f+"."+tkey, "%s stdio needs command, not url; use %s, or leave %s out", tkey, remotes, tkey)
 		}
 	}
-	v.oneOf(f+".transport", s.Transport, "", "stdio", "streamable-http", "sse")
+	if tkey == "type" {
+		if _, ok := clientTypes[s.Type]; !ok {
+			v.errorf(f+".type", "unknown value %q; use stdio, http, streamable-http or sse (or leave it out: command means stdio, url streamable HTTP)", s.Type)
+		}
+	} else {
+		v.oneOf(f+".transport", s.Transport, "", "stdio", "streamable-http", "sse")
+	}
 	v.serverImage(f, s)
 	for k := range s.Env {
 		if k == "" || strings.Contains(k, "=") {
@@ -219,6 +244,9 @@ func (v *validator) server(name string, s *Server) {
 	v.oneOf(f+".isolation", s.Isolation, "", "process", "inprocess")
 	if s.ProtocolVersion != "" && !revisionRe().MatchString(s.ProtocolVersion) {
 		v.errorf(f+".protocol_version", "%q is not an MCP revision; write a date such as 2025-11-25", s.ProtocolVersion)
+	}
+	if s.StartTimeout < 0 {
+		v.errorf(f+".start_timeout", "%s is negative; use a positive duration such as 30s (or leave it out for the default)", s.StartTimeout)
 	}
 	if s.Timeout < 0 {
 		v.errorf(f+".timeout", "%s is negative; use a positive duration such as 30s", s.Timeout)
@@ -237,7 +265,7 @@ func (v *validator) limits(l *Limits) {
 	}{
 		{"request_timeout", l.RequestTimeout}, {"max_request_timeout", l.MaxRequestTimeout},
 		{"stall_timeout", l.StallTimeout}, {"shutdown_grace", l.ShutdownGrace},
-		{"plugin_kill_window", l.PluginKillWindow},
+		{"plugin_kill_window", l.PluginKillWindow}, {"start_wait", l.StartWait}, {"drain_timeout", l.DrainTimeout},
 	} {
 		if d.val < 0 {
 			v.errorf("limits."+d.key, "%s is negative; use a positive duration, or 0 to disable it", d.val)

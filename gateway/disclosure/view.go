@@ -3,6 +3,7 @@ package disclosure
 import (
 	"path"
 	"slices"
+	"strings"
 
 	"github.com/skillgate/skillgate/gateway/catalog"
 )
@@ -79,13 +80,33 @@ func set(names []string) map[string]bool {
 // serves reports whether the endpoint serves it at all: it may be listed,
 // found, described and called there.
 func (v *view) serves(it *catalog.Item) bool {
-	if !v.everything && !v.servers[it.Source] && !(it.Skill != "" && v.skills[it.Skill]) && !matchAny(v.tools, it.Name) {
+	if !v.everything && !v.servers[it.Source] && !(it.Skill != "" && v.skills[it.Skill]) && !v.takes(it) {
 		return false
 	}
 	if len(v.allow) > 0 && !matchAny(v.allow, it.Name) {
 		return false
 	}
 	return !matchAny(v.deny, it.Name)
+}
+
+// takes reports whether the profile's tools globs take it. The gateway's
+// management tools (a hidden group's, such as skill__repo_add, which
+// fetches any git URL) need an entry that names them: their own name or a
+// glob starting with the group's name ("skill__*"); "*skill*" is not one.
+func (v *view) takes(it *catalog.Item) bool {
+	if it.Group == "" {
+		return matchAny(v.tools, it.Name)
+	}
+	for _, g := range v.tools {
+		lit := g
+		if i := strings.IndexAny(g, "*?["); i >= 0 {
+			lit = g[:i]
+		}
+		if strings.HasPrefix(lit, it.Group) && matchAny([]string{g}, it.Name) {
+			return true
+		}
+	}
+	return false
 }
 
 // servesOther is serves for prompts and resources: a profile narrowed to

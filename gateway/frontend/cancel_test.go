@@ -15,10 +15,15 @@ import (
 	"github.com/skillgate/skillgate/plugins/sdk"
 )
 
-// blockRouter blocks every call until its context ends and reports that.
-type blockRouter struct{ ended chan error }
+// blockRouter blocks every call until its context ends, telling started
+// when a call arrives and ended how it ended.
+type blockRouter struct {
+	started chan struct{}
+	ended   chan error
+}
 
 func (b blockRouter) Call(ctx context.Context, _ *catalog.Item, _ string, _ json.RawMessage, _ sdk.Call) (json.RawMessage, error) {
+	b.started <- struct{}{}
 	<-ctx.Done()
 	b.ended <- ctx.Err()
 	return nil, ctx.Err()
@@ -29,7 +34,7 @@ func (b blockRouter) Call(ctx context.Context, _ *catalog.Item, _ string, _ json
 func TestCancelledReachesTheSource(t *testing.T) {
 	for _, caps := range []string{`{}`, `{"sampling":{}}`} {
 		t.Run("capabilities "+caps, func(t *testing.T) {
-			br := blockRouter{ended: make(chan error, 1)}
+			br := blockRouter{started: make(chan struct{}, 1), ended: make(chan error, 1)}
 			fe := New(br, Options{})
 			fe.Update(catalog.Build([]catalog.Source{{ID: "s", Namespace: "s", Executor: "x", Defs: sdk.Definitions{
 				Tools: []json.RawMessage{json.RawMessage(`{"name":"wait","inputSchema":{"type":"object"}}`)},
@@ -54,7 +59,11 @@ func TestCancelledReachesTheSource(t *testing.T) {
 				resp.Body.Close()
 				answered <- string(b)
 			}()
-			time.Sleep(100 * time.Millisecond) // let the call reach the router
+			select { // a cancel that came first would name no request
+			case <-br.started:
+			case <-time.After(10 * time.Second):
+				t.Fatal("the call never reached the source")
+			}
 			post(session, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":42,"reason":"user"}}`).Body.Close()
 			select {
 			case err := <-br.ended:

@@ -136,7 +136,10 @@ func New(router Router, opts Options) *Server {
 		server.WithPromptCapabilities(true),
 		server.WithCompletions(),
 		server.WithLogging(),
-		server.WithElicitation(),
+		// No WithElicitation and no EnableSampling: they declare
+		// "elicitation" and "sampling" server capabilities, which no MCP
+		// revision defines (they are the client's); relaying those
+		// requests to clients needs neither.
 		server.WithRecovery(),
 		server.WithPromptCompletionProvider(completer{s}),
 		server.WithResourceCompletionProvider(completer{s}),
@@ -152,7 +155,6 @@ func New(router Router, opts Options) *Server {
 		srvOpts = append(srvOpts, server.WithExtensions(opts.Extensions))
 	}
 	s.mcp = server.NewMCPServer(opts.Name, opts.Version, srvOpts...)
-	s.mcp.EnableSampling()
 	s.headerBound.Store(&map[string]bool{})
 	s.snap.Store(catalog.Build(nil, catalog.Options{}))
 	for _, name := range disclosure.Names {
@@ -527,7 +529,8 @@ type completer struct{ s *Server }
 func (c completer) CompletePromptArgument(ctx context.Context, name string, arg mcp.CompleteArgument, cctx mcp.CompleteContext) (*mcp.Completion, error) {
 	it, ok := c.s.snap.Load().Prompt(name)
 	if !ok || !c.s.Disclosure().Serves(c.s.discRequest(ctx), it) {
-		return nil, fmt.Errorf("unknown prompt %q", name)
+		return nil, c.s.passError(&sdk.RPCError{Code: sdk.CodeInvalidParams,
+			Message: fmt.Sprintf("prompt '%s' not found: prompts/list names the prompts this endpoint serves", name)})
 	}
 	return c.complete(ctx, it, map[string]any{"type": "ref/prompt", "name": it.Original}, arg, cctx)
 }
@@ -542,7 +545,8 @@ func (c completer) CompleteResourceArgument(ctx context.Context, uri string, arg
 		}
 	}
 	if it == nil || !c.s.Disclosure().Serves(c.s.discRequest(ctx), it) {
-		return nil, fmt.Errorf("unknown resource template %q", uri)
+		return nil, c.s.passError(&sdk.RPCError{Code: sdk.CodeInvalidParams,
+			Message: fmt.Sprintf("resource template '%s' not found: resources/templates/list names the templates this endpoint serves", uri)})
 	}
 	return c.complete(ctx, it, map[string]any{"type": "ref/resource", "uri": uri}, arg, cctx)
 }
@@ -555,7 +559,7 @@ func (c completer) complete(ctx context.Context, it *catalog.Item, ref map[strin
 	params, _ := json.Marshal(p)
 	raw, err := c.s.router.Call(ctx, it, string(mcp.MethodCompletionComplete), params, c.s.newCall(ctx, nil))
 	if err != nil {
-		return nil, err
+		return nil, c.s.passErrors(err)
 	}
 	var res struct {
 		Completion mcp.Completion `json:"completion"`

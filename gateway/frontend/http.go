@@ -135,6 +135,12 @@ func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	case http.MethodGet, http.MethodDelete:
+		if r.Method == http.MethodGet && sessID == "" && !mcp.IsModernProtocol(r.Header.Get("Mcp-Protocol-Version")) {
+			// mcp-go would open a stream for a session no one can post
+			// to, which never carries anything.
+			noStreamWithoutSession(w)
+			return
+		}
 		// mcp-go opens a stream (GET) and ends a session (DELETE) under
 		// any id it is given.
 		if sessID != "" && !mcp.IsModernProtocol(r.Header.Get("Mcp-Protocol-Version")) {
@@ -163,6 +169,18 @@ func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	g.next.ServeHTTP(w, r)
+}
+
+// noStreamWithoutSession answers a GET of the endpoint that names no
+// session: 405, as the spec has a server answer a GET it serves no stream
+// for (a legacy HTTP+SSE client probing the endpoint takes that as "not
+// here"), and a body that says what to do instead.
+func noStreamWithoutSession(w http.ResponseWriter) {
+	w.Header().Set("Allow", "GET, POST, DELETE")
+	http.Error(w, "Method Not Allowed: a GET of this endpoint opens the event stream of a session and needs the "+
+		"Mcp-Session-Id header from the answer to initialize (POST initialize first). This endpoint speaks MCP "+
+		"streamable HTTP, not the legacy HTTP+SSE transport: connect with a streamable HTTP client (MCP Inspector: "+
+		"--transport http)", http.StatusMethodNotAllowed)
 }
 
 // servePost serves a POST: the front end answers what it can itself and

@@ -52,3 +52,11 @@ func (s *Server) serveMethod(w http.ResponseWriter, r *http.Request, m Method, s
 	}
 	fc.finish(answer(id, raw, err))
 }
+
+// ProfileOf returns the profile of the endpoint a request came in on,
+// from the context of a Method, a tool handler or a call an executor
+// serves in process: "" for the default endpoint.
+func ProfileOf(ctx context.Context) string {
+	p, _ := ctx.Value(profileKey{}).(string)
+	return p
+}

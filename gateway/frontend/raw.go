@@ -97,7 +97,8 @@ var listKeys = map[string]string{
 // rewrites reports whether answers to method are rewritten.
 func rewrites(method string) bool {
 	switch method {
-	case string(mcp.MethodToolsCall), string(mcp.MethodPromptsGet), string(mcp.MethodResourcesRead):
+	case string(mcp.MethodToolsCall), string(mcp.MethodPromptsGet), string(mcp.MethodResourcesRead),
+		string(mcp.MethodCompletionComplete):
 		return true
 	}
 	_, ok := listKeys[method]

@@ -421,6 +421,9 @@ func (rw *rewriter) emitLine() error {
 func (rw *rewriter) edit(msg []byte) (out []byte, status int, changed bool) {
 	out, status, changed = rw.s.noResourceAnswer(msg, rw.method, rw.modern)
 	if !changed {
+		out, status, changed = rw.s.passedAnswer(msg, rw.modern)
+	}
+	if !changed {
 		out = rw.s.rewrite(msg, rw.method, rw.dreq)
 		changed = !bytes.Equal(out, msg)
 	}

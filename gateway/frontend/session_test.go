@@ -175,9 +175,13 @@ func TestSessionsMustBeIssued(t *testing.T) {
 
 // TestSessionsExpire: a session unused for SessionIdle ends as a DELETE
 // would end it (404 next time, its activations and mcp-go's session gone);
-// one listening on its GET stream is in use and stays.
+// one used meanwhile stays, and so does one listening on its GET stream,
+// however long ago its last request was. Time passes by moving the
+// sessions' last uses and the last sweep back (pass): with a short real
+// limit, a loaded machine can hold a session that is in use unused for
+// that long between two of the test's requests.
 func TestSessionsExpire(t *testing.T) {
-	const idle = 300 * time.Millisecond
+	const idle = time.Hour
 	fe := New(echoRouter{}, Options{SessionIdle: idle})
 	fe.Update(catalog.Build([]catalog.Source{{ID: "s", Namespace: "s", Executor: "x", Defs: sdk.Definitions{
 		Tools: []json.RawMessage{json.RawMessage(`{"name":"t","inputSchema":{"type":"object"}}`)},
@@ -187,6 +191,15 @@ func TestSessionsExpire(t *testing.T) {
 	url := ts.URL + "/mcp"
 	ping := func(id string) int {
 		return do(t, http.MethodPost, url, `{"jsonrpc":"2.0","id":1,"method":"ping"}`, legacyHeaders(id)).status
+	}
+	// pass makes d go by for the front end: every session was last used,
+	// and sessions were last swept, d earlier than they were.
+	pass := func(d time.Duration) {
+		fe.sessions.Range(func(_, v any) bool {
+			v.(*session).use.used.Add(-d.Nanoseconds())
+			return true
+		})
+		fe.swept.Add(-d.Nanoseconds())
 	}
 
 	unused, used, listening := initSession(t, url), initSession(t, url), initSession(t, url)
@@ -200,27 +213,38 @@ func TestSessionsExpire(t *testing.T) {
 		req.Header.Set(k, v)
 	}
 	req.Header.Set("Accept", "text/event-stream")
+	before := streamCount(fe)
 	go func() {
 		if resp, err := http.DefaultClient.Do(req); err == nil {
 			_, _ = io.Copy(io.Discard, resp.Body)
 			resp.Body.Close()
 		}
 	}()
-	for end := time.Now().Add(2 * idle); time.Now().Before(end); time.Sleep(idle / 4) {
-		if got := ping(used); got != http.StatusOK {
-			t.Fatalf("ping of a session in use: %d", got)
+	for deadline := time.Now().Add(30 * time.Second); streamCount(fe) == before; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the GET stream of the listening session did not open within 30s")
 		}
 	}
+
+	// Two thirds of the limit go by, and the session in use is used; as
+	// much again, and the unused one has been unused for longer than the
+	// limit, the used one for less.
+	pass(2 * idle / 3)
+	if got := ping(used); got != http.StatusOK {
+		t.Fatalf("ping of a session unused for %v (limit %v): %d", 2*idle/3, idle, got)
+	}
+	pass(2 * idle / 3)
 	if got := ping(unused); got != http.StatusNotFound {
-		t.Fatalf("ping of the unused session after %v: %d, want 404", 2*idle, got)
+		t.Fatalf("ping of a session unused for %v (limit %v): %d, want 404", 4*idle/3, idle, got)
 	}
 	if _, ok := fe.clients.Load(unused); ok {
 		t.Error("mcp-go still has the expired session")
 	}
-	for _, id := range []string{used, listening} {
-		if got := ping(id); got != http.StatusOK {
-			t.Errorf("ping of a session in use: %d", got)
-		}
+	if got := ping(used); got != http.StatusOK {
+		t.Errorf("ping of a session used %v ago (limit %v): %d", 2*idle/3, idle, got)
+	}
+	if got := ping(listening); got != http.StatusOK {
+		t.Errorf("ping of a session listening on its GET stream since %v ago: %d", 4*idle/3, got)
 	}
 }
 

@@ -266,9 +266,11 @@ func (ow *outWriter) answer(line []byte) (out []byte, ok bool) {
 	}
 	out = line
 	if req.method != "" {
-		var notFound bool
+		var notFound, passed bool
 		if out, _, notFound = ow.sr.s.noResourceAnswer(line, req.method, req.modern); !notFound {
-			out = ow.sr.s.rewrite(line, req.method, req.dreq)
+			if out, _, passed = ow.sr.s.passedAnswer(line, req.modern); !passed {
+				out = ow.sr.s.rewrite(line, req.method, req.dreq)
+			}
 		}
 	}
 	if req.id != nil {

@@ -42,6 +42,14 @@ func (s *Server) endStreams(end func(*openStream) bool) {
 	})
 }
 
+// EndStreams ends every long-lived stream (GET streams, 2026-07-28
+// subscriptions/listen): they wait for notifications only, so a stopping
+// gateway ends them at once rather than waiting for them as for requests
+// in flight. Clients reconnect to another replica or when it is back.
+func (s *Server) EndStreams() {
+	s.endStreams(func(*openStream) bool { return true })
+}
+
 // endRevokedStreams ends the streams opened with a token that tokens no
 // longer holds (none, when tokens is empty: every request is let in).
 func (s *Server) endRevokedStreams(tokens []string) {

@@ -4,7 +4,8 @@
 // it reads the process table in /proc ([Processes], [Below]), kills a
 // chosen set of processes even while they fork ([KillAll]), and follows a
 // child's descendants after they left its process group or session, or
-// outlived it ([Tree]).
+// outlived it ([Tree]). A [Group] signals a child together with what it
+// started: its process group on Unix, a job object on Windows.
 package childproc
 
 import (
@@ -20,16 +21,26 @@ import (
 // thread that another goroutine later locks and ends would be killed with
 // its parent still running. This costs no thread: waiting for the child
 // holds one in a system call anyway.
-func Start(cmd *exec.Cmd, wait func()) error {
-	errc := make(chan error, 1)
+//
+// The returned Group holds the child and what it starts: on Unix its
+// process group (cmd must be started as a group leader, see Group), on
+// Windows a job object. Close it once cmd was reaped.
+func Start(cmd *exec.Cmd, wait func()) (*Group, error) {
+	type started struct {
+		g   *Group
+		err error
+	}
+	ch := make(chan started, 1)
 	go func() {
 		runtime.LockOSThread()
 		defer runtime.UnlockOSThread()
-		err := cmd.Start()
-		errc <- err
-		if err == nil {
-			wait()
+		if err := cmd.Start(); err != nil {
+			ch <- started{err: err}
+			return
 		}
+		ch <- started{g: newGroup(cmd.Process)}
+		wait()
 	}()
-	return <-errc
+	s := <-ch
+	return s.g, s.err
 }

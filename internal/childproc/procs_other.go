@@ -5,7 +5,8 @@ package childproc
 import "syscall"
 
 // Tree is Linux only (it needs /proc): elsewhere it tracks nothing, and
-// only what a child's process group holds is signalled with it.
+// only what a child's Group holds (its process group, or its job object on
+// Windows) is signalled with it.
 type Tree struct{}
 
 // NewTree returns a Tree that tracks nothing.

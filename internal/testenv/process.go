@@ -66,36 +66,12 @@ func Start(t testing.TB, cmd *exec.Cmd) *Process {
 	return p
 }
 
-// prepareGroup makes cmd lead its own process group, so that killing the
-// group also kills what it started, and bounds how long Wait waits for
-// grandchildren that hold its output pipes open.
-func prepareGroup(cmd *exec.Cmd) {
-	if cmd.SysProcAttr == nil {
-		cmd.SysProcAttr = &syscall.SysProcAttr{}
-	}
-	cmd.SysProcAttr.Setpgid = true
-	if cmd.Cancel != nil {
-		cmd.Cancel = func() error { return killGroup(cmd, syscall.SIGKILL) }
-	}
-	if cmd.WaitDelay == 0 {
-		cmd.WaitDelay = 5 * time.Second
-	}
-}
-
-// killGroup signals cmd's process group; a group that is already gone is not an error.
-func killGroup(cmd *exec.Cmd, sig syscall.Signal) error {
-	if cmd.Process == nil {
-		return nil
-	}
-	err := syscall.Kill(-cmd.Process.Pid, sig)
-	if errors.Is(err, syscall.ESRCH) {
-		return nil
-	}
-	return err
-}
-
 // PID returns the process id, which is also its process group id.
 func (p *Process) PID() int { return p.Cmd.Process.Pid }
+
+// Signal sends sig to the process group. On Windows, which has neither
+// groups nor signals, SIGKILL kills the process and any other sig fails.
+func (p *Process) Signal(sig syscall.Signal) error { return signalGroup(p.PID(), sig) }
 
 // Output returns what the process wrote to the captured stdout and stderr so far.
 func (p *Process) Output() []byte {
@@ -139,7 +115,7 @@ func (p *Process) Stop() error {
 				err = fmt.Errorf("stop %s: process group %d still has %v", p.name, pgid, left)
 				return
 			}
-			_ = syscall.Kill(-pgid, syscall.SIGKILL)
+			_ = killGroup(p.Cmd, syscall.SIGKILL)
 			time.Sleep(20 * time.Millisecond)
 		}
 	})

@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -120,69 +119,6 @@ func TestNode22(t *testing.T) {
 	if !strings.HasPrefix(string(out), "v22.") {
 		t.Errorf("Node22 --version = %q, want v22.x", out)
 	}
-}
-
-// TestStopKillsGroup starts a shell with a background grandchild and checks
-// that Stop leaves no member of the group and no child behind.
-func TestStopKillsGroup(t *testing.T) {
-	before := ProcessCount()
-	p := Start(t, exec.Command("sh", "-c", "sleep 300 & echo started; wait"))
-	if err := p.WaitOutput("started", 10*time.Second); err != nil {
-		t.Fatal(err)
-	}
-	if n := len(GroupPIDs(p.PID())); n != 2 {
-		t.Errorf("group %d has %d live members, want 2 (sh and sleep)", p.PID(), n)
-	}
-	if got := ProcessCount(); got != before+1 {
-		t.Errorf("ProcessCount = %d, want %d", got, before+1)
-	}
-	if err := p.Stop(); err != nil {
-		t.Fatal(err)
-	}
-	if left := GroupPIDs(p.PID()); len(left) != 0 {
-		t.Errorf("after Stop, group still has %v", left)
-	}
-	if err := p.Stop(); err != nil { // idempotent
-		t.Errorf("second Stop: %v", err)
-	}
-	WaitNoChildren(t, 5*time.Second)
-}
-
-// TestSubreaperSeesOrphans checks that an orphan that escaped its parent's
-// process group shows up in ChildPIDs once Subreaper is on.
-func TestSubreaperSeesOrphans(t *testing.T) {
-	Subreaper(t)
-	// The orphan must not hold the output pipe, or waiting for sh would too.
-	p := Start(t, exec.Command("sh", "-c", "setsid sleep 300 </dev/null >/dev/null 2>&1 & echo $!"))
-	if err := p.Err(); err != nil {
-		t.Fatal(err)
-	}
-	var orphan int
-	if _, err := fmt.Sscan(string(p.Output()), &orphan); err != nil {
-		t.Fatalf("read orphan pid from %q: %v", p.Output(), err)
-	}
-	reaped := false
-	t.Cleanup(func() {
-		if !reaped {
-			_ = syscall.Kill(orphan, syscall.SIGKILL)
-		}
-	})
-	deadline := time.Now().Add(5 * time.Second)
-	for !slices.Contains(ChildPIDs(), orphan) {
-		if time.Now().After(deadline) {
-			t.Fatalf("orphan %d not among ChildPIDs %v", orphan, ChildPIDs())
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	if err := syscall.Kill(orphan, syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	var ws syscall.WaitStatus
-	if _, err := syscall.Wait4(orphan, &ws, 0, nil); err != nil {
-		t.Fatalf("reap orphan: %v", err)
-	}
-	reaped = true
-	WaitNoChildren(t, 5*time.Second)
 }
 
 // toolNames runs `inspector --cli ARGS --method tools/list --format json` and

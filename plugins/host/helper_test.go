@@ -190,6 +190,18 @@ func (e *echo) Call(ctx context.Context, req sdk.CallRequest, call sdk.Call) (js
 		}
 		go func() { _ = cmd.Wait() }()
 		return json.Marshal(map[string]int{"pid": cmd.Process.Pid})
+	case "spawnstderr":
+		// A child in a session of its own that holds the plugin's real
+		// stderr: when the plugin dies, the pipe stays open until the host
+		// closes it (drainGrace).
+		cmd := exec.Command("sleep", "1000")
+		cmd.Stderr = os.NewFile(2, "stderr")
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+		if err := cmd.Start(); err != nil {
+			return nil, err
+		}
+		go func() { _ = cmd.Wait() }()
+		return json.Marshal(map[string]int{"pid": cmd.Process.Pid})
 	case "big":
 		var n int
 		if err := json.Unmarshal(req.Params, &n); err != nil {

@@ -29,6 +29,11 @@ type instance struct {
 	stop    context.CancelFunc // ends the instance's goroutines
 
 	probe chan struct{} // asks the monitor for a health check
+	// alive is closed when a health check asked for after it was handed
+	// out ends without finding the process gone (checkAlive); guarded by
+	// aliveMu.
+	aliveMu sync.Mutex
+	alive   chan struct{}
 
 	downOnce sync.Once
 	down     chan struct{} // closed once the instance is known to be gone
@@ -59,6 +64,28 @@ func (i *instance) requestProbe() {
 	case i.probe <- struct{}{}:
 	default:
 	}
+}
+
+// checkAlive asks the monitor for a health check and returns a channel
+// closed once a check that began after this call finds the process still
+// there. A process found gone closes down instead.
+func (i *instance) checkAlive() <-chan struct{} {
+	i.aliveMu.Lock()
+	ch := i.alive
+	i.aliveMu.Unlock()
+	i.requestProbe()
+	return ch
+}
+
+// probing is called as a health check begins: it returns the channel to
+// close if the process is found there, and hands later checkAlive callers a
+// new one, for a check of their own.
+func (i *instance) probing() chan struct{} {
+	i.aliveMu.Lock()
+	defer i.aliveMu.Unlock()
+	ch := i.alive
+	i.alive = make(chan struct{})
+	return ch
 }
 
 // maxProtocol is the newest executor protocol version the host offers.
@@ -170,6 +197,7 @@ func (p *Plugin) launch(ctx, life context.Context) (*instance, sdk.Info, error) 
 		started: time.Now(),
 		stop:    icancel,
 		probe:   make(chan struct{}, 1),
+		alive:   make(chan struct{}),
 		down:    make(chan struct{}),
 	}
 	p.wg.Add(2)

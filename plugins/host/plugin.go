@@ -27,8 +27,16 @@ const (
 )
 
 // exitGrace is how long a call that failed with sdk.ErrPluginShutdown waits
-// to learn whether (and why) the process exited, to say so in its error.
+// to learn whether (and why) the process exited before it has the process
+// health-checked; the call then waits for the check's verdict (see
+// callError).
 const exitGrace = 200 * time.Millisecond
+
+// exitWait is how long a process whose health check failed has to be seen
+// exiting before it is taken for hung ("stopped answering"). A dead process
+// fails the check at once, often before its exit is seen: the reaping goes
+// through a scan of /proc, which on a loaded machine takes a while.
+const exitWait = 5 * time.Second
 
 // Options configures how plugins are launched and supervised. The zero
 // value is usable.
@@ -443,7 +451,14 @@ func (p *Plugin) callError(ctx context.Context, inst *instance, err error) error
 	select {
 	case <-inst.down:
 	case <-t.C:
-		inst.requestProbe()
+		// Not seen exiting yet: a health check tells a process that is
+		// gone (it goes down, with the exit as its cause) from one that
+		// still answers.
+		select {
+		case <-inst.down:
+		case <-inst.checkAlive():
+		case <-ctx.Done():
+		}
 	}
 	t.Stop()
 	cause, down := inst.isDown()

@@ -323,19 +323,25 @@ func (p *Plugin) monitor(ctx context.Context, inst *instance, stderr *lineLogger
 			inst.die(exitCause(inst.proc, stderr))
 			return
 		case <-inst.probe:
+			alive := inst.probing()
 			if inst.conn == nil {
+				close(alive) // nothing to check with: taken for alive
 				continue
 			}
 			hctx, cancel := context.WithTimeout(ctx, probeTimeout)
 			_, err := grpc_health_v1.NewHealthClient(inst.conn).Check(hctx,
 				&grpc_health_v1.HealthCheckRequest{Service: plugin.GRPCServiceName})
 			cancel()
-			if err == nil || ctx.Err() != nil {
+			if err == nil {
+				close(alive)
 				continue
+			}
+			if ctx.Err() != nil {
+				return // the instance is being torn down, which ends it
 			}
 			// A dead process fails the check at once, often before its
 			// exit is seen; then the exit is the better cause.
-			t := time.NewTimer(exitGrace)
+			t := time.NewTimer(exitWait)
 			select {
 			case <-inst.proc.exited:
 				t.Stop()
@@ -359,13 +365,9 @@ func exitCause(pr *proc, stderr *lineLogger) string {
 	if err != nil {
 		s = "exited: " + err.Error()
 	}
-	// The panic message may still be in the pipe.
-	t := time.NewTimer(exitGrace)
-	select {
-	case <-pr.copied:
-	case <-t.C:
-	}
-	t.Stop()
+	// The panic message may still be in the pipe: wait until it is read
+	// to its end, which the pipe's drain timer bounds (drainGrace).
+	<-pr.copied
 	if _, panicLine := stderr.Tail(); panicLine != "" {
 		s += " (" + strconv.Quote(clip(panicLine)) + ")"
 	}

@@ -71,13 +71,8 @@ type conn struct {
 	version string          // the negotiated protocol version
 	server  json.RawMessage // the initialize result
 	caps    serverCaps
-	// noServerRequests is set on a link whose client cannot receive the
-	// server's requests (mcp-go's legacy HTTP+SSE client drops them): the
-	// gateway then declares no sampling, elicitation or roots, so that the
-	// server fails at once rather than wait for an answer that never comes.
-	noServerRequests bool
-	meta             []field // per-request _meta members of the modern era
-	headerT          map[string]*mcpgo.Tool
+	meta    []field // per-request _meta members of the modern era
+	headerT map[string]*mcpgo.Tool
 
 	ctx    context.Context // ends when the conn is closed
 	cancel context.CancelFunc
@@ -128,14 +123,6 @@ func newConn(src *source) *conn {
 	return c
 }
 
-// clientCapabilities is what the gateway declares to this upstream.
-func (c *conn) clientCapabilities() json.RawMessage {
-	if c.noServerRequests {
-		return json.RawMessage(`{}`)
-	}
-	return clientCapabilities
-}
-
 func (c *conn) handlers() wireHandlers {
 	return wireHandlers{notification: c.onNotification, request: c.onRequest}
 }
@@ -144,7 +131,7 @@ func (c *conn) handlers() wireHandlers {
 func (c *conn) initialize(ctx context.Context, version string) error {
 	params := mustJSON(map[string]json.RawMessage{
 		"protocolVersion": mustJSON(version),
-		"capabilities":    c.clientCapabilities(),
+		"capabilities":    clientCapabilities,
 		"clientInfo":      clientInfo,
 	})
 	res, err := c.request(ctx, "initialize", params)
@@ -269,7 +256,7 @@ func (c *conn) request(ctx context.Context, method string, params json.RawMessag
 			return nil, fmt.Errorf("source %q: %s: %w", c.src.name, method, ctxErr)
 		}
 		if cause := c.w.cause(); cause != nil {
-			return nil, fmt.Errorf("%w: source %q: %v", sdk.ErrUnavailable, c.src.name, cause)
+			return nil, fmt.Errorf("%w: source %q: %w", sdk.ErrUnavailable, c.src.name, cause)
 		}
 		var re *sdk.RPCError
 		if errors.As(err, &re) {

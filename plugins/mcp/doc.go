@@ -3,7 +3,8 @@
 // gateway. A source is a stdio server launched and supervised as a child
 // process, or a remote server reached over streamable HTTP or legacy SSE.
 // It is the only package of skillgate that talks to MCP servers as a client
-// (through mcp-go's client/transport for HTTP).
+// (through mcp-go's client/transport for streamable HTTP; stdio and the
+// legacy HTTP+SSE transport have wires of their own).
 //
 // Each source has exactly one upstream, shared by all calls: one process
 // for stdio, never one per session or per call. Its spec (see [Spec]) uses
@@ -15,7 +16,10 @@
 // Definitions and results cross the executor boundary as the raw JSON the
 // upstream sent, so nothing a newer MCP revision adds is lost. Progress and
 // log notifications of a call, and the server requests it causes (sampling,
-// elicitation, roots), are routed to that call's client. An upstream that
+// elicitation, roots), are routed to that call's client, on every
+// transport. An upstream that does not start within its start_timeout
+// fails with what it wrote meanwhile; a remote one that cannot be reached
+// or refuses the gateway fails with a *ConnectError. An upstream that
 // dies is reported failed with its exit status and last stderr lines, its
 // in-flight calls fail at once with sdk.ErrUnavailable, and it is restarted
 // with exponential backoff (200ms to 30s); other sources are not affected.

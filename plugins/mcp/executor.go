@@ -122,7 +122,7 @@ func (e *Executor) Load(ctx context.Context, req sdk.LoadRequest) (sdk.Definitio
 	}
 	if old != nil {
 		e.remove(old)
-		old.stop(time.Time{})
+		old.stop(time.Time{}, whyRespec)
 	}
 
 	s := newSource(e, req.Source, spec)
@@ -138,7 +138,7 @@ func (e *Executor) Load(ctx context.Context, req sdk.LoadRequest) (sdk.Definitio
 	e.mu.Lock()
 	if e.closed {
 		e.mu.Unlock()
-		s.stop(time.Time{})
+		s.stop(time.Time{}, whyShutdown)
 		return sdk.Definitions{}, fmt.Errorf("%w: the executor is shut down", sdk.ErrUnavailable)
 	}
 	e.sources[req.Source] = s
@@ -162,7 +162,7 @@ func (e *Executor) Unload(ctx context.Context, name string) error {
 	}
 	e.remove(s)
 	dl, _ := ctx.Deadline()
-	s.stop(dl)
+	s.stop(dl, whyUnloaded)
 	return nil
 }
 
@@ -235,7 +235,7 @@ func (e *Executor) stopAll() {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			s.stop(time.Time{})
+			s.stop(time.Time{}, whyShutdown)
 		}()
 	}
 	wg.Wait()

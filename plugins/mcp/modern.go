@@ -39,7 +39,7 @@ func (c *conn) setVersion(v string) {
 	c.version = v
 	c.meta = []field{
 		{mcpgo.MetaKeyProtocolVersion, mustJSON(v)},
-		{mcpgo.MetaKeyClientCapabilities, c.clientCapabilities()},
+		{mcpgo.MetaKeyClientCapabilities, clientCapabilities},
 		{mcpgo.MetaKeyClientInfo, clientInfo},
 	}
 	c.w.setProtocolVersion(v)

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -27,10 +28,6 @@ var (
 	maxBackoff   = 30 * time.Second
 	healthyAfter = 30 * time.Second
 )
-
-// startTimeout bounds starting an upstream: launch or connect, handshake and
-// listing everything.
-var startTimeout = 2 * time.Minute
 
 // States of a source, as sent in sdk.Status.State.
 const (
@@ -68,6 +65,10 @@ type source struct {
 	running  bool          // the supervisor is running
 	defs     sdk.Definitions
 	subs     map[string]bool // resources clients subscribed to
+	failed   failLog         // the last failure logged
+	// stopWhy, once the source is stopped, says why (see stop): the error
+	// of the calls it cut short.
+	stopWhy string
 }
 
 func newSource(e *Executor, name string, spec *Spec) *source {
@@ -90,8 +91,32 @@ func (s *source) statusLocked() sdk.Status {
 	return sdk.Status{State: s.state, PID: s.pid, Restarts: s.restarts, LastError: s.lastErr}
 }
 
-// setState records a new state and tells the watchers.
+// failReminder is how often an upstream that keeps failing the same way
+// is logged again (each failure in between is logged at debug level).
+const failReminder = 10 * time.Minute
+
+// failLog is what was last logged of a source's failures.
+type failLog struct {
+	err   string    // the error logged
+	at    time.Time // when
+	since int       // failures with that error since
+}
+
+// setState records a new state, tells the watchers and logs it: starting
+// and restarting at debug level, a failure at warn level when its error is
+// new and then, while the upstream keeps failing the same way, at debug
+// level with a reminder every failReminder; the rest at info level.
 func (s *source) setState(state string, pid int, lastErr string) {
+	s.record(state, pid, lastErr, false)
+}
+
+// setStateQuiet is setState for the failure of a start that Load
+// returns: its caller tells of it, so it is logged at debug level.
+func (s *source) setStateQuiet(state string, pid int, lastErr string) {
+	s.record(state, pid, lastErr, true)
+}
+
+func (s *source) record(state string, pid int, lastErr string, quiet bool) {
 	lastErr = redactURLs(lastErr)
 	s.mu.Lock()
 	s.state, s.pid = state, pid
@@ -99,6 +124,21 @@ func (s *source) setState(state string, pid int, lastErr string) {
 		s.lastErr = lastErr
 	}
 	st := s.statusLocked()
+	msg, level := "upstream "+state, slog.LevelInfo
+	switch {
+	case state == StateStarting || state == StateRestarting || quiet:
+		level = slog.LevelDebug
+	case state == StateFailed && lastErr != s.failed.err:
+		level, s.failed = slog.LevelWarn, failLog{err: lastErr, at: time.Now()}
+	case state == StateFailed && time.Since(s.failed.at) >= failReminder:
+		msg = fmt.Sprintf("upstream still failing: %d more times since %s", s.failed.since+1, s.failed.at.Format(time.RFC3339))
+		level, s.failed = slog.LevelWarn, failLog{err: lastErr, at: time.Now()}
+	case state == StateFailed:
+		level = slog.LevelDebug
+		s.failed.since++
+	case state == StateReady:
+		s.failed = failLog{}
+	}
 	s.mu.Unlock()
 	attrs := []any{"restarts", st.Restarts}
 	if pid > 0 {
@@ -107,7 +147,7 @@ func (s *source) setState(state string, pid int, lastErr string) {
 	if lastErr != "" {
 		attrs = append(attrs, "error", lastErr)
 	}
-	s.log.Info("upstream "+state, attrs...)
+	s.log.Log(context.Background(), level, msg, attrs...)
 	s.e.broadcast(sdk.Change{Source: s.name, Status: &st})
 }
 
@@ -119,12 +159,12 @@ func (s *source) startEager(ctx context.Context) (sdk.Definitions, error) {
 	select {
 	case err := <-first:
 		if err != nil {
-			s.stop(time.Time{})
+			s.stop(time.Time{}, whyUnloaded)
 			return sdk.Definitions{}, err
 		}
 		return s.definitionsSnapshot(), nil
 	case <-ctx.Done():
-		s.stop(time.Time{})
+		s.stop(time.Time{}, whyUnloaded)
 		return sdk.Definitions{}, ctx.Err()
 	}
 }
@@ -132,11 +172,11 @@ func (s *source) startEager(ctx context.Context) (sdk.Definitions, error) {
 // probe is Load of a lazy source: start, list, stop.
 func (s *source) probe(ctx context.Context) (sdk.Definitions, error) {
 	s.setState(StateStarting, 0, "")
-	ctx, cancel := context.WithTimeout(ctx, startTimeout)
+	ctx, cancel := context.WithTimeout(ctx, s.spec.startTimeout())
 	defer cancel()
 	c, defs, err := s.connect(ctx)
 	if err != nil {
-		s.setState(StateFailed, 0, err.Error())
+		s.setStateQuiet(StateFailed, 0, err.Error())
 		return sdk.Definitions{}, err
 	}
 	s.mu.Lock()
@@ -175,7 +215,7 @@ func (s *source) supervise(first chan<- error) {
 			s.mu.Unlock()
 		}
 		s.setState(state, 0, "")
-		ctx, cancel := context.WithTimeout(s.ctx, startTimeout)
+		ctx, cancel := context.WithTimeout(s.ctx, s.spec.startTimeout())
 		c, defs, err := s.connect(ctx)
 		cancel()
 		// The outcome and the end of the attempt are published together,
@@ -196,11 +236,13 @@ func (s *source) supervise(first chan<- error) {
 				s.setState(StateStopped, 0, "")
 				return
 			}
-			s.setState(StateFailed, 0, err.Error())
 			if first != nil {
+				// Load returns err: its caller tells of it.
+				s.setStateQuiet(StateFailed, 0, err.Error())
 				first <- err
 				return
 			}
+			s.setState(StateFailed, 0, err.Error())
 			if !waitCtx(s.ctx, backoff) {
 				s.setState(StateStopped, 0, "")
 				return
@@ -257,7 +299,7 @@ func (s *source) connect(ctx context.Context) (*conn, sdk.Definitions, error) {
 	var defs sdk.Definitions
 	if err := c.definitions(ctx, kindAll, &defs); err != nil {
 		c.close()
-		return nil, sdk.Definitions{}, s.startError(err, c)
+		return nil, sdk.Definitions{}, s.startError(ctx, "the listing of its tools, resources and prompts", err, c)
 	}
 	if !c.modern {
 		s.resubscribe(ctx, c)
@@ -285,14 +327,16 @@ func (s *source) handshake(ctx context.Context) (*conn, error) {
 		if pin == "" {
 			pin = mcpgo.LATEST_LEGACY_PROTOCOL_VERSION
 		}
+		step := "initialize"
 		if mcpgo.IsModernProtocol(pin) {
+			step = "server/discover"
 			err = c.discover(ctx, pin)
 		} else {
 			err = c.initialize(ctx, pin)
 		}
 		if err != nil {
 			c.close()
-			return nil, s.startError(err, c)
+			return nil, s.startError(ctx, step, err, c)
 		}
 		return c, nil
 	case TransportSSE:
@@ -313,40 +357,81 @@ func (s *source) handshake(ctx context.Context) (*conn, error) {
 	}
 	c, err := s.dialHTTP(ctx, TransportStreamableHTTP, mcpgo.LATEST_LEGACY_PROTOCOL_VERSION)
 	if err != nil && s.spec.Transport == TransportAuto && errors.Is(err, transport.ErrLegacySSEServer) {
-		s.log.Info("streamable HTTP refused; trying legacy SSE", "reason", err)
+		s.log.Info("the server refused a streamable HTTP initialize; trying the legacy HTTP+SSE transport")
 		return s.dialHTTP(ctx, TransportSSE, mcpgo.LATEST_LEGACY_PROTOCOL_VERSION)
 	}
 	return c, err
 }
 
-// dialHTTP connects over HTTP and shakes hands with one protocol version.
+// dialHTTP connects over HTTP (streamable HTTP, or the legacy HTTP+SSE
+// transport for kind TransportSSE) and shakes hands with one protocol
+// version.
 func (s *source) dialHTTP(ctx context.Context, kind, version string) (*conn, error) {
 	c := newConn(s)
-	c.noServerRequests = kind == TransportSSE
 	modern := mcpgo.IsModernProtocol(version)
-	w, err := startHTTP(ctx, s.spec, kind, !modern && kind == TransportStreamableHTTP, s.log, c.handlers())
-	if err != nil {
-		return nil, err
+	var err error
+	if kind == TransportSSE {
+		c.w, err = startSSE(ctx, s.spec, s.log, c.handlers())
+	} else {
+		c.w, err = startHTTP(ctx, s.spec, !modern, s.log, c.handlers())
 	}
-	c.w = w
+	if err != nil {
+		c.w = nil
+		return nil, s.startError(ctx, "the connection (the SSE stream's endpoint event)", err, c)
+	}
+	step := "initialize"
 	if modern {
+		step = "server/discover"
 		err = c.discover(ctx, version)
 	} else {
 		err = c.initialize(ctx, version)
 	}
 	if err != nil {
 		c.close()
-		return nil, err
+		return nil, s.startError(ctx, step, err, c)
 	}
 	return c, nil
 }
 
-// startError explains a failed start, preferring why the upstream died.
-func (s *source) startError(err error, c *conn) error {
+// startError explains a failed start: one that ran out of start_timeout
+// (at step) says so and what to check; a remote server's failure is told
+// once, with its URL (a *ConnectError); a stdio upstream that died says
+// why.
+func (s *source) startError(ctx context.Context, step string, err error, c *conn) error {
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) && s.ctx.Err() == nil {
+		return s.startTimedOut(step, c)
+	}
+	var ce *ConnectError
+	if errors.As(err, &ce) {
+		return ce
+	}
+	if c.w == nil {
+		return err
+	}
 	if cause := c.w.cause(); cause != nil && !errors.Is(err, sdk.ErrUnavailable) {
 		return fmt.Errorf("%w: %v", err, cause)
 	}
 	return err
+}
+
+// startTimedOut is the error of a start that ran out of start_timeout at
+// step: what the upstream said meanwhile, and what to check.
+func (s *source) startTimedOut(step string, c *conn) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "no answer to %s within %s (start_timeout)", step, s.spec.startTimeout())
+	if w, ok := c.w.(*stdioWire); ok {
+		fmt.Fprintf(&b, ": is %q an MCP server that speaks JSON-RPC on its stdin and stdout?", s.spec.Command)
+		if junk := w.stdoutJunk(); junk != "" {
+			fmt.Fprintf(&b, " It wrote on stdout %q, which is not JSON-RPC (an MCP server logs to stderr)", junk)
+		} else {
+			b.WriteString(" It wrote nothing on stdout")
+		}
+		b.WriteString(w.stderrTail())
+	} else {
+		fmt.Fprintf(&b, ": is %s an MCP endpoint, and is the server up?", redactURL(s.spec.URL))
+	}
+	b.WriteString(". If it is only slow to start (a first npx download, say), raise start_timeout")
+	return errors.New(b.String())
 }
 
 // acquire returns the live connection, starting a lazy source or waiting
@@ -361,8 +446,9 @@ func (s *source) acquire(ctx context.Context) (*conn, error) {
 			return c, nil
 		}
 		if s.ctx.Err() != nil {
+			why := s.stopWhy
 			s.mu.Unlock()
-			return nil, fmt.Errorf("%w: source %q was unloaded", sdk.ErrUnknownSource, s.name)
+			return nil, fmt.Errorf("%w: source %q was stopped: %s", sdk.ErrUnknownSource, s.name, why)
 		}
 		if !s.running {
 			s.mu.Unlock()
@@ -406,12 +492,35 @@ func (s *source) reload(ctx context.Context) (sdk.Definitions, bool) {
 	return defs, true
 }
 
-// stop ends the supervisor and the upstream and waits for both. A stdio
-// upstream is down by deadline if it is not zero (see stopDeadline).
-func (s *source) stop(deadline time.Time) {
+// Why a source is stopped, as the calls it cuts short say.
+const (
+	whyUnloaded = "the gateway unloaded it (a config reload removed it or changed its settings, or the gateway is stopping)"
+	whyRespec   = "it is being restarted with new settings"
+	whyShutdown = "the mcp executor is shutting down"
+)
+
+// stoppedError is the error of a call cut short by a stop of its source.
+// It is an sdk.ErrUnavailable without saying so: the source did not fail.
+type stoppedError struct{ source, why string }
+
+func (e *stoppedError) Error() string {
+	return fmt.Sprintf("source %q was stopped while the call ran: %s", e.source, e.why)
+}
+
+func (e *stoppedError) Unwrap() error { return sdk.ErrUnavailable }
+
+// stop ends the supervisor and the upstream and waits for both; why says
+// why, to the calls in flight. A stdio upstream is down by deadline if it
+// is not zero (see stopDeadline).
+func (s *source) stop(deadline time.Time, why string) {
 	if !deadline.IsZero() {
 		s.stopBy.Store(deadline.UnixNano())
 	}
+	s.mu.Lock()
+	if s.stopWhy == "" {
+		s.stopWhy = why
+	}
+	s.mu.Unlock()
 	s.cancel()
 	s.mu.Lock()
 	running := s.running
@@ -507,6 +616,13 @@ func (s *source) call(ctx context.Context, req sdk.CallRequest, call sdk.Call) (
 		return nil, err
 	}
 	res, err := c.call(ctx, method, params, req.Client, call)
+	if err != nil && s.ctx.Err() != nil && errors.Is(err, sdk.ErrUnavailable) {
+		// Cut short by a stop, not by a failure of the upstream.
+		s.mu.Lock()
+		why := s.stopWhy
+		s.mu.Unlock()
+		return nil, &stoppedError{source: s.name, why: why}
+	}
 	if err == nil && !c.modern && (method == "resources/subscribe" || method == "resources/unsubscribe") {
 		var p struct {
 			URI string `json:"uri"`

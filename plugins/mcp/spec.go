@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -76,11 +77,42 @@ type Spec struct {
 	// Timeout bounds every call forwarded to the upstream ("30s"); zero means
 	// only the caller's context bounds it.
 	Timeout Duration `json:"timeout,omitzero"`
+	// StartTimeout bounds starting the upstream: launching or connecting,
+	// the initialize handshake and listing its definitions. Zero means the
+	// default (see DefaultStartTimeout and SlowStartTimeout).
+	StartTimeout Duration `json:"start_timeout,omitzero"`
 	// ShutdownGrace is how long a stdio upstream gets to exit before it is
 	// killed (default 5s): stdin is closed, SIGTERM goes to its process group
 	// and its other descendants halfway through, SIGKILL at the end. It is
 	// shortened when the executor must stop sooner (see DefaultShutdownGrace).
 	ShutdownGrace Duration `json:"shutdown_grace,omitzero"`
+}
+
+// DefaultStartTimeout is how long an upstream gets to start (see
+// Spec.StartTimeout) unless its command is a package runner.
+const DefaultStartTimeout = 30 * time.Second
+
+// SlowStartTimeout is how long an upstream gets to start when its command
+// is a package runner (npx, uvx, docker, ...), which may first download
+// the server: a first `npx -y` of a package can take minutes.
+const SlowStartTimeout = 2 * time.Minute
+
+// packageRunners are commands that may download a server before running
+// it; their upstreams get SlowStartTimeout.
+var packageRunners = map[string]bool{
+	"npx": true, "pnpx": true, "bunx": true, "uvx": true, "pipx": true, "uv": true,
+	"pnpm": true, "yarn": true, "bun": true, "deno": true, "docker": true, "podman": true,
+}
+
+// startTimeout is how long the upstream gets to start.
+func (s *Spec) startTimeout() time.Duration {
+	if s.StartTimeout > 0 {
+		return time.Duration(s.StartTimeout)
+	}
+	if s.Command != "" && packageRunners[strings.TrimSuffix(filepath.Base(s.Command), ".cmd")] {
+		return SlowStartTimeout
+	}
+	return DefaultStartTimeout
 }
 
 // Duration is a time.Duration written as a Go duration string ("1m30s").
@@ -153,7 +185,7 @@ func (s *Spec) fields() map[string]any {
 		"command": &s.Command, "args": &s.Args, "env": &s.Env, "cwd": &s.Cwd,
 		"url": &s.URL, "headers": &s.Headers, "transport": &s.Transport,
 		"protocol_version": &s.ProtocolVersion, "start": &s.Start,
-		"timeout": &s.Timeout, "shutdown_grace": &s.ShutdownGrace,
+		"timeout": &s.Timeout, "start_timeout": &s.StartTimeout, "shutdown_grace": &s.ShutdownGrace,
 	}
 }
 
@@ -219,6 +251,9 @@ func (s *Spec) validate(errs []string) error {
 	}
 	if s.Timeout < 0 {
 		bad("timeout must not be negative")
+	}
+	if s.StartTimeout < 0 {
+		bad("start_timeout must not be negative")
 	}
 	switch {
 	case s.ShutdownGrace < 0:

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"strconv"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/skillgate/skillgate/plugins/sdk"
@@ -134,4 +135,23 @@ func logLimited(log *slog.Logger, lim *limiter, level slog.Level, msg string, at
 	if ok {
 		log.Log(context.Background(), level, msg, attrs...)
 	}
+}
+
+// signalName is the conventional name of a signal ("SIGKILL"), which
+// syscall.Signal's String ("killed") is not.
+func signalName(sig syscall.Signal) string {
+	for _, s := range []struct {
+		sig  syscall.Signal
+		name string
+	}{
+		{syscall.SIGKILL, "SIGKILL"}, {syscall.SIGTERM, "SIGTERM"}, {syscall.SIGINT, "SIGINT"},
+		{syscall.SIGHUP, "SIGHUP"}, {syscall.SIGQUIT, "SIGQUIT"}, {syscall.SIGABRT, "SIGABRT"},
+		{syscall.SIGSEGV, "SIGSEGV"}, {syscall.SIGBUS, "SIGBUS"}, {syscall.SIGFPE, "SIGFPE"},
+		{syscall.SIGILL, "SIGILL"}, {syscall.SIGPIPE, "SIGPIPE"}, {syscall.SIGTRAP, "SIGTRAP"},
+	} {
+		if s.sig == sig {
+			return s.name
+		}
+	}
+	return sig.String()
 }

@@ -13,7 +13,6 @@ import (
 	"net/url"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/mark3labs/mcp-go/client/transport"
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
@@ -21,14 +20,15 @@ import (
 	"github.com/skillgate/skillgate/plugins/sdk"
 )
 
-// httpWire adapts one of mcp-go's HTTP transports (streamable HTTP or the
-// legacy HTTP+SSE) to a wire. Results stay raw; notification params and the
+// httpWire adapts mcp-go's streamable HTTP transport to a wire (the legacy
+// HTTP+SSE transport is sseWire's). Results stay raw; notification params and the
 // params of server requests pass through mcp-go's decoding (maps), which
 // keeps every field but not number precision beyond float64 or key order.
 type httpWire struct {
-	t   transport.Interface
-	log *slog.Logger
-	h   wireHandlers
+	t    transport.Interface
+	spec *Spec
+	log  *slog.Logger
+	h    wireHandlers
 
 	ctx    context.Context // the transport's lifetime
 	cancel context.CancelFunc
@@ -39,40 +39,28 @@ type httpWire struct {
 	deadErr  error
 }
 
-// startHTTP creates and starts a transport of the given kind for spec.URL.
+// startHTTP creates and starts a streamable HTTP transport for spec.URL.
 // listen opens the legacy standalone GET stream for notifications outside
 // calls (2025-11-25 and older only).
-func startHTTP(ctx context.Context, spec *Spec, kind string, listen bool, log *slog.Logger, h wireHandlers) (*httpWire, error) {
-	w := &httpWire{log: log, h: h, deadCh: make(chan struct{})}
+func startHTTP(ctx context.Context, spec *Spec, listen bool, log *slog.Logger, h wireHandlers) (*httpWire, error) {
+	w := &httpWire{spec: spec, log: log, h: h, deadCh: make(chan struct{})}
 	w.ctx, w.cancel = context.WithCancel(context.Background())
 	// A pool of its own, so that closing the wire closes its connections.
 	w.http = http.DefaultTransport.(*http.Transport).Clone()
 	client := &http.Client{Transport: wireTransport{base: w.http, note: h.notification, lost: w.die}}
-	switch kind {
-	case TransportSSE:
-		t, err := transport.NewSSE(spec.URL, transport.WithHeaders(spec.Headers), transport.WithSSELogger(log), transport.WithHTTPClient(client),
-			// calls are bounded by their contexts, not by a fixed 60s
-			transport.WithResponseTimeout(24*time.Hour))
-		if err != nil {
-			w.cancel()
-			return nil, err
-		}
-		t.SetConnectionLostHandler(func(err error) { w.die(fmt.Errorf("SSE stream lost: %w", err)) })
-		w.t = t
-	default:
-		opts := []transport.StreamableHTTPCOption{transport.WithHTTPHeaders(spec.Headers), transport.WithHTTPLogger(log), transport.WithHTTPBasicClient(client)}
-		if listen {
-			// Deprecated only for 2026-07-28, which listen is never used with.
-			//lint:ignore SA1019 the legacy GET stream is how 2025-11-25 servers send list_changed
-			opts = append(opts, transport.WithContinuousListening())
-		}
-		t, err := transport.NewStreamableHTTP(spec.URL, opts...)
-		if err != nil {
-			w.cancel()
-			return nil, err
-		}
-		w.t = t
+	quiet := slog.New(debugOnly{log.Handler()})
+	opts := []transport.StreamableHTTPCOption{transport.WithHTTPHeaders(spec.Headers), transport.WithHTTPLogger(quiet), transport.WithHTTPBasicClient(client)}
+	if listen {
+		// Deprecated only for 2026-07-28, which listen is never used with.
+		//lint:ignore SA1019 the legacy GET stream is how 2025-11-25 servers send list_changed
+		opts = append(opts, transport.WithContinuousListening())
 	}
+	t, err := transport.NewStreamableHTTP(spec.URL, opts...)
+	if err != nil {
+		w.cancel()
+		return nil, err
+	}
+	w.t = t
 	w.t.SetNotificationHandler(w.onNotification)
 	if b, ok := w.t.(transport.BidirectionalInterface); ok {
 		b.SetRequestHandler(w.onRequest)
@@ -135,7 +123,7 @@ func (w *httpWire) roundTrip(ctx context.Context, req *rpcRequest) (*rpcResponse
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		err = redactErr(err)
+		err = explainHTTP(w.spec, redactErr(err))
 		if fatalHTTP(err) {
 			w.die(err)
 		}
@@ -162,8 +150,11 @@ func (w *httpWire) notify(ctx context.Context, method string, params json.RawMes
 		}
 	}
 	err := w.t.SendNotification(ctx, n)
-	if err != nil && ctx.Err() == nil && fatalHTTP(err) {
-		w.die(err)
+	if err != nil && ctx.Err() == nil {
+		err = explainHTTP(w.spec, redactErr(err))
+		if fatalHTTP(err) {
+			w.die(err)
+		}
 	}
 	return err
 }
@@ -286,3 +277,22 @@ func fatalHTTP(err error) bool {
 	}
 	return false
 }
+
+// debugOnly is the handler of mcp-go's transport logger: what it logs
+// ("listening to server forever", a failed GET stream retried every
+// second while a server is down) is its own business, and what matters
+// reaches the executor as errors, which say it once. Its records are kept
+// at debug level.
+type debugOnly struct{ h slog.Handler }
+
+func (d debugOnly) Enabled(ctx context.Context, _ slog.Level) bool {
+	return d.h.Enabled(ctx, slog.LevelDebug)
+}
+
+func (d debugOnly) Handle(ctx context.Context, r slog.Record) error {
+	r.Level = slog.LevelDebug
+	return d.h.Handle(ctx, r)
+}
+
+func (d debugOnly) WithAttrs(attrs []slog.Attr) slog.Handler { return debugOnly{d.h.WithAttrs(attrs)} }
+func (d debugOnly) WithGroup(name string) slog.Handler       { return debugOnly{d.h.WithGroup(name)} }

@@ -71,6 +71,8 @@ type stdioWire struct {
 	// group misses once they moved to a group or session of their own, and
 	// which nothing ties to the server any more once it died.
 	tree *childproc.Tree
+	// group is the server's process group (a job object on Windows).
+	group *childproc.Group
 
 	cmd    *exec.Cmd
 	stdin  *os.File // write end, ours
@@ -92,6 +94,12 @@ type stdioWire struct {
 	// report (Node's "Error: Cannot find module ...") often comes before
 	// more lines of stack than the tail keeps.
 	firstErr string
+	// junk is the first line on stdout that is not JSON-RPC (a banner, a
+	// log line): it tells why a server that never answers does not.
+	junk string
+	// maxSent is the highest request id sent: an answer to one at or
+	// below it that is not pending is a late one (see dispatch).
+	maxSent atomic.Int64
 
 	deadCh    chan struct{}
 	deadOnce  sync.Once
@@ -140,7 +148,7 @@ func startStdio(spec *Spec, log *slog.Logger, h wireHandlers, stopBy func() time
 	}
 	var w *stdioWire
 	built := make(chan struct{})
-	err = childproc.Start(cmd, func() {
+	group, err := childproc.Start(cmd, func() {
 		<-built
 		w.waitLoop()
 	})
@@ -152,8 +160,8 @@ func startStdio(spec *Spec, log *slog.Logger, h wireHandlers, stopBy func() time
 	ctx, cancel := context.WithCancel(context.Background())
 	w = &stdioWire{
 		log: log.With("pid", cmd.Process.Pid), h: h, grace: time.Duration(spec.ShutdownGrace), stopBy: stopBy,
-		tree: childproc.NewTree(cmd.Process.Pid),
-		cmd:  cmd, stdin: inW, stdout: outR, stderr: errR,
+		tree: childproc.NewTree(cmd.Process.Pid), group: group,
+		cmd: cmd, stdin: inW, stdout: outR, stderr: errR,
 		ctx: ctx, cancel: cancel,
 		pending: map[int64]chan *rpcResponse{},
 		deadCh:  make(chan struct{}), exited: make(chan struct{}), finished: make(chan struct{}),
@@ -193,6 +201,7 @@ func (w *stdioWire) roundTrip(ctx context.Context, req *rpcRequest) (*rpcRespons
 	ch := respChans.Get().(chan *rpcResponse)
 	w.mu.Lock()
 	w.pending[req.id] = ch
+	w.maxSent.Store(max(w.maxSent.Load(), req.id))
 	w.mu.Unlock()
 	defer func() {
 		w.mu.Lock()
@@ -410,6 +419,11 @@ func (w *stdioWire) dispatch(line []byte) {
 	}
 	m, ok := parseEnvelope(line)
 	if !ok {
+		w.mu.Lock()
+		if w.junk == "" {
+			w.junk = truncate(string(line), 200)
+		}
+		w.mu.Unlock()
 		logLimited(w.log, &w.garbage, slog.LevelWarn, "upstream wrote a line that is not JSON-RPC on stdout; ignored it",
 			"line", truncate(string(line), 200))
 		return
@@ -432,8 +446,13 @@ func (w *stdioWire) dispatch(line []byte) {
 		} else if len(m.Result) == 0 {
 			resp = &rpcResponse{err: &sdk.RPCError{Code: sdk.CodeInternalError, Message: "the upstream's response has neither result nor error"}}
 		}
-		if !w.deliver(id, resp) {
-			logLimited(w.log, &w.garbage, slog.LevelWarn, "upstream answered with an id that is not pending; ignored it", "id", id)
+		switch {
+		case w.deliver(id, resp):
+		case id > 0 && id <= w.maxSent.Load():
+			// The caller gave up on it (cancelled, timed out, stopping).
+			w.log.Debug("upstream answered a request the gateway no longer waits for; ignored it", "id", id)
+		default:
+			logLimited(w.log, &w.garbage, slog.LevelWarn, "upstream answered with an id it was never sent; ignored it", "id", id)
 		}
 	default:
 		logLimited(w.log, &w.garbage, slog.LevelWarn, "upstream wrote a JSON object that is not JSON-RPC; ignored it",
@@ -515,7 +534,8 @@ func (w *stdioWire) waitLoop() {
 	close(w.exited)
 	// Whatever the leader left behind in its group goes with it, and so do
 	// the descendants seen while it ran (only a stop looks for them).
-	_ = syscall.Kill(-w.cmd.Process.Pid, syscall.SIGKILL)
+	_ = w.group.Kill()
+	_ = w.group.Close()
 	w.tree.Kill()
 	// Let the readers take what the child wrote before it exited; a
 	// grandchild that escaped the group may hold the pipes open.
@@ -552,6 +572,14 @@ func (w *stdioWire) stderrTail() string {
 	return first + "; last stderr: " + strings.Join(w.tail, " | ")
 }
 
+// stdoutJunk is the first line the upstream wrote on stdout that is not
+// JSON-RPC, or "".
+func (w *stdioWire) stdoutJunk() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.junk
+}
+
 // errorLine reports whether a stderr line names an error, in the words
 // runtimes and loggers use.
 func errorLine(s string) bool {
@@ -573,7 +601,7 @@ func (w *stdioWire) signal(sig syscall.Signal) {
 	case <-w.exited:
 	default:
 		w.tree.Scan()
-		_ = syscall.Kill(-w.cmd.Process.Pid, sig)
+		_ = w.group.Signal(sig)
 		if sig == syscall.SIGKILL {
 			w.tree.Kill()
 		} else {
@@ -630,7 +658,7 @@ func exitReason(err error, ps *os.ProcessState) string {
 		return err.Error()
 	}
 	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-		return "killed by signal " + ws.Signal().String()
+		return fmt.Sprintf("killed by signal %d (%s)", ws.Signal(), signalName(ws.Signal()))
 	}
 	return "exit status " + strconv.Itoa(ps.ExitCode())
 }

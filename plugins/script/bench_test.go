@@ -1,3 +1,5 @@
+//go:build linux
+
 package script
 
 import (
@@ -67,7 +69,7 @@ func BenchmarkBareStartBash(b *testing.B) {
 func benchBare(b *testing.B, argv ...string) {
 	for b.Loop() {
 		cmd := exec.Command(argv[0], argv[1:]...)
-		cmd.Stdin = stringsReader(`{"x":1}` + "\n")
+		cmd.Stdin = strings.NewReader(`{"x":1}` + "\n")
 		if _, err := cmd.Output(); err != nil {
 			b.Fatal(err)
 		}

@@ -147,5 +147,3 @@ func loadSpec(t testing.TB, h *harness, name string, spec toolspec.Spec) {
 		t.Fatalf("Load %s: %v", name, err)
 	}
 }
-
-func stringsReader(s string) *strings.Reader { return strings.NewReader(s) }

@@ -12,7 +12,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/skillgate/skillgate/plugins/script/internal/proc"
@@ -32,7 +31,7 @@ type tool struct {
 	stall    time.Duration
 	cap      int
 	slots    chan struct{} // per-tool concurrency, nil when uncapped
-	cred     *syscall.Credential
+	cred     *proc.Credential
 
 	depsOnce sync.Mutex
 	deps     *installed // nil until installed
@@ -87,26 +86,26 @@ func newTool(e *Executor, source string, spec *toolspec.Spec) (*tool, error) {
 	}
 	if spec.Limits.SandboxUser != "" {
 		uid, gid, _ := spec.Limits.SandboxIDs()
-		t.cred = &syscall.Credential{Uid: uid, Gid: gid, NoSetGroups: true}
+		t.cred = &proc.Credential{UID: uid, GID: gid}
 	}
 	if spec.Tool.Sandbox.Enabled {
-		if _, err := exec.LookPath("bwrap"); err != nil {
-			return nil, fmt.Errorf("sandbox.enabled needs bubblewrap (bwrap), which is not installed: apt-get install bubblewrap, or turn the sandbox off")
+		if err := sandboxAvailable(); err != nil {
+			return nil, err
 		}
 	}
 	if spec.Tool.Ulimits.Processes > 0 && runningAsRoot() && (t.cred == nil || !spec.Tool.Sandbox.Enabled) {
 		e.log.Warn("ulimits.processes does not bind processes of root; enable the sandbox and set limits.sandbox_user", "source", source)
 	}
 	if spec.Tool.Ulimits != (toolspec.Ulimits{}) {
-		if _, err := exec.LookPath("prlimit"); err != nil {
-			return nil, fmt.Errorf("ulimits need prlimit (util-linux), which is not installed")
+		if err := ulimitsAvailable(); err != nil {
+			return nil, err
 		}
 	}
 	if err := os.MkdirAll(spec.StateDir, 0o700); err != nil {
 		return nil, fmt.Errorf("state dir: %w", err)
 	}
 	if t.cred != nil && spec.Tool.Sandbox.Enabled {
-		_ = os.Chown(spec.StateDir, int(t.cred.Uid), int(t.cred.Gid))
+		_ = os.Chown(spec.StateDir, int(t.cred.UID), int(t.cred.GID))
 	}
 	t.state.path = filepath.Join(spec.StateDir, "state.json")
 	return t, nil
@@ -289,7 +288,7 @@ func (t *tool) procConfig(argv []string, deps *installed) proc.Config {
 	}
 }
 
-func (t *tool) credential() *syscall.Credential {
+func (t *tool) credential() *proc.Credential {
 	if t.spec.Tool.Sandbox.Enabled {
 		return t.cred
 	}

@@ -19,6 +19,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -82,53 +83,182 @@ func (r Repo) Source() string { return "git " + r.URL + "@" + r.Commit }
 type Library interface {
 	AddRoot(ctx context.Context, dir, source string) error
 	RemoveRoot(ctx context.Context, dir string) error
+	ReplaceRoot(ctx context.Context, old, dir, source string) error
 }
 
 var _ Library = (*skills.Library)(nil)
 
 // Manager adds, updates and removes repositories. Its methods are safe for
 // concurrent use; they serialize.
+//
+// Several processes (two gateways, a gateway and the CLI) may share a
+// manager's folder. They take turns through a lock file: each change
+// reads the state file (repos.json) under the lock, changes its one
+// entry and writes it back, so no process drops another's. Each process
+// holds a shared lock on every checkout it serves, and a checkout is
+// deleted only by one that can lock it alone: an update or removal in
+// one process never pulls files from under another. Give each set of
+// repositories (each config) a folder of its own: the state says which
+// repositories the folder serves, not who wants them.
 type Manager struct {
 	root string
 	lib  Library
 
-	mu    sync.Mutex
-	repos map[string]*Repo
+	mu     sync.Mutex
+	repos  map[string]*Repo  // the repositories this manager serves
+	holds  map[string]func() // checkout folder -> release of its shared lock
+	closed bool
 }
 
 var nameRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9_.-]{0,63}$`) })
 
 // New returns a manager keeping its mirrors and checkouts under root. It
-// re-adds the repositories a previous manager left there, at their pinned
-// commits, without fetching.
+// re-adds the repositories the folder's state lists, at their pinned
+// commits, without fetching. Close releases its hold on them.
 func New(ctx context.Context, root string, lib Library) (*Manager, error) {
 	if err := os.MkdirAll(root, 0o755); err != nil {
 		return nil, fmt.Errorf("skills repositories folder: %w", err)
 	}
-	m := &Manager{root: root, lib: lib, repos: map[string]*Repo{}}
-	b, err := os.ReadFile(m.stateFile())
-	if err != nil && !errors.Is(err, os.ErrNotExist) {
+	m := &Manager{root: root, lib: lib, repos: map[string]*Repo{}, holds: map[string]func(){}}
+	// The state file is replaced by a rename, so it reads whole without
+	// the lock.
+	state, err := m.readState()
+	if err != nil {
 		return nil, err
 	}
-	if len(b) > 0 {
-		var list []*Repo
-		if err := json.Unmarshal(b, &list); err != nil {
-			return nil, fmt.Errorf("%s: %w", m.stateFile(), err)
+	for _, r := range state {
+		if !m.hold(r.Dir) {
+			continue
 		}
-		for _, r := range list {
-			if _, err := os.Stat(r.SkillsDir); err != nil {
-				continue
-			}
-			if err := lib.AddRoot(ctx, r.SkillsDir, r.Source()); err != nil {
-				return nil, err
-			}
-			m.repos[r.Name] = r
+		if _, err := os.Stat(r.SkillsDir); err != nil {
+			m.release(r.Dir)
+			_ = os.Remove(r.Dir + ".lock")
+			continue
 		}
+		if err := lib.AddRoot(ctx, r.SkillsDir, r.Source()); err != nil {
+			m.Close()
+			return nil, err
+		}
+		m.repos[r.Name] = r
 	}
 	return m, nil
 }
 
+// Close releases the manager's hold on its checkouts (another process may
+// then delete them); it serves nothing afterwards. It is idempotent.
+func (m *Manager) Close() error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.closed = true
+	for dir, release := range m.holds {
+		release()
+		delete(m.holds, dir)
+	}
+	return nil
+}
+
 func (m *Manager) stateFile() string { return filepath.Join(m.root, "repos.json") }
+
+// readState reads the folder's repos.json.
+func (m *Manager) readState() (map[string]*Repo, error) {
+	out := map[string]*Repo{}
+	b, err := os.ReadFile(m.stateFile())
+	if errors.Is(err, os.ErrNotExist) || (err == nil && len(b) == 0) {
+		return out, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var list []*Repo
+	if err := json.Unmarshal(b, &list); err != nil {
+		return nil, fmt.Errorf("%s: %w; remove the file to start over (the repositories are fetched again)", m.stateFile(), err)
+	}
+	for _, r := range list {
+		if r != nil && nameRE().MatchString(r.Name) {
+			out[r.Name] = r
+		}
+	}
+	return out, nil
+}
+
+// change runs fn on the folder's state under the folder's lock and writes
+// the state back when fn succeeds.
+func (m *Manager) change(fn func(state map[string]*Repo) error) error {
+	unlock, _, err := lockFile(filepath.Join(m.root, ".lock"), true, true)
+	if err != nil {
+		return fmt.Errorf("lock %s: %w", m.root, err)
+	}
+	defer unlock()
+	state, err := m.readState()
+	if err != nil {
+		return err
+	}
+	if err := fn(state); err != nil {
+		return err
+	}
+	return m.save(state)
+}
+
+// hold takes a shared lock on a checkout folder this manager serves, so
+// no other process deletes it. It reports false when it cannot.
+func (m *Manager) hold(dir string) bool {
+	if _, ok := m.holds[dir]; ok {
+		return true
+	}
+	release, ok, err := lockFile(dir+".lock", false, false)
+	if err != nil || !ok {
+		return false
+	}
+	m.holds[dir] = release
+	return true
+}
+
+// release drops the hold on dir.
+func (m *Manager) release(dir string) {
+	if release, ok := m.holds[dir]; ok {
+		release()
+		delete(m.holds, dir)
+	}
+}
+
+// prune deletes the checkouts of the repository name that state does
+// not pin and no process serves, and with all of them the repository's
+// folder when state does not list it. A checkout another process serves
+// stays; a later prune deletes it.
+func (m *Manager) prune(name string, state map[string]*Repo) {
+	dir := filepath.Join(m.root, name)
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	cur := state[name]
+	left := false
+	for _, e := range entries {
+		p := filepath.Join(dir, e.Name())
+		if !e.IsDir() || e.Name() == "mirror.git" || strings.HasSuffix(e.Name(), ".tmp") {
+			continue
+		}
+		if cur != nil && cur.Dir == p {
+			left = true
+			continue
+		}
+		if _, held := m.holds[p]; held {
+			left = true
+			continue
+		}
+		unlock, ok, err := lockFile(p+".lock", true, false)
+		if err != nil || !ok {
+			left = true
+			continue
+		}
+		_ = os.RemoveAll(p)
+		_ = os.Remove(p + ".lock")
+		unlock()
+	}
+	if cur == nil && !left {
+		_ = os.RemoveAll(dir)
+	}
+}
 
 // List returns the repositories, by name.
 func (m *Manager) List() []Repo {
@@ -144,7 +274,8 @@ func (m *Manager) List() []Repo {
 
 // Add fetches the repository at r.URL, pins r.Ref (a branch, tag or
 // commit; "" for the remote's HEAD) and adds the skills of r.Layout to the
-// library. Of r, only Name, URL, Ref, Layout and Origin are read.
+// library. Of r, only Name, URL, Ref, Layout and Origin are read. A
+// failed add leaves nothing behind in the manager's folder.
 func (m *Manager) Add(ctx context.Context, r Repo) (Repo, error) {
 	if !nameRE().MatchString(r.Name) {
 		return Repo{}, fmt.Errorf("repository name %q: use letters, digits, '.', '_' and '-'", r.Name)
@@ -190,39 +321,93 @@ func (m *Manager) Update(ctx context.Context, name, ref string) (Repo, error) {
 	return m.checkout(ctx, Repo{Name: name, URL: old.URL, Ref: ref, Layout: old.Layout, Origin: old.Origin})
 }
 
-// Remove drops the repository's skills from the library and deletes its
-// files.
+// Remove drops the repository's skills from the library, removes it from
+// the folder's state and deletes its files (those no other process
+// serves).
 func (m *Manager) Remove(ctx context.Context, name string) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	r := m.repos[name]
-	if r == nil {
-		return fmt.Errorf("%w: %s", ErrUnknownRepo, name)
-	}
-	if err := m.lib.RemoveRoot(ctx, r.SkillsDir); err != nil {
-		return err
-	}
-	delete(m.repos, name)
-	if err := m.save(); err != nil {
-		return err
-	}
-	return os.RemoveAll(filepath.Join(m.root, name))
+	return m.change(func(state map[string]*Repo) error {
+		if r == nil && state[name] == nil {
+			return fmt.Errorf("%w: %s", ErrUnknownRepo, name)
+		}
+		if r != nil {
+			if err := m.lib.RemoveRoot(ctx, r.SkillsDir); err != nil {
+				return err
+			}
+			m.release(r.Dir)
+			delete(m.repos, name)
+		}
+		delete(state, name)
+		m.prune(name, state)
+		return nil
+	})
 }
 
 func (m *Manager) checkout(ctx context.Context, spec Repo) (Repo, error) {
+	if m.closed {
+		return Repo{}, fmt.Errorf("repository %s: the manager is closed", spec.Name)
+	}
+	var out Repo
+	err := m.change(func(state map[string]*Repo) error {
+		fresh := state[spec.Name] == nil && m.repos[spec.Name] == nil
+		if old := m.repos[spec.Name]; old != nil {
+			if _, err := os.Stat(old.SkillsDir); err != nil {
+				_ = os.RemoveAll(old.Dir) // damaged: export it again
+			}
+		}
+		r, err := m.export(ctx, spec)
+		if err != nil {
+			if fresh {
+				m.prune(spec.Name, state) // the mirror of a failed add
+			}
+			return err
+		}
+		if !m.hold(r.Dir) {
+			return fmt.Errorf("%s: cannot lock the checkout %s", spec.URL, r.Dir)
+		}
+		old := m.repos[spec.Name]
+		if old != nil && old.SkillsDir != r.SkillsDir {
+			// One swap: no snapshot holds both commits' skills.
+			err = m.lib.ReplaceRoot(ctx, old.SkillsDir, r.SkillsDir, r.Source())
+		} else {
+			err = m.lib.AddRoot(ctx, r.SkillsDir, r.Source())
+		}
+		if err != nil {
+			if old == nil || old.Dir != r.Dir {
+				m.release(r.Dir)
+			}
+			return err
+		}
+		if old != nil && old.Dir != r.Dir {
+			m.release(old.Dir)
+		}
+		m.repos[spec.Name] = r
+		state[spec.Name] = r
+		m.prune(spec.Name, state)
+		out = *r
+		return nil
+	})
+	return out, err
+}
+
+// export fetches spec's repository into its mirror and exports the
+// commit its ref resolves to, unless that commit is exported already.
+func (m *Manager) export(ctx context.Context, spec Repo) (*Repo, error) {
 	name, url, ref := spec.Name, spec.URL, spec.Ref
 	mirror := filepath.Join(m.root, name, "mirror.git")
 	repo, err := fetch(ctx, mirror, url)
 	if err != nil {
-		return Repo{}, fmt.Errorf("fetch %s: %w", url, err)
+		return nil, fmt.Errorf("fetch %s: %w", url, err)
 	}
 	hash, err := resolve(repo, ref)
 	if err != nil {
-		return Repo{}, fmt.Errorf("%s: %w", url, err)
+		return nil, fmt.Errorf("%s: %w", url, err)
 	}
 	commit, err := repo.CommitObject(hash)
 	if err != nil {
-		return Repo{}, fmt.Errorf("%s: commit %s: %w", url, hash, err)
+		return nil, fmt.Errorf("%s: commit %s: %w", url, hash, err)
 	}
 	dir := filepath.Join(m.root, name, hash.String())
 	if _, err := os.Stat(dir); err != nil {
@@ -230,10 +415,10 @@ func (m *Manager) checkout(ctx context.Context, spec Repo) (Repo, error) {
 		_ = os.RemoveAll(tmp)
 		if err := export(commit, tmp); err != nil {
 			_ = os.RemoveAll(tmp)
-			return Repo{}, fmt.Errorf("%s: export %s: %w", url, hash, err)
+			return nil, fmt.Errorf("%s: export %s: %w", url, hash, err)
 		}
 		if err := os.Rename(tmp, dir); err != nil {
-			return Repo{}, err
+			return nil, err
 		}
 	}
 	r := &Repo{Name: name, URL: url, Ref: ref, Layout: spec.Layout, Origin: spec.Origin, Commit: hash.String(), Dir: dir, SkillsDir: dir}
@@ -243,28 +428,15 @@ func (m *Manager) checkout(ctx context.Context, spec Repo) (Repo, error) {
 		case err == nil && fi.IsDir():
 			r.SkillsDir = filepath.Join(dir, "skills")
 		case r.Layout == LayoutSkills:
-			return Repo{}, fmt.Errorf("%s@%.12s has no skills/ folder; use layout root (or auto) for skills at the repository's root", url, hash)
+			return nil, fmt.Errorf("%s@%.12s has no skills/ folder; use layout root (or auto) for skills at the repository's root", url, hash)
 		}
 	}
-	old := m.repos[name]
-	if err := m.lib.AddRoot(ctx, r.SkillsDir, r.Source()); err != nil {
-		return Repo{}, err
-	}
-	if old != nil && old.SkillsDir != r.SkillsDir {
-		if err := m.lib.RemoveRoot(ctx, old.SkillsDir); err != nil {
-			return Repo{}, err
-		}
-		if old.Dir != r.Dir {
-			_ = os.RemoveAll(old.Dir)
-		}
-	}
-	m.repos[name] = r
-	return *r, m.save()
+	return r, nil
 }
 
-func (m *Manager) save() error {
-	list := make([]*Repo, 0, len(m.repos))
-	for _, r := range m.repos {
+func (m *Manager) save(state map[string]*Repo) error {
+	list := make([]*Repo, 0, len(state))
+	for _, r := range state {
 		list = append(list, r)
 	}
 	slices.SortFunc(list, func(a, b *Repo) int { return strings.Compare(a.Name, b.Name) })
@@ -324,7 +496,9 @@ func resolve(repo *git.Repository, ref string) (plumbing.Hash, error) {
 }
 
 // export writes the commit's tree to dir: regular and executable files
-// and symlinks (which the library's jail keeps inside each skill).
+// and symlinks that stay inside the tree (the library's jail keeps each
+// skill's inside its folder); absolute links and links climbing out of
+// the tree are left out.
 func export(c *object.Commit, dir string) error {
 	tree, err := c.Tree()
 	if err != nil {
@@ -349,6 +523,11 @@ func export(c *object.Commit, dir string) error {
 			target, err := f.Contents()
 			if err != nil {
 				return err
+			}
+			// A link that is absolute or climbs out of the tree could only
+			// reach the gateway's own files: it is left out.
+			if path.IsAbs(target) || filepath.IsAbs(target) || !filepath.IsLocal(path.Join(path.Dir(f.Name), target)) {
+				return nil
 			}
 			return os.Symlink(target, p)
 		case filemode.Regular, filemode.Executable, filemode.Deprecated:

@@ -41,7 +41,7 @@ func (s *Shaper) Result(raw json.RawMessage) json.RawMessage {
 	}
 	artifact := ""
 	if s.Store != nil {
-		artifact = s.Store.Put(raw)
+		artifact = s.Store.Put(output(res, content))
 	}
 	sc0 := res["structuredContent"]
 	big := 0
@@ -108,6 +108,27 @@ func (s *Shaper) fit(res map[string]json.RawMessage, content []map[string]json.R
 		c["text"], _ = json.Marshal(Text(text, share, artifact))
 	}
 	res["content"], _ = json.Marshal(content)
+}
+
+// output is what a result's artifact keeps: the output itself, not its
+// CallToolResult envelope. That is structuredContent when there is one
+// (the text items then repeat it), else the text items, one after the
+// other.
+func output(res map[string]json.RawMessage, content []map[string]json.RawMessage) []byte {
+	if sc := bytes.TrimSpace(res["structuredContent"]); len(sc) > 0 && string(sc) != "null" {
+		return sc
+	}
+	var b bytes.Buffer
+	for _, c := range content {
+		var text string
+		if string(c["type"]) == `"text"` && json.Unmarshal(c["text"], &text) == nil {
+			if b.Len() > 0 && !bytes.HasSuffix(b.Bytes(), []byte("\n")) {
+				b.WriteByte('\n')
+			}
+			b.WriteString(text)
+		}
+	}
+	return b.Bytes()
 }
 
 func cloneItems(items []map[string]json.RawMessage) []map[string]json.RawMessage {

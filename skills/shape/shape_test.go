@@ -142,8 +142,29 @@ func TestResult(t *testing.T) {
 	if !json.Valid([]byte(r.Content[0].Text)) || r.StructuredContent["total"] != 500.0 {
 		t.Errorf("text %q...", r.Content[0].Text[:80])
 	}
-	h := r.Meta["skillgate/shaped"]["artifact"].(string)
-	// Page through the artifact: the pieces are the original result.
+	// Page through the artifact: the pieces are the output itself (the
+	// structuredContent), not the CallToolResult with the output twice
+	// and escaped inside it.
+	if got := readAll(t, st, r.Meta["skillgate/shaped"]["artifact"].(string)); got != string(sc) {
+		t.Errorf("artifact is not the structured output: %.200s", got)
+	}
+	// Without structuredContent, the artifact is the text.
+	long := strings.Repeat("a log line\n", 3000)
+	res2, _ := json.Marshal(map[string]any{"content": []map[string]string{{"type": "text", "text": long}}})
+	if err := json.Unmarshal(sh.Result(res2), &r); err != nil {
+		t.Fatal(err)
+	}
+	if got := readAll(t, st, r.Meta["skillgate/shaped"]["artifact"].(string)); got != long {
+		t.Errorf("artifact is not the text output: %.200s", got)
+	}
+	small := []byte(`{"content":[{"type":"text","text":"hi"}]}`)
+	if got := sh.Result(small); !bytes.Equal(got, small) {
+		t.Errorf("small result changed: %s", got)
+	}
+}
+
+func readAll(t *testing.T, st *Store, h string) string {
+	t.Helper()
 	var all strings.Builder
 	for off := 0; off >= 0; {
 		c, err := st.Read(h, off, 5000)
@@ -153,13 +174,7 @@ func TestResult(t *testing.T) {
 		all.WriteString(c.Data)
 		off = c.Next
 	}
-	if all.String() != string(res) {
-		t.Errorf("artifact differs")
-	}
-	small := []byte(`{"content":[{"type":"text","text":"hi"}]}`)
-	if got := sh.Result(small); !bytes.Equal(got, small) {
-		t.Errorf("small result changed: %s", got)
-	}
+	return all.String()
 }
 
 func TestStoreExpiry(t *testing.T) {

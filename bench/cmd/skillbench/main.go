@@ -99,6 +99,9 @@ type bench struct {
 }
 
 func run(o options) error {
+	if err := platformSupported(); err != nil {
+		return err
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), o.timeout)
 	defer cancel()
 	root, err := moduleRoot()

@@ -46,7 +46,7 @@ func startProcEnv(dir, name, bin string, env []string, args ...string) (*proc, e
 		cmd.Env = append(os.Environ(), env...)
 	}
 	cmd.Stdout, cmd.Stderr = lf, lf
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.SysProcAttr = groupAttr()
 	if err := cmd.Start(); err != nil {
 		lf.Close()
 		return nil, fmt.Errorf("start %s: %w", name, err)
@@ -73,7 +73,7 @@ func (p *proc) stop() error {
 	case <-p.done:
 	case <-time.After(10 * time.Second):
 		err = fmt.Errorf("%s did not exit within 10 s of SIGTERM; killed", p.name)
-		_ = syscall.Kill(-p.pid(), syscall.SIGKILL)
+		killGroup(p.pid())
 		<-p.done
 	}
 	deadline := time.Now().Add(5 * time.Second)
@@ -82,7 +82,7 @@ func (p *proc) stop() error {
 			time.Sleep(10 * time.Millisecond)
 		}
 		if alive(d) {
-			_ = syscall.Kill(d, syscall.SIGKILL)
+			killPID(d)
 			err = errors.Join(err, fmt.Errorf("%s left pid %d behind; killed", p.name, d))
 		}
 	}
@@ -276,7 +276,7 @@ func startProcStdout(dir, name, bin string, args ...string) (*procLine, error) {
 	}
 	cmd := exec.Command(bin, args...)
 	cmd.Stderr = lf
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.SysProcAttr = groupAttr()
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		lf.Close()

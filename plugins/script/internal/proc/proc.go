@@ -2,7 +2,8 @@
 // argv only (no shell), its own process group, stdout and stderr drained
 // concurrently into bounded buffers (the child never blocks on a full pipe),
 // output activity tracked for stall detection, and a stop that sends SIGTERM
-// to the group, then SIGKILL.
+// to the group, then SIGKILL. On Windows the group is a job object and there
+// is no SIGTERM: Stop closes stdin, waits the grace period, then kills.
 package proc
 
 import (
@@ -34,11 +35,18 @@ type Config struct {
 	// Stdout and Stderr say what to keep of each stream and whom to tell
 	// about its lines.
 	Stdout, Stderr Output
-	// Credential, when set, runs the process as another user.
-	Credential *syscall.Credential
+	// Credential, when set, runs the process as another user (Unix only:
+	// elsewhere Start fails).
+	Credential *Credential
 	// Grace is how long Stop waits between SIGTERM and SIGKILL
 	// (default 2s).
 	Grace time.Duration
+}
+
+// Credential is the user a process runs as. The process gets no
+// supplementary groups of that user: it keeps the executor's.
+type Credential struct {
+	UID, GID uint32
 }
 
 // Output configures one output stream.
@@ -72,6 +80,7 @@ type Result struct {
 // Process is a started child process; it leads its own process group.
 type Process struct {
 	cmd   *exec.Cmd
+	group *childproc.Group
 	stdin io.WriteCloser
 	out   *sink
 	errw  *sink
@@ -95,7 +104,11 @@ func Start(cfg Config) (*Process, error) {
 		cmd.Env = []string{}
 	}
 	cmd.Dir = cfg.Dir
-	cmd.SysProcAttr = sysProcAttr(cfg.Credential)
+	attr, err := sysProcAttr(cfg.Credential)
+	if err != nil {
+		return nil, fmt.Errorf("start %s: %w", cfg.Argv[0], err)
+	}
+	cmd.SysProcAttr = attr
 	// Wait returns this long after the process exits even when a
 	// grandchild still holds the output pipes.
 	cmd.WaitDelay = 500 * time.Millisecond
@@ -114,16 +127,24 @@ func Start(cfg Config) (*Process, error) {
 		p.stdin = w
 	}
 	p.last.Store(time.Now().UnixNano())
-	if err := childproc.Start(cmd, p.wait); err != nil {
+	started := make(chan struct{})
+	g, err := childproc.Start(cmd, func() {
+		<-started
+		p.wait()
+	})
+	if err != nil {
 		return nil, fmt.Errorf("start %s: %w", cfg.Argv[0], err)
 	}
+	p.group = g
+	close(started)
 	return p, nil
 }
 
 func (p *Process) wait() {
 	err := p.cmd.Wait()
 	// The leader is gone; whatever it left in its group goes too.
-	_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+	_ = p.group.Kill()
+	_ = p.group.Close()
 	p.out.flush()
 	p.errw.flush()
 	r := Result{ExitCode: p.cmd.ProcessState.ExitCode()}
@@ -166,19 +187,19 @@ func (p *Process) Stop() {
 		if p.stdin != nil {
 			_ = p.stdin.Close()
 		}
-		_ = syscall.Kill(-p.PID(), syscall.SIGTERM)
+		_ = p.group.Signal(syscall.SIGTERM)
 		select {
 		case <-p.done:
 		case <-time.After(p.grace):
 		}
-		_ = syscall.Kill(-p.PID(), syscall.SIGKILL)
+		_ = p.group.Kill()
 	})
 	<-p.done
 }
 
 // Kill sends SIGKILL to the process group and waits for the process.
 func (p *Process) Kill() {
-	_ = syscall.Kill(-p.PID(), syscall.SIGKILL)
+	_ = p.group.Kill()
 	<-p.done
 }
 

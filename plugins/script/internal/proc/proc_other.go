@@ -5,6 +5,6 @@ package proc
 import "syscall"
 
 // sysProcAttr makes the child lead its own process group.
-func sysProcAttr(cred *syscall.Credential) *syscall.SysProcAttr {
-	return &syscall.SysProcAttr{Setpgid: true, Credential: cred}
+func sysProcAttr(cred *Credential) (*syscall.SysProcAttr, error) {
+	return &syscall.SysProcAttr{Setpgid: true, Credential: sysCredential(cred)}, nil
 }

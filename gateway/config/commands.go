@@ -1,0 +1,78 @@
+package config
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+)
+
+// Warnings returns what would keep servers of a valid config from starting
+// on this machine, each with file:line and what to do: a command that is
+// not in the PATH the server gets (the gateway's, or the entry's env.PATH,
+// as the mcp executor looks it up: absolute folders only), a command path
+// that does not exist or is not an executable file, a cwd that is not a
+// folder. They are warnings, not errors: a config may be checked on one
+// machine and run on another. Disabled and image servers are not checked.
+func (c *Config) Warnings() []*Error {
+	var out []*Error
+	warn := func(field, format string, args ...any) {
+		out = append(out, &Error{Pos: c.where(field), Field: field, Msg: fmt.Sprintf(format, args...)})
+	}
+	for _, name := range c.serverNames() {
+		s := c.Servers[name]
+		if s == nil || s.Disabled || s.Image != "" || s.Command == "" || s.Problem != nil {
+			continue
+		}
+		f := "servers." + name
+		if s.Cwd != "" {
+			if fi, err := os.Stat(s.Cwd); err != nil || !fi.IsDir() {
+				warn(f+".cwd", "%s is not a folder here; create it or fix the path", s.Cwd)
+				continue // the command is looked up in it
+			}
+		}
+		if strings.ContainsRune(s.Command, '/') || strings.ContainsRune(s.Command, filepath.Separator) {
+			commandPath(warn, f+".command", s)
+		} else if runtime.GOOS != "windows" { // PATHEXT and the like: left to the executor
+			commandName(warn, f+".command", s)
+		}
+	}
+	return out
+}
+
+// commandPath checks a command given as a path.
+func commandPath(warn func(field, format string, args ...any), field string, s *Server) {
+	path := s.Command
+	if !filepath.IsAbs(path) && s.Cwd != "" {
+		path = filepath.Join(s.Cwd, path) // as the executor resolves it
+	}
+	fi, err := os.Stat(path)
+	switch {
+	case err != nil:
+		warn(field, "%s does not exist here; fix the path (a relative one is resolved against the config file's folder, or cwd: when set), or build the server first", path)
+	case fi.IsDir():
+		warn(field, "%s is a folder, not a program; name the server's executable file", path)
+	case runtime.GOOS != "windows" && fi.Mode()&0o111 == 0:
+		warn(field, "%s is not executable; make it so (chmod +x) or run it with its interpreter (command: node, args: [%s])", path, s.Command)
+	}
+}
+
+// commandName checks a command looked up in the PATH the server gets.
+func commandName(warn func(field, format string, args ...any), field string, s *Server) {
+	path, ok := s.Env["PATH"]
+	from, note := "its env.PATH", ""
+	if !ok {
+		path, from = os.Getenv("PATH"), "PATH here"
+		note = " (the server gets the PATH skillgate was started with; a desktop client's may be shorter than a shell's)"
+	}
+	for _, dir := range filepath.SplitList(path) {
+		if !filepath.IsAbs(dir) {
+			continue // the executor skips them too
+		}
+		if fi, err := os.Stat(filepath.Join(dir, s.Command)); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
+			return
+		}
+	}
+	warn(field, "%q is not found in %s (%s); install it, give its full path, or set env.PATH%s", s.Command, from, path, note)
+}

@@ -1,0 +1,185 @@
+package gateway
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/skillgate/skillgate/gateway/catalog"
+	"github.com/skillgate/skillgate/gateway/config"
+	"github.com/skillgate/skillgate/pipelines"
+	"github.com/skillgate/skillgate/plugins/toolspec"
+	"github.com/skillgate/skillgate/skills"
+	"github.com/skillgate/skillgate/skills/gitsource"
+)
+
+// SkillsOptions are the skills.Options the gateway opens cfg's skills
+// with (without the executor, logger and callbacks): its dirs and hooks,
+// the namespaces skills may not take and the output budget. The CLI opens
+// the same library.
+func SkillsOptions(cfg *config.Config) skills.Options {
+	return skills.Options{
+		Dirs:               cfg.Skills.Dirs,
+		HooksDirs:          cfg.Skills.HooksDirs,
+		ReservedNamespaces: config.ReservedNamespaces(),
+		OutputBudget:       SkillsBudget(cfg),
+	}
+}
+
+// CheckSkills reports what keeps the skills of lib from working as the
+// gateway serves them under cfg, every problem at once:
+//
+//   - the snapshot's problems: SKILL.md files that do not parse or lead
+//     out of their folder, reserved names, clashing prompt names;
+//   - script policies (scripts: in SKILL.md) naming no file under scripts/;
+//   - tool folders whose tool.yaml does not load, one problem a line;
+//   - pipelines/ files that do not compile, or call a tool of the skill's
+//     own namespace it does not have (other tools are the catalog's, which
+//     only a running gateway knows);
+//   - requires naming skills that are not installed and, when withConfig,
+//     servers and services cfg lacks;
+//   - no skill at all in a folder that was given.
+//
+// `skillgate skills validate` prints them; `skillgate validate` calls it
+// with the config's skills (withConfig true).
+func CheckSkills(cfg *config.Config, lib *skills.Library, withConfig bool) []skills.Problem {
+	snap := lib.Snapshot()
+	out := slices.Clone(snap.Problems())
+	wd, _ := os.Getwd()
+	rel := func(p string) string {
+		if r, err := filepath.Rel(wd, p); err == nil && filepath.IsLocal(r) {
+			return r
+		}
+		return p
+	}
+	sep := cmp.Or(cfg.Names.Separator, catalog.DefaultSeparator)
+	for _, sk := range snap.Skills() {
+		md := rel(filepath.Join(sk.Dir, skills.FileName))
+		for _, name := range slices.Sorted(maps.Keys(sk.Meta.Scripts)) {
+			if !slices.Contains(sk.Scripts, name) {
+				out = append(out, skills.Problem{Path: md, Field: "scripts." + name,
+					Msg: "no such file under scripts/; fix the name or add the script (" + strings.Join(sk.Scripts, ", ") + ")"})
+			}
+		}
+		ns := skills.Namespace(sk.ID)
+		var own []string
+		for _, d := range sk.ToolDirs {
+			tool, err := toolspec.Load(d)
+			if err != nil {
+				f := filepath.Join(d, toolspec.FileName)
+				out = append(out, toolProblems(f, rel(f), err)...)
+				continue
+			}
+			own = append(own, catalog.ExposedName(ns, sep, tool.Name))
+		}
+		if sk.PipelinesDir != "" {
+			loader := PipelineLoader(cfg, func(name string) bool {
+				if strings.HasPrefix(name, ns+sep) {
+					return slices.Contains(own, name)
+				}
+				return true
+			})
+			loader.ToolName = func(name string) string { return catalog.ExposedName(ns, sep, name) }
+			loader.Inline = nil
+			_, err := loader.Load(sk.PipelinesDir)
+			for _, pe := range PipelineProblems(err) {
+				out = append(out, skills.Problem{Path: rel(pe.Pos.File), Line: pe.Pos.Line, Msg: pipelineMsg(pe)})
+			}
+		}
+	}
+	var servers, services []string
+	if withConfig {
+		servers, services = slices.Clone(cfg.ServerOrder), mapKeys(cfg.Services)
+		if servers == nil {
+			servers = []string{}
+		}
+	}
+	out = append(out, snap.Check(servers, services)...)
+	return out
+}
+
+// pipelineMsg is a pipeline problem without its position (the Problem
+// carries it).
+func pipelineMsg(pe *pipelines.Error) string {
+	msg := pe.Error()
+	if p := pe.Pos.String(); p != "" {
+		msg = strings.TrimPrefix(msg, p+": ")
+	}
+	return msg
+}
+
+// toolProblems splits a tool.yaml's load error into one problem a line;
+// a line "<file>[:line[:col]]: msg" keeps its line and loses the file,
+// which the problem names (as path).
+func toolProblems(file, path string, err error) []skills.Problem {
+	var out []skills.Problem
+	for _, line := range strings.Split(strings.TrimSpace(err.Error()), "\n") {
+		if line = strings.TrimSpace(line); line == "" {
+			continue
+		}
+		p := skills.Problem{Path: path, Msg: line}
+		if rest, ok := strings.CutPrefix(line, file); ok {
+			var n, col int
+			switch {
+			case strings.HasPrefix(rest, ": "):
+				p.Msg = rest[2:]
+			case len(rest) > 1 && rest[0] == ':':
+				if _, err := fmt.Sscanf(rest, ":%d:%d:", &n, &col); err != nil {
+					fmt.Sscanf(rest, ":%d:", &n)
+				}
+				if _, msg, ok := strings.Cut(rest, ": "); ok && n > 0 {
+					p.Line, p.Msg = n, msg
+				}
+			}
+		}
+		out = append(out, p)
+	}
+	if len(out) == 0 {
+		out = append(out, skills.Problem{Path: path, Msg: err.Error()})
+	}
+	return out
+}
+
+// ValidateSkills checks the skills cfg serves without starting a gateway:
+// its skills dirs and the repositories the gateway checked out for cfg
+// (at their pinned commits, never fetched), with CheckSkills and the
+// config's servers and services. It returns nil when cfg has no skills.
+// `skillgate validate` prints its problems with the config's.
+func ValidateSkills(ctx context.Context, cfg *config.Config) ([]skills.Problem, error) {
+	if !cfg.Skills.Configured() {
+		return nil, nil
+	}
+	opts := SkillsOptions(cfg)
+	opts.NoWatch, opts.Interval = true, -1
+	lib, err := skills.Open(ctx, opts)
+	if err != nil {
+		return nil, err
+	}
+	defer lib.Close()
+	fetched := map[string]bool{}
+	if dir := SkillReposDirFor(cfg); len(cfg.Skills.Repos) > 0 {
+		if _, err := os.Stat(filepath.Join(dir, "repos.json")); err == nil {
+			mgr, err := gitsource.New(ctx, dir, lib)
+			if err != nil {
+				return nil, fmt.Errorf("skill repositories in %s: %w", dir, err)
+			}
+			defer mgr.Close()
+			for _, r := range mgr.List() {
+				fetched[r.Name] = true
+			}
+		}
+	}
+	probs := CheckSkills(cfg, lib, true)
+	for _, r := range cfg.Skills.Repos {
+		if !fetched[r.Name] {
+			probs = append(probs, skills.Problem{Path: cfg.Source, Field: "skills.repos", Warning: true,
+				Msg: fmt.Sprintf("repository %q (%s) is not fetched yet, so its skills are not checked; the gateway fetches it at start", r.Name, r.URL)})
+		}
+	}
+	return probs, nil
+}
