@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"log/slog"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -174,47 +172,7 @@ func serveGateway(t *testing.T, name, yaml string, vars map[string]string) *runn
 	if err != nil {
 		t.Fatalf("config: %v", err)
 	}
-	logs := &strings.Builder{}
-	lw := &lockedWriter{w: logs, mu: make(chan struct{}, 1)}
-	gw, err := gateway.New(gateway.Options{Config: cfg, Logger: slog.New(slog.NewTextHandler(lw, &slog.HandlerOptions{Level: slog.LevelDebug})), Version: "test"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- gw.Serve(ctx, ln) }()
-	r := &running{gw: gw, url: "http://" + ln.Addr().String(), log: lw}
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Errorf("gateway: %v", err)
-			}
-		case <-time.After(30 * time.Second):
-			t.Errorf("gateway did not stop within 30s")
-		}
-		if t.Failed() {
-			t.Logf("gateway log:\n%s", lw.String())
-		}
-	})
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		resp, err := http.Get(r.url + "/healthz")
-		if err == nil {
-			resp.Body.Close()
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("gateway never answered /healthz: %v", err)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	return r
+	return serveConfig(t, cfg).running
 }
 
 // waitReady waits until /readyz lists every named source as ready.

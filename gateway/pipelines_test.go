@@ -42,6 +42,23 @@ pipelines:
 `, "${ARGS}", vars["ARGS"], 1)
 }
 
+// reloadAndWait reloads r's gateway with yaml, its ${VARS} taken from
+// vars, and waits until the gateway serves tool.
+func (r *running) reloadAndWait(t *testing.T, ctx context.Context, yaml string, vars map[string]string, tool string) {
+	t.Helper()
+	cfg, err := config.Parse(strings.NewReader(yaml), "test.yaml", func(k string) (string, bool) {
+		v, ok := vars[k]
+		return v, ok
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.gw.Reload(ctx, cfg); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, func() bool { _, ok := r.gw.Snapshot().Tool(tool); return ok })
+}
+
 func pipelineGatewayVars(t *testing.T, extra map[string]string) (*running, string, map[string]string) {
 	t.Helper()
 	everything := testenv.NodeServer(t, "server-everything")
@@ -306,17 +323,7 @@ func TestPipelineLoadErrors(t *testing.T) {
 	}
 
 	// The server arrives with a config reload; later compiles.
-	cfg, err := config.Parse(strings.NewReader(pipelineConfig(vars, "  late:\n    url: ${CONF_URL}\n")), "test.yaml", func(k string) (string, bool) {
-		v, ok := vars[k]
-		return v, ok
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := r.gw.Reload(ctx, cfg); err != nil {
-		t.Fatal(err)
-	}
-	waitFor(t, func() bool { _, ok := r.gw.Snapshot().Tool("pipelines__later"); return ok })
+	r.reloadAndWait(t, ctx, pipelineConfig(vars, "  late:\n    url: ${CONF_URL}\n"), vars, "pipelines__later")
 	res, err := r.gw.CallTool(ctx, "pipelines__later", nil, nil)
 	if err != nil || !strings.Contains(string(res), "simple text response") {
 		t.Fatalf("later: %s %v", res, err)
@@ -560,19 +567,9 @@ steps:
     with: {tool: "${{ inputs.target }}", arguments: {message: via script}}
 outputs: {result: "${{ steps.call.outputs }}"}
 `})
-	cfg, err := config.Parse(strings.NewReader(pipelineConfig(vars, "")+"tools:\n  dirs: [\""+tools+"\"]\n"), "test.yaml", func(k string) (string, bool) {
-		v, ok := vars[k]
-		return v, ok
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	if err := r.gw.Reload(ctx, cfg); err != nil {
-		t.Fatal(err)
-	}
-	waitFor(t, func() bool { _, ok := r.gw.Snapshot().Tool("pipelines__loop"); return ok })
+	r.reloadAndWait(t, ctx, pipelineConfig(vars, "")+"tools:\n  dirs: [\""+tools+"\"]\n", vars, "pipelines__loop")
 
 	res, err := r.gw.CallTool(ctx, "pipelines__loop", json.RawMessage(`{"target":"everything__echo"}`), nil)
 	if err != nil || !strings.Contains(string(res), `"result":"Echo: via script"`) {
@@ -739,19 +736,9 @@ input_schema: {type: object, properties: {path: {type: string}}, required: [path
 		"victim.yaml": "name: victim\nsteps: [{id: a, tool: everything__echo, with: {message: hi}}]\n",
 		"gone.yaml":   "name: gone\nsteps:\n  - {id: wait, tool: tools__gate, with: {path: \"" + open + "\"}}\n  - {id: call, tool: pipelines__victim, needs: [wait]}\n",
 	})
-	cfg, err := config.Parse(strings.NewReader(pipelineConfig(vars, "")+"tools:\n  dirs: [\""+tools+"\"]\n"), "test.yaml", func(k string) (string, bool) {
-		v, ok := vars[k]
-		return v, ok
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	if err := r.gw.Reload(ctx, cfg); err != nil {
-		t.Fatal(err)
-	}
-	waitFor(t, func() bool { _, ok := r.gw.Snapshot().Tool("pipelines__gone"); return ok })
+	r.reloadAndWait(t, ctx, pipelineConfig(vars, "")+"tools:\n  dirs: [\""+tools+"\"]\n", vars, "pipelines__gone")
 
 	done := make(chan json.RawMessage, 1)
 	go func() {

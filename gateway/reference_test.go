@@ -167,6 +167,73 @@ func goSDKCall(t *testing.T, ctx context.Context, cs *mcp.ClientSession, name st
 	return strings.Join(text, "\n"), res.IsError
 }
 
+// asked is what server-everything asked of an askedClient in the middle
+// of calls, and the progress it was sent.
+type asked struct {
+	mu       sync.Mutex
+	sampled  string // the text of the last sampling request
+	elicited string // the message of the last elicitation request
+	progress []float64
+}
+
+// askedClient is a Go SDK client that answers sampling with answer and
+// accepts an elicitation as Ada Lovelace, and keeps in its asked what it
+// was asked and the progress it got.
+func askedClient(answer string) (*mcp.Client, *asked) {
+	a := &asked{}
+	c := mcp.NewClient(&mcp.Implementation{Name: "skillgate-test", Version: "1"}, &mcp.ClientOptions{
+		// Sampling is deprecated from 2026-07-28 on (SEP-2577) but still
+		// served, and server-everything uses it.
+		//lint:ignore SA1019 the gateway must relay it while servers use it
+		CreateMessageHandler: func(_ context.Context, req *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+			a.mu.Lock()
+			defer a.mu.Unlock()
+			if len(req.Params.Messages) > 0 {
+				if tc, ok := req.Params.Messages[0].Content.(*mcp.TextContent); ok {
+					a.sampled = tc.Text
+				}
+			}
+			//lint:ignore SA1019 see above
+			return &mcp.CreateMessageResult{Model: "test-model", Role: "assistant", Content: &mcp.TextContent{Text: answer}}, nil
+		},
+		ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			a.mu.Lock()
+			defer a.mu.Unlock()
+			a.elicited = req.Params.Message
+			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "Ada Lovelace", "check": true}}, nil
+		},
+		ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
+			a.mu.Lock()
+			defer a.mu.Unlock()
+			a.progress = append(a.progress, req.Params.Progress)
+		},
+	})
+	return c, a
+}
+
+// askThrough calls server-everything's sampling and elicitation triggers
+// through cs, a session of a's client, and checks that the client was
+// asked and that its answers (answer for sampling) came back in the results.
+func (a *asked) askThrough(t *testing.T, ctx context.Context, cs *mcp.ClientSession, answer string) {
+	t.Helper()
+	text, isErr := goSDKCall(t, ctx, cs, "everything__trigger-sampling-request", map[string]any{"prompt": "what is 2+2"})
+	if isErr || !strings.Contains(text, answer) {
+		t.Errorf("sampling: %q (isError %v); want the client's answer in the result", text, isErr)
+	}
+	text, isErr = goSDKCall(t, ctx, cs, "everything__trigger-elicitation-request", map[string]any{})
+	if isErr || !strings.Contains(text, "Ada Lovelace") {
+		t.Errorf("elicitation: %q (isError %v); want the client's answer in the result", text, isErr)
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if !strings.Contains(a.sampled, "what is 2+2") {
+		t.Errorf("the sampling request the client got: %q", a.sampled)
+	}
+	if a.elicited == "" {
+		t.Error("the client's elicitation handler was never asked")
+	}
+}
+
 // TestGoSDKServerRequests: what server-everything asks of the client in
 // the middle of a call (sampling, elicitation) reaches the official Go
 // SDK's handlers through the gateway and the answer gets back, and a
@@ -177,50 +244,14 @@ func TestGoSDKServerRequests(t *testing.T) {
 	defer cancel()
 	for _, era := range []string{"2025-11-25", "2026-07-28"} {
 		t.Run(era, func(t *testing.T) {
-			var mu sync.Mutex
-			var sampled, elicited string
-			var progress []float64
-			c := mcp.NewClient(&mcp.Implementation{Name: "skillgate-test", Version: "1"}, &mcp.ClientOptions{
-				// Sampling is deprecated from 2026-07-28 on (SEP-2577) but still
-				// served, and server-everything uses it.
-				//lint:ignore SA1019 the gateway must relay it while servers use it
-				CreateMessageHandler: func(_ context.Context, req *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
-					mu.Lock()
-					defer mu.Unlock()
-					if len(req.Params.Messages) > 0 {
-						if tc, ok := req.Params.Messages[0].Content.(*mcp.TextContent); ok {
-							sampled = tc.Text
-						}
-					}
-					//lint:ignore SA1019 see above
-					return &mcp.CreateMessageResult{Model: "test-model", Role: "assistant", Content: &mcp.TextContent{Text: "four, said the model"}}, nil
-				},
-				ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
-					mu.Lock()
-					defer mu.Unlock()
-					elicited = req.Params.Message
-					return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "Ada Lovelace", "check": true}}, nil
-				},
-				ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
-					mu.Lock()
-					defer mu.Unlock()
-					progress = append(progress, req.Params.Progress)
-				},
-			})
+			c, a := askedClient("four, said the model")
 			cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: r.url + "/mcp", MaxRetries: -1}, &mcp.ClientSessionOptions{ProtocolVersion: era})
 			if err != nil {
 				t.Fatalf("connect: %v", err)
 			}
 			defer cs.Close()
 
-			text, isErr := goSDKCall(t, ctx, cs, "everything__trigger-sampling-request", map[string]any{"prompt": "what is 2+2"})
-			if isErr || !strings.Contains(text, "four, said the model") {
-				t.Errorf("sampling: %q (isError %v); want the client's answer in the result", text, isErr)
-			}
-			text, isErr = goSDKCall(t, ctx, cs, "everything__trigger-elicitation-request", map[string]any{})
-			if isErr || !strings.Contains(text, "Ada Lovelace") {
-				t.Errorf("elicitation: %q (isError %v); want the client's answer in the result", text, isErr)
-			}
+			a.askThrough(t, ctx, cs, "four, said the model")
 			res, err := cs.CallTool(ctx, &mcp.CallToolParams{
 				Meta: mcp.Meta{"progressToken": "op-" + era},
 				Name: "everything__trigger-long-running-operation", Arguments: map[string]any{"duration": 1, "steps": 4},
@@ -247,23 +278,17 @@ func TestGoSDKServerRequests(t *testing.T) {
 			// goroutine: the last one may be handled after the result (on
 			// a loaded machine, long after).
 			for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-				mu.Lock()
-				n := len(progress)
-				mu.Unlock()
+				a.mu.Lock()
+				n := len(a.progress)
+				a.mu.Unlock()
 				if n >= 4 || time.Now().After(deadline) {
 					break
 				}
 			}
-			mu.Lock()
-			defer mu.Unlock()
-			if !strings.Contains(sampled, "what is 2+2") {
-				t.Errorf("the sampling request the client got: %q", sampled)
-			}
-			if elicited == "" {
-				t.Error("the client's elicitation handler was never asked")
-			}
-			if len(progress) != 4 || progress[3] != 4 {
-				t.Errorf("progress the client got: %v; want 1..4", progress)
+			a.mu.Lock()
+			defer a.mu.Unlock()
+			if len(a.progress) != 4 || a.progress[3] != 4 {
+				t.Errorf("progress the client got: %v; want 1..4", a.progress)
 			}
 		})
 	}

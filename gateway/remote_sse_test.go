@@ -6,8 +6,6 @@ import (
 	"os/exec"
 	"slices"
 	"strconv"
-	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -40,28 +38,7 @@ servers:
 	defer cancel()
 	for _, era := range []string{"2025-11-25", "2026-07-28"} {
 		t.Run(era, func(t *testing.T) {
-			var mu sync.Mutex
-			var sampled, elicited string
-			c := mcp.NewClient(&mcp.Implementation{Name: "skillgate-test", Version: "1"}, &mcp.ClientOptions{
-				//lint:ignore SA1019 sampling is deprecated from 2026-07-28 on, but server-everything uses it
-				CreateMessageHandler: func(_ context.Context, req *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
-					mu.Lock()
-					defer mu.Unlock()
-					if len(req.Params.Messages) > 0 {
-						if tc, ok := req.Params.Messages[0].Content.(*mcp.TextContent); ok {
-							sampled = tc.Text
-						}
-					}
-					//lint:ignore SA1019 see above
-					return &mcp.CreateMessageResult{Model: "test-model", Role: "assistant", Content: &mcp.TextContent{Text: "four, said the model over SSE"}}, nil
-				},
-				ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
-					mu.Lock()
-					defer mu.Unlock()
-					elicited = req.Params.Message
-					return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "Ada Lovelace", "check": true}}, nil
-				},
-			})
+			c, a := askedClient("four, said the model over SSE")
 			cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: r.url + "/mcp", MaxRetries: -1}, &mcp.ClientSessionOptions{ProtocolVersion: era})
 			if err != nil {
 				t.Fatalf("connect: %v", err)
@@ -80,19 +57,7 @@ servers:
 					t.Fatalf("tools/list lacks %s: %v", want, names)
 				}
 			}
-			text, isErr := goSDKCall(t, ctx, cs, "everything__trigger-sampling-request", map[string]any{"prompt": "what is 2+2"})
-			if isErr || !strings.Contains(text, "four, said the model over SSE") {
-				t.Errorf("sampling: %q (isError %v); want the client's answer in the result", text, isErr)
-			}
-			text, isErr = goSDKCall(t, ctx, cs, "everything__trigger-elicitation-request", map[string]any{})
-			if isErr || !strings.Contains(text, "Ada Lovelace") {
-				t.Errorf("elicitation: %q (isError %v); want the client's answer in the result", text, isErr)
-			}
-			mu.Lock()
-			defer mu.Unlock()
-			if !strings.Contains(sampled, "what is 2+2") || elicited == "" {
-				t.Errorf("the client was asked to sample %q and to elicit %q", sampled, elicited)
-			}
+			a.askThrough(t, ctx, cs, "four, said the model over SSE")
 		})
 	}
 }

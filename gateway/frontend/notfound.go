@@ -1,11 +1,9 @@
 package frontend
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"strings"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -53,19 +51,10 @@ func resourceNotFound(uri string, modern bool) []byte {
 // noResource error; else msg and false. status is the HTTP status of that
 // answer in the request's era.
 func (s *Server) noResourceAnswer(msg []byte, method string, modern bool) (out []byte, status int, ok bool) {
-	if method != string(mcp.MethodResourcesRead) || !bytes.Contains(msg, []byte(s.noResourceMarker())) {
+	if method != string(mcp.MethodResourcesRead) {
 		return msg, 0, false
 	}
-	var env struct {
-		ID    json.RawMessage `json:"id"`
-		Error *struct {
-			Message string `json:"message"`
-		} `json:"error"`
-	}
-	if json.Unmarshal(msg, &env) != nil || env.Error == nil || len(env.ID) == 0 {
-		return msg, 0, false
-	}
-	uri, found := strings.CutPrefix(env.Error.Message, s.noResourceMarker())
+	id, uri, found := markedError(msg, s.noResourceMarker())
 	if !found {
 		return msg, 0, false
 	}
@@ -73,5 +62,5 @@ func (s *Server) noResourceAnswer(msg []byte, method string, modern bool) (out [
 	if modern {
 		status = http.StatusBadRequest
 	}
-	return rpcEnvelope(env.ID, `,"error":`, resourceNotFound(uri, modern)), status, true
+	return rpcEnvelope(id, `,"error":`, resourceNotFound(uri, modern)), status, true
 }

@@ -51,19 +51,7 @@ func (s *Server) passMarker() string { return s.raw.prefix + "rpc-error:" }
 // place of a passedError's, and the HTTP status that error needs in the
 // request's era; else msg and false.
 func (s *Server) passedAnswer(msg []byte, modern bool) (out []byte, status int, ok bool) {
-	if !bytes.Contains(msg, []byte(s.passMarker())) {
-		return msg, 0, false
-	}
-	var env struct {
-		ID    json.RawMessage `json:"id"`
-		Error *struct {
-			Message string `json:"message"`
-		} `json:"error"`
-	}
-	if json.Unmarshal(msg, &env) != nil || env.Error == nil || len(env.ID) == 0 {
-		return msg, 0, false
-	}
-	tok, found := strings.CutPrefix(env.Error.Message, s.passMarker())
+	id, tok, found := markedError(msg, s.passMarker())
 	if !found {
 		return msg, 0, false
 	}
@@ -79,7 +67,30 @@ func (s *Server) passedAnswer(msg []byte, modern bool) (out []byte, status int, 
 		_ = json.Unmarshal(raw, &e)
 		status = modernErrorStatus(e.Code)
 	}
-	return rpcEnvelope(env.ID, `,"error":`, raw), status, true
+	return rpcEnvelope(id, `,"error":`, raw), status, true
+}
+
+// markedError reads msg as mcp-go's answer with an error whose message
+// starts with marker, and returns the answer's id and the rest of the
+// message; false when msg is no such answer.
+func markedError(msg []byte, marker string) (id json.RawMessage, rest string, ok bool) {
+	if !bytes.Contains(msg, []byte(marker)) {
+		return nil, "", false
+	}
+	var env struct {
+		ID    json.RawMessage `json:"id"`
+		Error *struct {
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	if json.Unmarshal(msg, &env) != nil || env.Error == nil || len(env.ID) == 0 {
+		return nil, "", false
+	}
+	rest, ok = strings.CutPrefix(env.Error.Message, marker)
+	if !ok {
+		return nil, "", false
+	}
+	return env.ID, rest, true
 }
 
 // modernErrorStatus is the HTTP status 2026-07-28 gives a JSON-RPC error

@@ -160,7 +160,7 @@ func FuzzStdioFraming(f *testing.F) {
 	f.Fuzz(func(t *testing.T, out []byte) {
 		w := &stdioWire{
 			log:     slog.New(slog.NewTextHandler(io.Discard, nil)),
-			pending: map[int64]chan *rpcResponse{1: make(chan *rpcResponse, 1)},
+			calls:   calls{waiting: map[int64]chan *rpcResponse{1: make(chan *rpcResponse, 1)}},
 			garbage: limiter{per: 5},
 			h: wireHandlers{
 				notification: func(context.Context, string, json.RawMessage) {},
@@ -174,7 +174,7 @@ func FuzzStdioFraming(f *testing.F) {
 			}
 			if skipped {
 				if id, ok := sniffResponseID(line); ok {
-					w.deliver(id, &rpcResponse{})
+					w.calls.deliver(id, &rpcResponse{})
 				}
 				_ = size
 				continue

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -41,6 +42,38 @@ type wire interface {
 	setProtocolVersion(v string)
 }
 
+// death records that a wire failed or was closed, and why: the first cause
+// wins. A wire embeds it for dead and cause, and calls mark from its die,
+// which does the wire's own work around it.
+type death struct {
+	ch   chan struct{} // closed on death; made with the wire
+	once sync.Once
+	err  error
+}
+
+func (d *death) dead() <-chan struct{} { return d.ch }
+
+// cause is why the wire died, or nil while it lives.
+func (d *death) cause() error {
+	select {
+	case <-d.ch:
+		return d.err
+	default:
+		return nil
+	}
+}
+
+// mark records cause and closes the channel if the wire was alive, and
+// reports whether it was. A later cause is dropped.
+func (d *death) mark(cause error) (first bool) {
+	d.once.Do(func() {
+		d.err = cause
+		close(d.ch)
+		first = true
+	})
+	return first
+}
+
 // rpcRequest is an outgoing request. Params is sent as it is.
 type rpcRequest struct {
 	id     int64
@@ -53,6 +86,88 @@ type rpcRequest struct {
 type rpcResponse struct {
 	result json.RawMessage
 	err    *sdk.RPCError
+}
+
+// calls are a wire's requests that wait for their answers.
+type calls struct {
+	mu      sync.Mutex
+	waiting map[int64]chan *rpcResponse
+	// maxSent is the highest request id sent: an answer to one at or
+	// below it that is not waited for is a late one.
+	maxSent atomic.Int64
+}
+
+// add waits for the answer to id on ch, which must be buffered, until
+// remove(id).
+func (c *calls) add(id int64, ch chan *rpcResponse) {
+	c.mu.Lock()
+	if c.waiting == nil {
+		c.waiting = map[int64]chan *rpcResponse{}
+	}
+	c.waiting[id] = ch
+	c.maxSent.Store(max(c.maxSent.Load(), id))
+	c.mu.Unlock()
+}
+
+func (c *calls) remove(id int64) {
+	c.mu.Lock()
+	delete(c.waiting, id)
+	c.mu.Unlock()
+}
+
+// deliver hands resp to the request id, at most once, and reports whether
+// it was waited for.
+func (c *calls) deliver(id int64, resp *rpcResponse) bool {
+	c.mu.Lock()
+	ch, ok := c.waiting[id]
+	delete(c.waiting, id)
+	c.mu.Unlock()
+	if ok {
+		ch <- resp // buffered, and each id is delivered at most once
+	}
+	return ok
+}
+
+// late reports whether an answer to id that deliver did not take is one
+// the caller gave up on (cancelled, timed out, stopping) rather than one
+// to a request never sent.
+func (c *calls) late(id int64) bool { return id > 0 && id <= c.maxSent.Load() }
+
+// router is the part of a wire that route hands messages to: serve
+// answers a request of the server, answer delivers a response.
+type router interface {
+	serve(id json.RawMessage, method string, params json.RawMessage)
+	answer(m envelope)
+}
+
+// route hands m to where its kind goes: a notification to h, a request
+// to w's serve on a goroutine of its own, a response to w's answer. It
+// reports false for a JSON object that is none of these.
+func route(m envelope, h wireHandlers, w router) bool {
+	hasID := len(m.ID) > 0 && string(m.ID) != "null"
+	switch {
+	case m.Method != "" && !hasID:
+		h.notification(context.Background(), m.Method, m.Params)
+	case m.Method != "":
+		go w.serve(m.ID, m.Method, m.Params)
+	case hasID:
+		w.answer(m)
+	default:
+		return false
+	}
+	return true
+}
+
+// responseOf is the response m, a message with an id and no method,
+// carries: its result, its error, or an error when it has neither.
+func responseOf(m envelope) *rpcResponse {
+	switch {
+	case len(m.Error) > 0 && string(m.Error) != "null":
+		return &rpcResponse{err: rpcErrorFrom(m.Error)}
+	case len(m.Result) == 0:
+		return &rpcResponse{err: &sdk.RPCError{Code: sdk.CodeInternalError, Message: "the upstream's response has neither result nor error"}}
+	}
+	return &rpcResponse{result: m.Result}
 }
 
 // wireHandlers receive what the upstream sends on its own.

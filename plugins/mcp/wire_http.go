@@ -12,7 +12,6 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-	"sync"
 
 	"github.com/mark3labs/mcp-go/client/transport"
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
@@ -34,16 +33,14 @@ type httpWire struct {
 	cancel context.CancelFunc
 	http   *http.Transport // this wire's own connection pool
 
-	deadCh   chan struct{}
-	deadOnce sync.Once
-	deadErr  error
+	death
 }
 
 // startHTTP creates and starts a streamable HTTP transport for spec.URL.
 // listen opens the legacy standalone GET stream for notifications outside
 // calls (2025-11-25 and older only).
 func startHTTP(ctx context.Context, spec *Spec, listen bool, log *slog.Logger, h wireHandlers) (*httpWire, error) {
-	w := &httpWire{spec: spec, log: log, h: h, deadCh: make(chan struct{})}
+	w := &httpWire{spec: spec, log: log, h: h, death: death{ch: make(chan struct{})}}
 	w.ctx, w.cancel = context.WithCancel(context.Background())
 	// A pool of its own, so that closing the wire closes its connections.
 	w.http = http.DefaultTransport.(*http.Transport).Clone()
@@ -83,24 +80,10 @@ func startHTTP(ctx context.Context, spec *Spec, listen bool, log *slog.Logger, h
 	return w, nil
 }
 
-func (w *httpWire) pid() int              { return 0 }
-func (w *httpWire) dead() <-chan struct{} { return w.deadCh }
+func (w *httpWire) pid() int { return 0 }
 
-func (w *httpWire) cause() error {
-	select {
-	case <-w.deadCh:
-		return w.deadErr
-	default:
-		return nil
-	}
-}
-
-func (w *httpWire) die(cause error) {
-	w.deadOnce.Do(func() {
-		w.deadErr = redactErr(cause)
-		close(w.deadCh)
-	})
-}
+// die marks the wire dead with cause (the first cause wins).
+func (w *httpWire) die(cause error) { w.mark(redactErr(cause)) }
 
 func (w *httpWire) setProtocolVersion(v string) {
 	if c, ok := w.t.(transport.HTTPConnection); ok {

@@ -14,7 +14,6 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -47,13 +46,9 @@ type sseWire struct {
 	ctx    context.Context // the wire's lifetime: the stream and every POST
 	cancel context.CancelFunc
 
-	mu      sync.Mutex
-	pending map[int64]chan *rpcResponse
-	maxSent atomic.Int64 // the highest request id sent
+	calls calls
 
-	deadCh   chan struct{}
-	deadOnce sync.Once
-	deadErr  error
+	death
 	closing  atomic.Bool
 	readDone chan struct{}
 }
@@ -70,8 +65,7 @@ func startSSE(ctx context.Context, spec *Spec, log *slog.Logger, h wireHandlers)
 	}
 	w := &sseWire{
 		log: log, h: h, base: base, headers: spec.Headers,
-		pending: map[int64]chan *rpcResponse{},
-		deadCh:  make(chan struct{}), readDone: make(chan struct{}),
+		death: death{ch: make(chan struct{})}, readDone: make(chan struct{}),
 	}
 	w.pool = http.DefaultTransport.(*http.Transport).Clone()
 	w.client = &http.Client{Transport: w.pool}
@@ -114,9 +108,9 @@ func startSSE(ctx context.Context, spec *Spec, log *slog.Logger, h wireHandlers)
 	go w.readLoop(resp.Body, endpoint)
 	select {
 	case <-endpoint:
-	case <-w.deadCh:
+	case <-w.dead():
 		_ = w.close()
-		return fail(w.deadErr)
+		return fail(w.cause())
 	case <-ctx.Done():
 		_ = w.close()
 		return nil, ctx.Err()
@@ -128,27 +122,15 @@ func startSSE(ctx context.Context, spec *Spec, log *slog.Logger, h wireHandlers)
 	return w, nil
 }
 
-func (w *sseWire) pid() int              { return 0 }
-func (w *sseWire) dead() <-chan struct{} { return w.deadCh }
-
-func (w *sseWire) cause() error {
-	select {
-	case <-w.deadCh:
-		return w.deadErr
-	default:
-		return nil
-	}
-}
+func (w *sseWire) pid() int { return 0 }
 
 // die marks the wire dead with cause (the first cause wins) and ends the
 // stream and every POST: a server that lost the session may never answer
 // them (server-everything's does not).
 func (w *sseWire) die(cause error) {
-	w.deadOnce.Do(func() {
-		w.deadErr = redactErr(cause)
-		close(w.deadCh)
+	if w.mark(redactErr(cause)) {
 		w.cancel()
-	})
+	}
 }
 
 func (w *sseWire) setProtocolVersion(v string) { w.version.Store(&v) }
@@ -168,16 +150,8 @@ func (w *sseWire) roundTrip(ctx context.Context, req *rpcRequest) (*rpcResponse,
 		return nil, err
 	}
 	ch := make(chan *rpcResponse, 1)
-	w.mu.Lock()
-	w.pending[req.id] = ch
-	w.mu.Unlock()
-	defer func() {
-		w.mu.Lock()
-		delete(w.pending, req.id)
-		w.mu.Unlock()
-	}()
-	for sent := w.maxSent.Load(); req.id > sent && !w.maxSent.CompareAndSwap(sent, req.id); sent = w.maxSent.Load() {
-	}
+	w.calls.add(req.id, ch)
+	defer w.calls.remove(req.id)
 	msg := append([]byte(`{"jsonrpc":"2.0","id":`), strconv.AppendInt(nil, req.id, 10)...)
 	msg = append(msg, `,"method":`...)
 	msg = jsonscan.AppendString(msg, req.method)
@@ -196,13 +170,13 @@ func (w *sseWire) roundTrip(ctx context.Context, req *rpcRequest) (*rpcResponse,
 		return resp, nil
 	case <-ctx.Done():
 		return nil, ctx.Err()
-	case <-w.deadCh:
+	case <-w.dead():
 		select {
 		case resp := <-ch:
 			return resp, nil
 		default:
 		}
-		return nil, w.deadErr
+		return nil, w.cause()
 	}
 }
 
@@ -248,7 +222,7 @@ func (w *sseWire) post(ctx context.Context, msg []byte, extra ...http.Header) er
 		}
 		err = explainHTTP(&Spec{URL: w.endpoint.String(), Headers: w.headers}, err)
 		w.die(err)
-		return w.deadErr
+		return w.cause()
 	}
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, 4<<10))
 	_ = resp.Body.Close()
@@ -260,7 +234,7 @@ func (w *sseWire) post(ctx context.Context, msg []byte, extra ...http.Header) er
 		resp.StatusCode == http.StatusBadRequest && strings.Contains(strings.ToLower(string(body)), "session") {
 		// The server restarted, or dropped the session: start over.
 		w.die(fmt.Errorf("the server no longer knows the session; reconnecting: %w", err))
-		return w.deadErr
+		return w.cause()
 	}
 	return err
 }
@@ -300,7 +274,7 @@ func (w *sseWire) readLoop(body io.ReadCloser, endpoint chan struct{}) {
 			w.log.Warn("upstream sent an SSE line over the size limit; skipped its event", "bytes", size, "limit", maxMessageBytes,
 				"start", truncate(string(line), 120))
 			if id, ok := sniffResponseID(line[min(len(line), len("data:")):]); ok {
-				w.deliver(id, &rpcResponse{err: &sdk.RPCError{Code: sdk.CodeInternalError,
+				w.calls.deliver(id, &rpcResponse{err: &sdk.RPCError{Code: sdk.CodeInternalError,
 					Message: fmt.Sprintf("the upstream's response is over the %d-byte limit", maxMessageBytes)}})
 			}
 			continue
@@ -356,15 +330,7 @@ func (w *sseWire) dispatch(event string, data []byte, endpoint chan struct{}) {
 			w.log.Warn("upstream sent an SSE message that is not JSON-RPC; ignored it", "data", truncate(string(data), 200))
 			return
 		}
-		hasID := len(m.ID) > 0 && string(m.ID) != "null"
-		switch {
-		case m.Method != "" && !hasID:
-			w.h.notification(context.Background(), m.Method, m.Params)
-		case m.Method != "":
-			go w.serve(m.ID, m.Method, m.Params)
-		case hasID:
-			w.answer(m)
-		default:
+		if !route(m, w.h, w) {
 			w.log.Warn("upstream sent a JSON object that is not JSON-RPC; ignored it", "data", truncate(string(data), 200))
 		}
 	default:
@@ -379,32 +345,14 @@ func (w *sseWire) answer(m envelope) {
 		w.log.Warn("upstream answered with an id it was never sent; ignored it", "id", truncate(string(m.ID), 80))
 		return
 	}
-	resp := &rpcResponse{result: m.Result}
-	if len(m.Error) > 0 && string(m.Error) != "null" {
-		resp = &rpcResponse{err: rpcErrorFrom(m.Error)}
-	} else if len(m.Result) == 0 {
-		resp = &rpcResponse{err: &sdk.RPCError{Code: sdk.CodeInternalError, Message: "the upstream's response has neither result nor error"}}
-	}
-	if w.deliver(id, resp) {
+	if w.calls.deliver(id, responseOf(m)) {
 		return
 	}
-	if id > 0 && id <= w.maxSent.Load() {
-		// The caller gave up on it (cancelled, timed out): a late answer.
+	if w.calls.late(id) {
 		w.log.Debug("upstream answered a request the gateway no longer waits for; ignored it", "id", id)
 		return
 	}
 	w.log.Warn("upstream answered with an id it was never sent; ignored it", "id", id)
-}
-
-func (w *sseWire) deliver(id int64, resp *rpcResponse) bool {
-	w.mu.Lock()
-	ch, ok := w.pending[id]
-	delete(w.pending, id)
-	w.mu.Unlock()
-	if ok {
-		ch <- resp
-	}
-	return ok
 }
 
 // serve answers one request of the server with a POST.

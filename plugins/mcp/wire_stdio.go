@@ -87,9 +87,10 @@ type stdioWire struct {
 	// writeMu); see write.
 	stdinDeadline time.Time
 
-	mu      sync.Mutex
-	pending map[int64]chan *rpcResponse
-	tail    []string // last stderr lines
+	calls calls
+
+	mu   sync.Mutex
+	tail []string // last stderr lines
 	// firstErr is the first stderr line that names an error: a runtime's
 	// report (Node's "Error: Cannot find module ...") often comes before
 	// more lines of stack than the tail keeps.
@@ -97,13 +98,8 @@ type stdioWire struct {
 	// junk is the first line on stdout that is not JSON-RPC (a banner, a
 	// log line): it tells why a server that never answers does not.
 	junk string
-	// maxSent is the highest request id sent: an answer to one at or
-	// below it that is not pending is a late one (see dispatch).
-	maxSent atomic.Int64
 
-	deadCh    chan struct{}
-	deadOnce  sync.Once
-	deadErr   error
+	death
 	exited    chan struct{} // closed once the child was reaped
 	finished  chan struct{} // closed once every goroutine of the wire ended
 	readDone  chan struct{}
@@ -163,8 +159,7 @@ func startStdio(spec *Spec, log *slog.Logger, h wireHandlers, stopBy func() time
 		tree: childproc.NewTree(cmd.Process.Pid), group: group,
 		cmd: cmd, stdin: inW, stdout: outR, stderr: errR,
 		ctx: ctx, cancel: cancel,
-		pending: map[int64]chan *rpcResponse{},
-		deadCh:  make(chan struct{}), exited: make(chan struct{}), finished: make(chan struct{}),
+		death: death{ch: make(chan struct{})}, exited: make(chan struct{}), finished: make(chan struct{}),
 		readDone: make(chan struct{}), errDone: make(chan struct{}),
 		garbage: limiter{per: 5},
 	}
@@ -175,39 +170,20 @@ func startStdio(spec *Spec, log *slog.Logger, h wireHandlers, stopBy func() time
 }
 
 func (w *stdioWire) pid() int                    { return w.cmd.Process.Pid }
-func (w *stdioWire) dead() <-chan struct{}       { return w.deadCh }
 func (w *stdioWire) setProtocolVersion(_ string) {}
-
-func (w *stdioWire) cause() error {
-	select {
-	case <-w.deadCh:
-		return w.deadErr
-	default:
-		return nil
-	}
-}
 
 // die marks the wire dead with cause (the first cause wins) and fails every
 // pending request.
 func (w *stdioWire) die(cause error) {
-	w.deadOnce.Do(func() {
-		w.deadErr = cause
-		close(w.deadCh)
+	if w.mark(cause) {
 		w.cancel()
-	})
+	}
 }
 
 func (w *stdioWire) roundTrip(ctx context.Context, req *rpcRequest) (*rpcResponse, error) {
 	ch := respChans.Get().(chan *rpcResponse)
-	w.mu.Lock()
-	w.pending[req.id] = ch
-	w.maxSent.Store(max(w.maxSent.Load(), req.id))
-	w.mu.Unlock()
-	defer func() {
-		w.mu.Lock()
-		delete(w.pending, req.id)
-		w.mu.Unlock()
-	}()
+	w.calls.add(req.id, ch)
+	defer w.calls.remove(req.id)
 
 	bp := lineBufs.Get().(*[]byte)
 	line := append((*bp)[:0], `{"jsonrpc":"2.0","id":`...)
@@ -237,13 +213,13 @@ func (w *stdioWire) roundTrip(ctx context.Context, req *rpcRequest) (*rpcRespons
 		return resp, nil
 	case <-ctx.Done():
 		return nil, ctx.Err() // ch is dropped: a late answer may still land in it
-	case <-w.deadCh:
+	case <-w.dead():
 		select {
 		case resp := <-ch: // it answered just before dying
 			return resp, nil
 		default:
 		}
-		return nil, w.deadErr
+		return nil, w.cause()
 	}
 }
 
@@ -297,17 +273,17 @@ func (w *stdioWire) write(frame []byte) error {
 		if errors.Is(err, os.ErrDeadlineExceeded) {
 			w.die(fmt.Errorf("upstream stopped reading its stdin (a write made no progress for over %s)", stdinStall-stdinStall/8))
 			w.signal(syscall.SIGKILL)
-			return w.deadErr
+			return w.cause()
 		}
 		// A pipe refuses writes only when its reader is gone: the upstream
 		// exited or closed its stdin. Wait for the reason it died.
 		select {
-		case <-w.deadCh:
+		case <-w.dead():
 		case <-time.After(drainWait + 2*time.Second):
 			w.die(fmt.Errorf("writing to the upstream's stdin failed: %w", err))
 			w.signal(syscall.SIGKILL)
 		}
-		return w.deadErr
+		return w.cause()
 	}
 	return nil
 }
@@ -406,7 +382,7 @@ func (w *stdioWire) skipped(prefix []byte, size int) {
 	if !ok {
 		return
 	}
-	w.deliver(id, &rpcResponse{err: &sdk.RPCError{
+	w.calls.deliver(id, &rpcResponse{err: &sdk.RPCError{
 		Code:    sdk.CodeInternalError,
 		Message: fmt.Sprintf("the upstream's response is %d bytes, over the %d-byte limit", size, maxMessageBytes),
 	}})
@@ -428,47 +404,26 @@ func (w *stdioWire) dispatch(line []byte) {
 			"line", truncate(string(line), 200))
 		return
 	}
-	hasID := len(m.ID) > 0 && string(m.ID) != "null"
-	switch {
-	case m.Method != "" && !hasID:
-		w.h.notification(context.Background(), m.Method, m.Params)
-	case m.Method != "":
-		go w.serve(m.ID, m.Method, m.Params)
-	case hasID:
-		id, err := strconv.ParseInt(string(m.ID), 10, 64)
-		if err != nil {
-			logLimited(w.log, &w.garbage, slog.LevelWarn, "upstream answered with an id it was never sent; ignored it", "id", truncate(string(m.ID), 80))
-			return
-		}
-		resp := &rpcResponse{result: m.Result}
-		if len(m.Error) > 0 && string(m.Error) != "null" {
-			resp = &rpcResponse{err: rpcErrorFrom(m.Error)}
-		} else if len(m.Result) == 0 {
-			resp = &rpcResponse{err: &sdk.RPCError{Code: sdk.CodeInternalError, Message: "the upstream's response has neither result nor error"}}
-		}
-		switch {
-		case w.deliver(id, resp):
-		case id > 0 && id <= w.maxSent.Load():
-			// The caller gave up on it (cancelled, timed out, stopping).
-			w.log.Debug("upstream answered a request the gateway no longer waits for; ignored it", "id", id)
-		default:
-			logLimited(w.log, &w.garbage, slog.LevelWarn, "upstream answered with an id it was never sent; ignored it", "id", id)
-		}
-	default:
+	if !route(m, w.h, w) {
 		logLimited(w.log, &w.garbage, slog.LevelWarn, "upstream wrote a JSON object that is not JSON-RPC; ignored it",
 			"line", truncate(string(line), 200))
 	}
 }
 
-func (w *stdioWire) deliver(id int64, resp *rpcResponse) bool {
-	w.mu.Lock()
-	ch, ok := w.pending[id]
-	delete(w.pending, id)
-	w.mu.Unlock()
-	if ok {
-		ch <- resp // buffered, and each id is delivered at most once
+// answer delivers a response to its request.
+func (w *stdioWire) answer(m envelope) {
+	id, err := strconv.ParseInt(string(m.ID), 10, 64)
+	if err != nil {
+		logLimited(w.log, &w.garbage, slog.LevelWarn, "upstream answered with an id it was never sent; ignored it", "id", truncate(string(m.ID), 80))
+		return
 	}
-	return ok
+	switch {
+	case w.calls.deliver(id, responseOf(m)):
+	case w.calls.late(id):
+		w.log.Debug("upstream answered a request the gateway no longer waits for; ignored it", "id", id)
+	default:
+		logLimited(w.log, &w.garbage, slog.LevelWarn, "upstream answered with an id it was never sent; ignored it", "id", id)
+	}
 }
 
 // serve answers one server-to-client request.
