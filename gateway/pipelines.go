@@ -17,6 +17,7 @@ import (
 	"github.com/skillgate/skillgate/gateway/catalog"
 	"github.com/skillgate/skillgate/gateway/config"
 	"github.com/skillgate/skillgate/gateway/frontend"
+	"github.com/skillgate/skillgate/internal/oneline"
 	"github.com/skillgate/skillgate/pipelines"
 	"github.com/skillgate/skillgate/plugins/sdk"
 )
@@ -34,7 +35,10 @@ import (
 // compiled again whenever the tools of the other sources change, and when
 // a pipeline file changes (a stat poll of the folders) or the config is
 // reloaded. A pipeline that names a tool not (yet) in the catalog is held
-// back, with its error in Status, until the tool appears.
+// back, with its error in Status, until the tool appears. When the tool's
+// namespace is a configured server's that is starting or failed, the error
+// names that server and its state instead (pendingTool), and is checked
+// again with the folders, so that it follows the server's state.
 
 // pipelinesSourceID is the catalog source and Status name of the pipelines.
 const pipelinesSourceID = "pipelines"
@@ -62,6 +66,9 @@ type pipelineSet struct {
 	defs     []json.RawMessage
 	toolsSig string // the other sources' tool names last compiled against
 	stamp    string // the pipeline files last compiled
+	// pending is, for each step tool last compiled as waiting on its
+	// server (pendingTool), why: a change of it compiles them again.
+	pending map[string]string
 }
 
 func newPipelineSet(g *Gateway) *pipelineSet {
@@ -245,7 +252,11 @@ func (g *Gateway) startPipelines(ctx context.Context) {
 				g.mu.Unlock()
 				ps.mu.Lock()
 				changed := filesStamp(dirs) != ps.stamp
+				pending := ps.pending
 				ps.mu.Unlock()
+				for tool, why := range pending {
+					changed = changed || g.pendingTool(tool) != why
+				}
 				if changed {
 					ps.reload(runCtx)
 				}
@@ -283,6 +294,14 @@ func (ps *pipelineSet) reloadLocked(ctx context.Context) {
 	l := PipelineLoader(cfg, catalogTools(snap))
 	l.ToolNames = catalogToolNames(snap)
 	l.ToolSchema = PipelineToolSchema(snap)
+	pending := map[string]string{}
+	l.ToolPending = func(name string) string {
+		why := g.pendingTool(name)
+		if why != "" {
+			pending[name] = why
+		}
+		return why
+	}
 	ps.mu.Lock()
 	served := make(map[string]string, len(ps.byName))
 	for name, p := range ps.byName {
@@ -308,7 +327,7 @@ func (ps *pipelineSet) reloadLocked(ctx context.Context) {
 	sameProblems := sameErrs(problems, ps.problems)
 	sameWarnings := sameErrs(warnings, pipelineWarnings(ps.list))
 	ps.list, ps.byName, ps.problems, ps.defs = list, byName, problems, defs
-	ps.toolsSig, ps.stamp = sig, stamp
+	ps.toolsSig, ps.stamp, ps.pending = sig, stamp, pending
 	ps.mu.Unlock()
 
 	s := ps.source()
@@ -326,6 +345,41 @@ func (ps *pipelineSet) reloadLocked(ctx context.Context) {
 	if len(warnings) > 0 && !sameWarnings {
 		g.log.Warn("pipelines are served with warnings", "warnings", len(warnings), "first", warnings[0].Error())
 	}
+}
+
+// pendingTool says why tool name, which the catalog lacks, may still
+// come: its namespace is that of a server of the config that is not ready
+// ("server notes is failed: <its last error>", "server notes is
+// starting"). It is "" for any other name, and for a ready server's, whose
+// tools are all in the catalog.
+func (g *Gateway) pendingTool(name string) string {
+	g.mu.Lock()
+	sep := g.cfg.Names.Separator
+	if sep == "" {
+		sep = catalog.DefaultSeparator
+	}
+	var match *source
+	for _, s := range g.sources {
+		if s.server == nil || s.internal || s.namespace == "" || !strings.HasPrefix(name, s.namespace+sep) {
+			continue
+		}
+		if match == nil || len(s.namespace) > len(match.namespace) {
+			match = s
+		}
+	}
+	g.mu.Unlock()
+	if match == nil {
+		return ""
+	}
+	st := match.status()
+	if st.State == "ready" {
+		return ""
+	}
+	why := fmt.Sprintf("server %s is %s", match.id, st.State)
+	if st.LastError != "" {
+		why += ": " + oneline.Cut(st.LastError, 300)
+	}
+	return why
 }
 
 // pipelineWarnings returns the warnings of the pipelines of list.

@@ -14,6 +14,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/skillgate/skillgate/gateway"
 	"github.com/skillgate/skillgate/gateway/catalog"
 	"github.com/skillgate/skillgate/gateway/config"
 	"github.com/skillgate/skillgate/internal/testenv"
@@ -780,4 +781,60 @@ func jsonText(t *testing.T, s string) string {
 		t.Fatal(err)
 	}
 	return strings.Trim(string(b), `"`)
+}
+
+// TestPipelineWaitsOnServer: a step calling a tool in the namespace of a
+// configured server that failed is a problem naming that server and its
+// last error, not an unknown tool; once the server is ready the pipeline
+// is compiled again and served.
+func TestPipelineWaitsOnServer(t *testing.T) {
+	everything := testenv.NodeServer(t, "server-everything")
+	dir := t.TempDir()
+	gate := filepath.Join(dir, "go") // late starts once this file exists
+	pipes := filepath.Join(dir, "pipelines")
+	if err := os.Mkdir(pipes, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(pipes, "b.yaml"), "name: usebroken\nsteps:\n  - {id: a, tool: broken__x}\n")
+	writeFile(t, filepath.Join(pipes, "l.yaml"), "name: uselate\nsteps:\n  - {id: a, tool: late__echo, with: {message: hi}}\n")
+	late := jsonArgv(append([]string{"-c", `test -e "$0" || { echo "not yet" >&2; exit 3; }; exec "$@"`, gate}, everything...))
+	r := startGateway(t, `
+servers:
+  broken:
+    command: sh
+    args: ["-c", "echo boom >&2; exit 3"]
+  late:
+    command: sh
+    args: `+late+`
+pipelines:
+  dirs: ["`+pipes+`"]
+`, nil)
+
+	var st gateway.SourceStatus
+	waitFor(t, func() bool {
+		st = r.status(t)["pipelines"]
+		return len(st.Problems) == 2
+	})
+	for i, want := range []string{
+		filepath.Join(pipes, "b.yaml") + ":3:19: steps[0].tool: broken__x: server broken is failed: ",
+		filepath.Join(pipes, "l.yaml") + ":3:19: steps[0].tool: late__echo: server late is failed: ",
+	} {
+		if !strings.HasPrefix(st.Problems[i], want) || strings.Contains(st.Problems[i], "unknown tool") {
+			t.Errorf("problem %d: %s\nwant %s<its last error>", i+1, st.Problems[i], want)
+		}
+	}
+	if st.State != "invalid" || !strings.Contains(st.Problems[0], "boom") || !strings.Contains(st.Problems[1], "not yet") {
+		t.Errorf("status: %+v", st)
+	}
+
+	writeFile(t, gate, "")
+	waitFor(t, func() bool { _, ok := r.gw.Snapshot().Tool("pipelines__uselate"); return ok })
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if res, err := r.gw.CallTool(ctx, "pipelines__uselate", nil, nil); err != nil || !strings.Contains(string(res), "Echo: hi") {
+		t.Fatalf("uselate once late is ready: %s %v", res, err)
+	}
+	if st := r.status(t)["pipelines"]; len(st.Problems) != 1 || !strings.Contains(st.Problems[0], "server broken is failed") {
+		t.Errorf("after late is ready: %+v", st)
+	}
 }

@@ -253,3 +253,63 @@ func TestSkillProfileAdminOptIn(t *testing.T) {
 		}
 	}
 }
+
+// TestSkillsProfilePromptsResources: a profile naming skills serves those
+// skills' prompts and SKILL.md resources (listed, got and read) and not
+// the others', in both eras; the default endpoint serves all.
+func TestSkillsProfilePromptsResources(t *testing.T) {
+	t.Setenv("XDG_STATE_HOME", t.TempDir())
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{
+		"weekly/SKILL.md": skillMD("weekly", "Write the weekly report."),
+		"daily/SKILL.md":  skillMD("daily", "Write the daily report."),
+	})
+	r := startGateway(t, "skills: {dirs: ["+dir+"]}\nprofiles:\n  onlyweekly: {skills: [weekly]}\n", nil)
+	r.waitReady(t)
+	meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"t","version":"1"},"io.modelcontextprotocol/clientCapabilities":{}}`
+	for _, ep := range []struct {
+		path   string
+		scoped bool
+	}{{"/mcp/p/onlyweekly", true}, {"/mcp", false}} {
+		url := r.url + ep.path
+		_, h := post(t, url, nil, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
+		legacy := map[string]string{"Mcp-Session-Id": h.Get("Mcp-Session-Id"), "MCP-Protocol-Version": "2025-11-25"}
+		for era, hdr := range map[string]map[string]string{"legacy": legacy, "modern": {"MCP-Protocol-Version": "2026-07-28"}} {
+			with := func(method, name, params string) string {
+				hh := map[string]string{"Mcp-Method": method}
+				if name != "" {
+					hh["Mcp-Name"] = name
+				}
+				for k, v := range hdr {
+					hh[k] = v
+				}
+				if era == "modern" {
+					params = strings.TrimSuffix(params, "}")
+					if params != "{" {
+						params += ","
+					}
+					params += meta + "}"
+				}
+				out, _ := post(t, url, hh, `{"jsonrpc":"2.0","id":2,"method":"`+method+`","params":`+params+`}`)
+				return string(out)
+			}
+			prompts := with("prompts/list", "", `{}`)
+			if !strings.Contains(prompts, `"name":"weekly"`) || strings.Contains(prompts, `"name":"daily"`) == ep.scoped {
+				t.Errorf("%s %s prompts/list: %s", ep.path, era, prompts)
+			}
+			res := with("resources/list", "", `{}`)
+			if !strings.Contains(res, "skill://weekly/SKILL.md") || strings.Contains(res, "skill://daily/SKILL.md") == ep.scoped {
+				t.Errorf("%s %s resources/list: %s", ep.path, era, res)
+			}
+			if got := with("prompts/get", "weekly", `{"name":"weekly"}`); !strings.Contains(got, "Follow these steps") {
+				t.Errorf("%s %s prompts/get weekly: %s", ep.path, era, got)
+			}
+			if got := with("resources/read", "skill://weekly/SKILL.md", `{"uri":"skill://weekly/SKILL.md"}`); !strings.Contains(got, "Write the weekly report") {
+				t.Errorf("%s %s resources/read weekly: %s", ep.path, era, got)
+			}
+			if got := with("resources/read", "skill://daily/SKILL.md", `{"uri":"skill://daily/SKILL.md"}`); strings.Contains(got, `"error"`) != ep.scoped {
+				t.Errorf("%s %s resources/read daily: %s", ep.path, era, got)
+			}
+		}
+	}
+}

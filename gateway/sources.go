@@ -242,6 +242,7 @@ func (s *source) catalogSource(defs sdk.Definitions) catalog.Source {
 	return catalog.Source{
 		ID: s.id, Executor: s.execName, Namespace: s.namespace,
 		Priority: s.priority, Order: s.order, Group: s.group, Skill: s.skill, Defs: defs,
+		SkillFromMeta: s.id == skillsSourceID, // its prompts and resources name their skills
 	}
 }
 

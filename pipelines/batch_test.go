@@ -184,6 +184,32 @@ func TestSuggestions(t *testing.T) {
 	}
 }
 
+// A tool ToolPending says may still come is a problem saying why, not an
+// unknown tool; the others are still unknown.
+func TestToolPending(t *testing.T) {
+	l := &Loader{
+		Tools: func(name string) bool { return name == "everything__echo" },
+		ToolPending: func(name string) string {
+			if strings.HasPrefix(name, "notes__") {
+				return "server notes is failed: exit status 3"
+			}
+			return ""
+		},
+	}
+	_, err := l.Parse(strings.NewReader(`steps:
+  - {id: a, tool: notes__save}
+  - {id: b, tool: everything__echo}
+  - {id: c, tool: weather__forecast}
+`), "p.yaml")
+	want := []string{
+		"p.yaml:2:19: steps[0].tool: notes__save: server notes is failed: exit status 3",
+		"p.yaml:4:19: steps[2].tool: unknown tool \"weather__forecast\"; `skillgate tools list` shows the names of the tools the gateway serves",
+	}
+	if got := problems(err); !slices.Equal(got, want) {
+		t.Errorf("problems\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
 // GitHub Actions spellings get what to write instead.
 func TestGitHubActionsHints(t *testing.T) {
 	_, err := (&Loader{}).Parse(strings.NewReader(`on: workflow_dispatch

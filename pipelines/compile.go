@@ -34,6 +34,7 @@ type pcomp struct {
 	tools func(string) bool
 	// toolList lists the known tools, for suggestions
 	toolList func() []string
+	pending  func(string) string // Loader.ToolPending
 	p        *Pipeline
 	// pre-scanned on_error of each step, to know fallback steps early
 	fallbackOf map[string][]string // fallback id -> steps naming it
@@ -44,7 +45,7 @@ type pcomp struct {
 // compileDoc compiles the pipeline in mapping n; name is the default name.
 func (l *Loader) compileDoc(d *decoder, eng *engine, n *yaml.Node, name string, tools func(string) bool, toolList func() []string) *Pipeline {
 	before := len(d.errs)
-	c := &pcomp{d: d, eng: eng, tools: tools, toolList: toolList, fallbackOf: map[string][]string{}}
+	c := &pcomp{d: d, eng: eng, tools: tools, toolList: toolList, pending: l.ToolPending, fallbackOf: map[string][]string{}}
 	p := &Pipeline{Name: name, Pos: d.at(n), eng: eng, byID: map[string]*Step{}, env: map[string]any{}}
 	c.p = p
 	for k, v := range l.Env {
@@ -238,6 +239,14 @@ func (c *pcomp) steps(n *yaml.Node) {
 	}
 }
 
+// toolPending is Loader.ToolPending, or "" without one.
+func (c *pcomp) toolPending(t string) string {
+	if c.pending == nil {
+		return ""
+	}
+	return c.pending(t)
+}
+
 func (c *pcomp) stepIDs() []string {
 	out := make([]string, 0, len(c.p.Steps))
 	for _, s := range c.p.Steps {
@@ -274,7 +283,11 @@ func (c *pcomp) step(s *Step, n *yaml.Node, pairs []pair, field string) {
 			}
 			s.Tool, s.toolPos = t, d.at(d.resolve(v, f))
 			if c.tools != nil && !c.tools(t) {
-				d.fail(v, f, "unknown tool %q; %s", t, toolHint(t, c.toolList()))
+				if why := c.toolPending(t); why != "" {
+					d.fail(v, f, "%s: %s", t, why)
+				} else {
+					d.fail(v, f, "unknown tool %q; %s", t, toolHint(t, c.toolList()))
+				}
 			}
 		case "with":
 			vv := d.resolve(v, f)

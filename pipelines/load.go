@@ -39,6 +39,14 @@ type Loader struct {
 	// is served. A step calling a pipeline of the batch is checked against
 	// that pipeline's inputs, and there the same findings are problems.
 	ToolSchema func(name string) json.RawMessage
+	// ToolPending, when set, says why a tool Tools does not know may
+	// still come, such as "server notes is starting" or "server notes is
+	// failed: exit status 1" for a tool in the namespace of a server that
+	// is not ready, or "" when nothing is pending. The step's problem is
+	// then "<tool>: <why>" instead of an unknown tool, since the tool is
+	// only missing until its server is ready; the pipeline is not served
+	// meanwhile.
+	ToolPending func(name string) string
 	// ToolNames, when set, lists the tools Tools knows, so an unknown
 	// tool's error can suggest the nearest name. It is called at most
 	// once per Load, Parse or ParseNode, and only when a tool is unknown.

@@ -126,6 +126,7 @@ func (s *Server) Definitions() sdk.Definitions {
 		d.Prompts = append(d.Prompts, p)
 		r, _ := json.Marshal(map[string]any{
 			"uri": sk.URI(), "name": sk.Meta.Name, "title": sk.ID, "description": sk.Meta.Description, "mimeType": "text/markdown",
+			"_meta": map[string]any{"skillgate/skill": sk.ID},
 		})
 		d.Resources = append(d.Resources, r)
 	}

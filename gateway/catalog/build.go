@@ -114,6 +114,9 @@ func (b *builder) kind(k Kind, srcs []*Source, list func(*Source) []json.RawMess
 	for i, c := range cands {
 		it := &Item{Kind: k, Name: c.name, Original: c.original, Source: c.src.ID, Executor: c.src.Executor, Group: c.src.Group, Skill: c.src.Skill,
 			Title: c.f.title, Description: c.f.description}
+		if c.src.SkillFromMeta && c.f.skill != "" {
+			it.Skill = c.f.skill
+		}
 		switch k {
 		case Tool, Prompt:
 			if c.name != c.original || len(c.f.nameSpans) > 1 {

@@ -3,8 +3,10 @@ package catalog
 import (
 	"bytes"
 	"encoding/json"
+	"maps"
 	"math/rand/v2"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -492,5 +494,41 @@ func TestDuplicateSourceID(t *testing.T) {
 	want := []Conflict{{Name: "a", Winner: "a", Loser: "a", Policy: "prefix", Resolution: "dropped: duplicate source id"}}
 	if !reflect.DeepEqual(s.Conflicts(), want) || !reflect.DeepEqual(s.Sources(), []string{"a"}) {
 		t.Errorf("conflicts = %+v, sources = %v", s.Conflicts(), s.Sources())
+	}
+}
+
+// TestSkillFromMeta: a source with SkillFromMeta gives each item the skill
+// its _meta names (its own Skill when it names none); any other source's
+// items keep the source's Skill whatever their _meta says.
+func TestSkillFromMeta(t *testing.T) {
+	d := sdk.Definitions{
+		Prompts: []json.RawMessage{
+			json.RawMessage(`{"name":"weekly","_meta":{"skillgate/skill":"weekly"}}`),
+			json.RawMessage(`{"name":"team_x","_meta":{"other":1,"skillgate/skill":"team/x"}}`),
+			json.RawMessage(`{"name":"plain"}`),
+			json.RawMessage(`{"name":"odd","_meta":"skillgate/skill"}`),
+		},
+		Resources: []json.RawMessage{json.RawMessage(`{"uri":"skill://weekly/SKILL.md","name":"weekly","_meta":{"skillgate/skill":"weekly"}}`)},
+	}
+	for _, tc := range []struct {
+		name     string
+		fromMeta bool
+		skill    string
+		want     map[string]string
+	}{
+		{"trusted", true, "", map[string]string{"weekly": "weekly", "team_x": "team/x", "plain": "", "odd": "", "skill://weekly/SKILL.md": "weekly"}},
+		{"trusted with a skill", true, "base", map[string]string{"weekly": "weekly", "team_x": "team/x", "plain": "base", "odd": "base", "skill://weekly/SKILL.md": "weekly"}},
+		{"upstream", false, "", map[string]string{"weekly": "", "team_x": "", "plain": "", "odd": "", "skill://weekly/SKILL.md": ""}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := Build([]Source{{ID: "s", Skill: tc.skill, SkillFromMeta: tc.fromMeta, Defs: d}}, Options{})
+			got := map[string]string{}
+			for _, it := range append(slices.Clone(s.Prompts()), s.Resources()...) {
+				got[it.Name] = it.Skill
+			}
+			if !maps.Equal(got, tc.want) {
+				t.Errorf("skills: got %v, want %v", got, tc.want)
+			}
+		})
 	}
 }

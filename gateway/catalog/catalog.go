@@ -44,6 +44,10 @@ const (
 	PolicyError    = "error"
 )
 
+// MetaSkill is the _meta key naming the skill of an item of a source with
+// SkillFromMeta.
+const MetaSkill = "skillgate/skill"
+
 // DefaultSeparator joins a namespace and a name when Options.Separator is empty.
 const DefaultSeparator = "__"
 
@@ -67,6 +71,12 @@ type Source struct {
 	Group string
 	// Skill names the skill whose folder the source comes from, if any.
 	Skill string
+	// SkillFromMeta makes each item's skill the one its definition names
+	// in _meta[MetaSkill] (Skill when it names none): for a source that
+	// serves several skills, such as the skills server's prompts and
+	// resources. Set it only for sources the gateway trusts, since a
+	// profile's skills: serve the items that name them.
+	SkillFromMeta bool
 	// Defs is what the source offers, as raw MCP JSON objects.
 	Defs sdk.Definitions
 }
@@ -110,7 +120,8 @@ type Item struct {
 	Executor string
 	// Group is the source's Group.
 	Group string
-	// Skill is the source's Skill.
+	// Skill is the source's Skill, or the item's _meta[MetaSkill] when the
+	// source has SkillFromMeta.
 	Skill string
 	// Raw is the definition exactly as the source sent it, except that the
 	// top-level "name" member of a tool or prompt holds Name. Every other

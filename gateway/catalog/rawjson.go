@@ -35,6 +35,7 @@ type fields struct {
 	name, uri, uriTemplate   string
 	hasName, hasURI, hasTmpl bool
 	title, description, ann  string
+	skill                    string // _meta["skillgate/skill"]
 	nameSpans                []span // every top-level "name" value
 }
 
@@ -63,6 +64,12 @@ func parseFields(raw []byte) (fields, bool) {
 			jsonscan.Members(v, func(key, av []byte, _, _ int) {
 				if string(key) == "title" {
 					f.ann, _ = jsonString(av)
+				}
+			})
+		case "_meta":
+			jsonscan.Members(v, func(key, mv []byte, _, _ int) {
+				if string(key) == MetaSkill {
+					f.skill, _ = jsonString(mv)
 				}
 			})
 		}
