@@ -388,8 +388,9 @@ func (g *Gateway) release() {
 
 // logConflicts logs each collision of snap that the last published
 // snapshot did not have: an item renamed, dropped or skipped is reported
-// where the operator looks, not only by `skillgate tools list`. Called
-// with pubMu held.
+// where the operator looks, not only by `skillgate tools list`. A
+// collision the last snapshot had and snap has not is logged as resolved,
+// so the log does not leave it standing. Called with pubMu held.
 func (g *Gateway) logConflicts(snap *catalog.Snapshot) {
 	now := make(map[catalog.Conflict]bool, len(snap.Conflicts()))
 	for _, c := range snap.Conflicts() {
@@ -403,6 +404,11 @@ func (g *Gateway) logConflicts(snap *catalog.Snapshot) {
 		}
 		g.log.Log(context.Background(), level, "name collision", "kind", c.Kind.String(), "name", c.Name,
 			"winner", c.Winner, "loser", c.Loser, "resolution", c.Resolution)
+	}
+	for c := range g.conflicts {
+		if !now[c] {
+			g.log.Info("name collision resolved", "kind", c.Kind.String(), "name", c.Name, "winner", c.Winner, "loser", c.Loser)
+		}
 	}
 	g.conflicts = now
 }
@@ -843,11 +849,7 @@ func (c progressCall) Progress(p sdk.Progress) error {
 func (g *Gateway) CallTool(ctx context.Context, name string, args json.RawMessage, call sdk.Call) (json.RawMessage, error) {
 	it, ok := g.store.Load().Tool(name)
 	if !ok {
-		msg := fmt.Sprintf("%v: %s (see `skillgate tools list`)", frontend.ErrUnknownTool, name)
-		if hint := g.unknownToolHint(name); hint != "" {
-			msg = fmt.Sprintf("%v: %s: %s", frontend.ErrUnknownTool, name, hint)
-		}
-		return nil, &unknownToolError{&sdk.RPCError{Code: sdk.CodeInvalidParams, Message: msg}}
+		return nil, g.unknownTool(name)
 	}
 	params, err := json.Marshal(map[string]any{"name": it.Original, "arguments": args})
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"reflect"
 	"slices"
 	"strings"
@@ -60,6 +61,34 @@ type source struct {
 	// new ones (services.go).
 	wired    map[string]string
 	rewiring sync.Mutex
+	// failLogged is the last failure logged at Error for s, and
+	// failLoggedAt when (failureLevel).
+	failLogged   string
+	failLoggedAt time.Time
+}
+
+// failureRelog is how long a failure that repeats is left at Debug before
+// it is logged at Error again.
+const failureRelog = 10 * time.Minute
+
+// failureLevel is the level to log a failure of s with err at: Error when
+// err says something else than the failure last logged at Error, or that
+// one is failureRelog old; Debug otherwise, so that a server that keeps
+// failing the same way does not fill the log at every retry.
+func (s *source) failureLevel(err error) slog.Level {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	msg, now := err.Error(), time.Now()
+	if msg == s.failLogged && now.Sub(s.failLoggedAt) < failureRelog {
+		return slog.LevelDebug
+	}
+	s.failLogged, s.failLoggedAt = msg, now
+	return slog.LevelError
+}
+
+// logFailure logs that s failed with err (msg and args), at failureLevel.
+func (g *Gateway) logFailure(s *source, err error, msg string, args ...any) {
+	g.log.Log(context.Background(), s.failureLevel(err), msg, append(args, "err", err)...)
 }
 
 func (s *source) status() SourceStatus {
@@ -105,6 +134,16 @@ func serverSpec(sv *config.Server, lim config.Limits) json.RawMessage {
 	return b
 }
 
+// ServerNamespace is the namespace of the items of sv, the server the
+// config names name: its namespace setting, or else its name. "" is no
+// prefix.
+func ServerNamespace(name string, sv *config.Server) string {
+	if sv != nil && sv.Namespace != nil {
+		return *sv.Namespace
+	}
+	return name
+}
+
 // sourcesFor turns a config into the sources it declares.
 func (g *Gateway) sourcesFor(cfg *config.Config) []*source {
 	var out []*source
@@ -113,10 +152,7 @@ func (g *Gateway) sourcesFor(cfg *config.Config) []*source {
 		if sv == nil || sv.Disabled {
 			continue
 		}
-		ns := name
-		if sv.Namespace != nil {
-			ns = *sv.Namespace
-		}
+		ns := ServerNamespace(name, sv)
 		iso := sv.Isolation
 		if iso == "" {
 			if ex := cfg.Executors["mcp"]; ex != nil {
@@ -177,7 +213,7 @@ func (g *Gateway) load(ctx context.Context, s *source) error {
 	ex, info, err := g.execs.get(ctx, s.execName, s.inprocess)
 	if err != nil {
 		s.setState("failed", err.Error())
-		g.log.Error("source failed", "source", s.id, "err", err)
+		g.logFailure(s, err, "source failed", "source", s.id)
 		return err
 	}
 	s.setExecutor(ex)
@@ -190,7 +226,7 @@ func (g *Gateway) load(ctx context.Context, s *source) error {
 	spec, wiring, err := g.prepareSpec(ctx, s)
 	if err != nil {
 		s.setState("failed", err.Error())
-		g.log.Error("source failed", "source", s.id, "err", err)
+		g.logFailure(s, err, "source failed", "source", s.id)
 		return err
 	}
 	s.mu.Lock()
@@ -201,11 +237,12 @@ func (g *Gateway) load(ctx context.Context, s *source) error {
 		// The status says what failed as the executor's own reports do,
 		// without the "load source" the error carries for other readers.
 		s.setState("failed", strings.TrimPrefix(err.Error(), fmt.Sprintf("load source %q: ", s.id)))
-		g.log.Error("source failed to load", "source", s.id, "executor", s.execName, "err", err)
+		g.logFailure(s, err, "source failed to load", "source", s.id, "executor", s.execName)
 		return err
 	}
 	s.mu.Lock()
 	s.loaded = true
+	s.failLogged = "" // a failure after this one is news
 	s.wired = wiring
 	s.st.Tools = len(defs.Tools)
 	if defs.Status != nil {

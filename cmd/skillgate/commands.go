@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -268,7 +269,7 @@ func replaceFile(path string, data []byte) error {
 
 // startFromConfig starts a gateway from --config for one-shot commands.
 func startFromConfig(cmd *cobra.Command) (*gateway.Gateway, error) {
-	return startGateway(cmd, newLogger(cmd, cmd.ErrOrStderr()))
+	return startQuiet(cmd, nil)
 }
 
 // startReporting is startFromConfig for a command that tells of each
@@ -280,13 +281,23 @@ func startReporting(cmd *cobra.Command) (*gateway.Gateway, error) {
 }
 
 // startQuiet is startFromConfig without the gateway's records whose
-// message is in drop, unless --log-level asks for the whole log.
+// message is in drop, nor its name collision records (nameCollisions),
+// unless --log-level asks for the whole log.
 func startQuiet(cmd *cobra.Command, drop map[string]bool) (*gateway.Gateway, error) {
+	return startGateway(cmd, quietLogger(cmd, drop))
+}
+
+// quietLogger is newLogger for a one-shot command: without the records
+// whose message is in drop or in nameCollisions, unless --log-level asks
+// for the whole log.
+func quietLogger(cmd *cobra.Command, drop map[string]bool) *slog.Logger {
 	log := newLogger(cmd, cmd.ErrOrStderr())
 	if lv, _ := cmd.Flags().GetString("log-level"); lv == "" {
-		log = slog.New(withoutRecords{log.Handler(), drop})
+		all := maps.Clone(nameCollisions)
+		maps.Copy(all, drop)
+		log = slog.New(withoutRecords(log.Handler(), all))
 	}
-	return startGateway(cmd, log)
+	return log
 }
 
 func startGateway(cmd *cobra.Command, log *slog.Logger) (*gateway.Gateway, error) {
@@ -294,6 +305,11 @@ func startGateway(cmd *cobra.Command, log *slog.Logger) (*gateway.Gateway, error
 	if err != nil {
 		return nil, err
 	}
+	return startConfig(cmd, cfg, log)
+}
+
+// startConfig starts a gateway on cfg for a one-shot command.
+func startConfig(cmd *cobra.Command, cfg *config.Config, log *slog.Logger) (*gateway.Gateway, error) {
 	proto, err := executorProtocol()
 	if err != nil {
 		return nil, err
@@ -401,32 +417,21 @@ func listRemoteTools(cmd *cobra.Command, rem remote, asJSON bool) error {
 		if cursor != "" {
 			args["cursor"] = cursor
 		}
-		in, err := json.Marshal(args)
+		r, res, err := callRemoteTool(cmd, rem, disclosure.FindTools, args)
 		if err != nil {
 			return err
 		}
-		res, err := gateway.CallRemote(cmd.Context(), newLogger(cmd, cmd.ErrOrStderr()), gateway.RemoteCall{URL: rem.url, Token: rem.bearer(),
-			Tool: disclosure.FindTools, Args: func(json.RawMessage) (json.RawMessage, error) { return in, nil }}, &cliCall{w: cmd.ErrOrStderr()})
-		if err != nil {
-			return err
-		}
-		var r struct {
-			Content []struct {
-				Text string `json:"text"`
-			} `json:"content"`
-			Structured *disclosure.FindResult `json:"structuredContent"`
-			IsError    bool                   `json:"isError"`
-		}
-		if err := json.Unmarshal(res, &r); err != nil || r.IsError || r.Structured == nil {
+		var found *disclosure.FindResult
+		if r == nil || r.IsError || json.Unmarshal(r.Structured, &found) != nil || found == nil {
 			var text []string
-			for _, c := range r.Content {
-				text = append(text, c.Text)
+			if r != nil {
+				text = r.texts()
 			}
 			return fmt.Errorf("%s on %s did not list the tools (is it a skillgate gateway?): %s", disclosure.FindTools, gateway.MCPURL(rem.url),
 				cmp.Or(strings.Join(text, " "), string(res)))
 		}
-		cards = append(cards, r.Structured.Tools...)
-		if cursor = r.Structured.NextCursor; cursor == "" || len(r.Structured.Tools) == 0 {
+		cards = append(cards, found.Tools...)
+		if cursor = found.NextCursor; cursor == "" || len(found.Tools) == 0 {
 			break
 		}
 	}
@@ -446,6 +451,45 @@ func listRemoteTools(cmd *cobra.Command, rem remote, asJSON bool) error {
 		printNotReady(cmd.ErrOrStderr(), st)
 	}
 	return nil
+}
+
+// remoteResult is the CallToolResult of a tool of a running gateway, its
+// structured content left as JSON.
+type remoteResult struct {
+	Content []struct {
+		Text string `json:"text"`
+	} `json:"content"`
+	Structured json.RawMessage `json:"structuredContent"`
+	IsError    bool            `json:"isError"`
+}
+
+// texts returns the text of each of r's content blocks.
+func (r *remoteResult) texts() []string {
+	out := make([]string, 0, len(r.Content))
+	for _, c := range r.Content {
+		out = append(out, c.Text)
+	}
+	return out
+}
+
+// callRemoteTool calls tool with args on the running gateway rem names,
+// and returns its result, decoded (nil when it is not a CallToolResult)
+// and as it came. An error is one of the call.
+func callRemoteTool(cmd *cobra.Command, rem remote, tool string, args any) (*remoteResult, json.RawMessage, error) {
+	in, err := json.Marshal(args)
+	if err != nil {
+		return nil, nil, err
+	}
+	res, err := gateway.CallRemote(cmd.Context(), newLogger(cmd, cmd.ErrOrStderr()), gateway.RemoteCall{URL: rem.url, Token: rem.bearer(),
+		Tool: tool, Args: func(json.RawMessage) (json.RawMessage, error) { return in, nil }}, &cliCall{w: cmd.ErrOrStderr()})
+	if err != nil {
+		return nil, nil, err
+	}
+	var r remoteResult
+	if json.Unmarshal(res, &r) != nil {
+		return nil, res, nil
+	}
+	return &r, res, nil
 }
 
 // printNotReady tells of each server of gw that is not ready, one line
@@ -571,6 +615,13 @@ and taken as strings otherwise, or when the tool's inputSchema says the
 argument is a string (message=123 sends "123"). --arg entries are laid over
 --json's object.
 
+From the config, call starts only the server whose namespace prefixes TOOL
+(everything__echo: the server everything), and no other server, tools,
+pipelines, skills or plugins folder. It starts everything the config
+serves when TOOL is no server's (a pipeline's, a skill's, a script's, an
+admin tool) or when more than one server may serve it: servers whose
+namespaces both prefix it, or a server with namespace: "".
+
 Exit status: 0 on success, 2 when the tool reported an error (isError), 1 on
 other errors (unknown tool, bad arguments, gateway unreachable).`,
 		Args: func(cmd *cobra.Command, args []string) error {
@@ -590,7 +641,12 @@ other errors (unknown tool, bad arguments, gateway unreachable).`,
 				if _, err := in.build(nil); err != nil {
 					return err // before starting anything
 				}
-				gw, err2 := startReporting(cmd)
+				cfg, err2 := loadConfig(cmd)
+				if err2 != nil {
+					return err2
+				}
+				narrowToServer(cfg, args[0])
+				gw, err2 := startConfig(cmd, cfg, quietLogger(cmd, serverFailures))
 				if err2 != nil {
 					return err2
 				}
@@ -630,6 +686,42 @@ other errors (unknown tool, bad arguments, gateway unreachable).`,
 	cmd.Flags().StringArrayVar(&in.kv, "arg", nil, "an argument as key=value (repeatable)")
 	rem.flags(cmd)
 	return cmd
+}
+
+// narrowToServer leaves in cfg only what a call of tool needs when tool
+// is a server's: one server's namespace (with names.separator) prefixes
+// it, and no other server may serve it (none has namespace ""). The other
+// servers are disabled for this run, and the tools, pipelines, skills and
+// plugins folders left out: none of them serves the tool, and pipelines
+// over the disabled servers' tools would only report those missing. It
+// returns that server, or "" when it left cfg whole: tool is no server's
+// (a pipeline's, a skill's, an admin tool), or more than one server's.
+func narrowToServer(cfg *config.Config, tool string) string {
+	sep := cmp.Or(cfg.Names.Separator, catalog.DefaultSeparator)
+	var match []string
+	for _, name := range cfg.ServerOrder {
+		sv := cfg.Servers[name]
+		if sv == nil || sv.Disabled {
+			continue
+		}
+		if ns := gateway.ServerNamespace(name, sv); ns == "" || strings.HasPrefix(tool, ns+sep) {
+			match = append(match, name)
+		}
+	}
+	if len(match) != 1 {
+		return ""
+	}
+	for name, sv := range cfg.Servers {
+		if name != match[0] && sv != nil && !sv.Disabled {
+			off := *sv
+			off.Disabled = true
+			cfg.Servers[name] = &off
+		}
+	}
+	cfg.Tools.Dirs, cfg.Plugins.Dirs = nil, nil
+	cfg.Pipelines.Dirs, cfg.Pipelines.Inline = nil, nil
+	cfg.Skills.Dirs, cfg.Skills.Repos, cfg.Skills.HooksDirs = nil, nil, nil
+	return match[0]
 }
 
 // cliCall prints what a tool reports while it runs to stderr.

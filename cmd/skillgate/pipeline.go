@@ -164,10 +164,15 @@ types, unknown step ids, forward references, unknown tools.
 
 Tool names are checked against the tools the config serves, so the
 configured servers are started once (as "skillgate tools list" does);
---no-tools skips that check and starts nothing. The files' pipelines may
-call each other and the config's pipelines.
+--no-tools skips that check and starts nothing. With the servers started,
+each step's arguments are checked against its tool's input schema too: an
+argument the schema does not list, or a required one the step does not
+set, is a warning ("FILE:LINE:COL: warning: ..."), since the server owns
+the schema and the gateway serves the pipeline anyway. The files'
+pipelines may call each other and the config's pipelines.
 
-Exit status: 0 when everything compiles, 1 when there are problems.`,
+Exit status: 0 when everything compiles (with warnings or not), 1 when
+there are problems.`,
 		RunE: func(cmd *cobra.Command, files []string) error {
 			if all == (len(files) > 0) {
 				return errors.New("name pipeline files, or use --all for the config's pipelines")
@@ -178,6 +183,7 @@ Exit status: 0 when everything compiles, 1 when there are problems.`,
 			}
 			var tools func(string) bool
 			var toolNames func() []string
+			var toolSchema func(string) json.RawMessage
 			var served []*pipelines.Pipeline
 			if !noTools {
 				gw, err := startQuiet(cmd, pipelineProblems)
@@ -199,6 +205,7 @@ Exit status: 0 when everything compiles, 1 when there are problems.`,
 					}
 					return out
 				}
+				toolSchema = gateway.PipelineToolSchema(snap)
 				served, _ = gw.Pipelines()
 			}
 			var list []*pipelines.Pipeline
@@ -206,19 +213,31 @@ Exit status: 0 when everything compiles, 1 when there are problems.`,
 			if all {
 				l := gateway.PipelineLoader(cfg, tools)
 				l.ToolNames = toolNames
+				l.ToolSchema = toolSchema
 				ps, err := l.Load(cfg.Pipelines.Dirs...)
 				list, problems = ps, gateway.PipelineProblems(err)
 			} else {
-				list, problems = validateFiles(cfg, files, tools, toolNames, served)
+				list, problems = validateFiles(cfg, files, tools, toolNames, toolSchema, served)
+			}
+			// Warnings (a step's argument its tool's schema does not
+			// list) do not keep a pipeline from being served: told, they
+			// do not fail the command.
+			var warnings []*pipelines.Error
+			for _, p := range list {
+				warnings = append(warnings, p.Warnings...)
 			}
 			if asJSON {
-				if err := printJSON(cmd.OutOrStdout(), map[string]any{"pipelines": pipelinesJSON(list), "problems": problemsJSON(problems)}); err != nil {
+				if err := printJSON(cmd.OutOrStdout(), map[string]any{"pipelines": pipelinesJSON(list), "problems": problemsJSON(problems),
+					"warnings": problemsJSON(warnings)}); err != nil {
 					return err
 				}
 			} else {
 				w := cmd.ErrOrStderr()
 				for _, p := range problems {
 					fmt.Fprintln(w, p)
+				}
+				for _, p := range warnings {
+					fmt.Fprintln(w, p) // "file:line:col: warning: ..."
 				}
 				for _, p := range list {
 					fmt.Fprintf(w, "%s: ok (%s, %d steps)\n", p.Pos, p.ToolName, len(p.Steps))
@@ -279,7 +298,8 @@ func countProblems(n int) string {
 
 // validateFiles compiles each file, knowing the pipelines of every file
 // and of the config (served) by name.
-func validateFiles(cfg *config.Config, files []string, tools func(string) bool, toolNames func() []string, served []*pipelines.Pipeline) ([]*pipelines.Pipeline, []*pipelines.Error) {
+func validateFiles(cfg *config.Config, files []string, tools func(string) bool, toolNames func() []string, toolSchema func(string) json.RawMessage,
+	served []*pipelines.Pipeline) ([]*pipelines.Pipeline, []*pipelines.Error) {
 	names := map[string]bool{}
 	for _, p := range served {
 		names[p.ToolName] = true
@@ -312,6 +332,7 @@ func validateFiles(cfg *config.Config, files []string, tools func(string) bool, 
 		}
 		l := gateway.PipelineLoader(cfg, check)
 		l.Inline = nil
+		l.ToolSchema = toolSchema
 		if toolNames != nil {
 			l.ToolNames = func() []string { return append(slices.Sorted(maps.Keys(names)), toolNames()...) }
 		}
@@ -585,25 +606,16 @@ each step's status, duration, attempts and error.
 			if pipeline != "" {
 				in["pipeline"] = pipeline
 			}
-			b, _ := json.Marshal(in)
-			res, err := gateway.CallRemote(cmd.Context(), newLogger(cmd, cmd.ErrOrStderr()), gateway.RemoteCall{URL: rem.url, Token: rem.bearer(), Tool: "pipeline__runs",
-				Args: func(json.RawMessage) (json.RawMessage, error) { return b, nil }}, &cliCall{w: cmd.ErrOrStderr()})
+			r, res, err := callRemoteTool(cmd, rem, "pipeline__runs", in)
 			if err != nil {
 				return err
 			}
-			var r struct {
-				Content []struct {
-					Text string `json:"text"`
-				} `json:"content"`
-				Structured json.RawMessage `json:"structuredContent"`
-				IsError    bool            `json:"isError"`
-			}
-			if err := json.Unmarshal(res, &r); err != nil {
-				return fmt.Errorf("pipeline__runs answered %s: %w", res, err)
+			if r == nil {
+				return fmt.Errorf("pipeline__runs on %s answered what is not a tool result (is it a skillgate gateway?): %s", gateway.MCPURL(rem.url), res)
 			}
 			if r.IsError || !asJSON {
-				for _, c := range r.Content {
-					fmt.Fprint(cmd.OutOrStdout(), c.Text)
+				for _, text := range r.texts() {
+					fmt.Fprint(cmd.OutOrStdout(), text)
 				}
 				if r.IsError {
 					return exitError(1)

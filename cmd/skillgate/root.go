@@ -133,7 +133,7 @@ func newLogger(cmd *cobra.Command, w io.Writer) *slog.Logger {
 	}
 	h := slog.Handler(slog.NewTextHandler(w, &slog.HandlerOptions{Level: level}))
 	if lv == "" && !serving && cmd.Context() != nil {
-		h = untilDone{h, cmd.Context().Done()}
+		h = untilDone(h, cmd.Context().Done())
 	}
 	return slog.New(h)
 }
@@ -148,45 +148,43 @@ func silentLogger(cmd *cobra.Command) *slog.Logger {
 	return slog.New(slog.DiscardHandler)
 }
 
-// untilDone leaves out the log records that come once done is closed.
-type untilDone struct {
+// dropRecords leaves out the log records whose message drop says to.
+type dropRecords struct {
 	slog.Handler
-	done <-chan struct{}
+	drop func(msg string) bool
 }
 
-func (h untilDone) over() bool {
-	select {
-	case <-h.done:
-		return true
-	default:
-		return false
-	}
-}
-
-func (h untilDone) Enabled(ctx context.Context, l slog.Level) bool {
-	return !h.over() && h.Handler.Enabled(ctx, l)
-}
-
-func (h untilDone) Handle(ctx context.Context, r slog.Record) error {
-	if h.over() {
+func (h dropRecords) Handle(ctx context.Context, r slog.Record) error {
+	if h.drop(r.Message) {
 		return nil
 	}
 	return h.Handler.Handle(ctx, r)
 }
 
-func (h untilDone) WithAttrs(attrs []slog.Attr) slog.Handler {
-	return untilDone{h.Handler.WithAttrs(attrs), h.done}
+func (h dropRecords) WithAttrs(attrs []slog.Attr) slog.Handler {
+	return dropRecords{h.Handler.WithAttrs(attrs), h.drop}
 }
 
-func (h untilDone) WithGroup(name string) slog.Handler {
-	return untilDone{h.Handler.WithGroup(name), h.done}
+func (h dropRecords) WithGroup(name string) slog.Handler {
+	return dropRecords{h.Handler.WithGroup(name), h.drop}
+}
+
+// untilDone leaves out the log records that come once done is closed.
+func untilDone(h slog.Handler, done <-chan struct{}) slog.Handler {
+	return dropRecords{h, func(string) bool {
+		select {
+		case <-done:
+			return true
+		default:
+			return false
+		}
+	}}
 }
 
 // withoutRecords leaves out the log records whose message is in drop:
 // the gateway's records that repeat what a command reports itself.
-type withoutRecords struct {
-	slog.Handler
-	drop map[string]bool
+func withoutRecords(h slog.Handler, drop map[string]bool) slog.Handler {
+	return dropRecords{h, func(msg string) bool { return drop[msg] }}
 }
 
 // serverFailures are the messages of the gateway's records of a server
@@ -196,25 +194,18 @@ var serverFailures = map[string]bool{
 	"source failed": true, "source failed to load": true, "server not started": true, "tool folder invalid": true, "wasm tool build failed": true,
 }
 
+// nameCollisions are the messages of the gateway's records of name
+// collisions, which a running gateway logs for its operator. A one-shot
+// command would print them on every run, for a config that did not
+// change; tools list prints the collisions itself.
+var nameCollisions = map[string]bool{"name collision": true, "name collision resolved": true}
+
 // pipelineProblems are the messages of the gateway's records that sum up
-// the problems of its pipelines, which `pipeline validate` prints in full.
+// the problems and warnings of its pipelines, which `pipeline validate`
+// prints in full.
 var pipelineProblems = map[string]bool{
 	"pipelines with problems are not served": true, "skill pipelines with problems are not served": true,
-}
-
-func (h withoutRecords) Handle(ctx context.Context, r slog.Record) error {
-	if h.drop[r.Message] {
-		return nil
-	}
-	return h.Handler.Handle(ctx, r)
-}
-
-func (h withoutRecords) WithAttrs(attrs []slog.Attr) slog.Handler {
-	return withoutRecords{h.Handler.WithAttrs(attrs), h.drop}
-}
-
-func (h withoutRecords) WithGroup(name string) slog.Handler {
-	return withoutRecords{h.Handler.WithGroup(name), h.drop}
+	"pipelines are served with warnings": true,
 }
 
 func newVersionCmd() *cobra.Command {
