@@ -165,28 +165,46 @@ func New(opts Options) (*Gateway, error) {
 // name starts with the namespace of a server that is not ready: its tools
 // are missing because the server is.
 func (g *Gateway) unknownToolHint(name string) string {
+	st, ok := g.ownerNotReady(name, false)
+	if !ok {
+		return ""
+	}
+	return fmt.Sprintf("its server %q is %s (see /readyz or skillgate servers)", st.Name, stateWhy(st))
+}
+
+// ownerNotReady returns the status of the source whose namespace prefixes
+// the tool name (the longest such namespace; with servers, only among
+// servers), and whether that source is not ready: then the tool is
+// missing because its source is.
+func (g *Gateway) ownerNotReady(name string, servers bool) (SourceStatus, bool) {
 	g.mu.Lock()
 	sep := g.cfg.Names.Separator
+	if sep == "" {
+		sep = catalog.DefaultSeparator
+	}
 	var match *source
 	for _, s := range g.sources {
-		if !s.internal && s.namespace != "" && strings.HasPrefix(name, s.namespace+sep) {
+		if s.internal || s.namespace == "" || (servers && s.server == nil) || !strings.HasPrefix(name, s.namespace+sep) {
+			continue
+		}
+		if match == nil || len(s.namespace) > len(match.namespace) {
 			match = s
-			break
 		}
 	}
 	g.mu.Unlock()
 	if match == nil {
-		return ""
+		return SourceStatus{}, false
 	}
 	st := match.status()
-	if st.State == "ready" {
-		return ""
+	return st, st.State != "ready"
+}
+
+// stateWhy is a status's state with its last error, if any.
+func stateWhy(st SourceStatus) string {
+	if st.LastError == "" {
+		return st.State
 	}
-	hint := fmt.Sprintf("its server %q is %s", st.Name, st.State)
-	if st.LastError != "" {
-		hint += ": " + oneline.Cut(st.LastError, 300)
-	}
-	return hint + " (see /readyz or skillgate servers)"
+	return st.State + ": " + oneline.Cut(st.LastError, 300)
 }
 
 // httpAccess is the HTTP endpoint's access rules in cfg; a reload applies

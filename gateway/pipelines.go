@@ -17,7 +17,6 @@ import (
 	"github.com/skillgate/skillgate/gateway/catalog"
 	"github.com/skillgate/skillgate/gateway/config"
 	"github.com/skillgate/skillgate/gateway/frontend"
-	"github.com/skillgate/skillgate/internal/oneline"
 	"github.com/skillgate/skillgate/pipelines"
 	"github.com/skillgate/skillgate/plugins/sdk"
 )
@@ -353,33 +352,11 @@ func (ps *pipelineSet) reloadLocked(ctx context.Context) {
 // starting"). It is "" for any other name, and for a ready server's, whose
 // tools are all in the catalog.
 func (g *Gateway) pendingTool(name string) string {
-	g.mu.Lock()
-	sep := g.cfg.Names.Separator
-	if sep == "" {
-		sep = catalog.DefaultSeparator
-	}
-	var match *source
-	for _, s := range g.sources {
-		if s.server == nil || s.internal || s.namespace == "" || !strings.HasPrefix(name, s.namespace+sep) {
-			continue
-		}
-		if match == nil || len(s.namespace) > len(match.namespace) {
-			match = s
-		}
-	}
-	g.mu.Unlock()
-	if match == nil {
+	st, ok := g.ownerNotReady(name, true)
+	if !ok {
 		return ""
 	}
-	st := match.status()
-	if st.State == "ready" {
-		return ""
-	}
-	why := fmt.Sprintf("server %s is %s", match.id, st.State)
-	if st.LastError != "" {
-		why += ": " + oneline.Cut(st.LastError, 300)
-	}
-	return why
+	return fmt.Sprintf("server %s is %s", st.Name, stateWhy(st))
 }
 
 // pipelineWarnings returns the warnings of the pipelines of list.
