@@ -170,6 +170,19 @@ func TestLateAnswer(t *testing.T) {
 	if err := <-done; err == nil {
 		t.Fatal("the cancelled call succeeded")
 	}
+	// The caller's call ends at once; the executor learns of the
+	// cancellation a moment later. Only once it told the server (and so
+	// no longer waits) is the answer a late one.
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		var ids []json.RawMessage
+		_ = json.Unmarshal([]byte(text(t, h.mustCall("slow", "cancelled", nil, nil))), &ids)
+		if len(ids) > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the executor did not tell the server of the cancelled call:\n%s", h.logs.String())
+		}
+	}
 	if err := os.WriteFile(after, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
