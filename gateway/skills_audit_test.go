@@ -79,32 +79,18 @@ func TestSkillsProfileScope(t *testing.T) {
 	})
 	r := startGateway(t, "skills: {dirs: ["+dir+"]}\nprofiles:\n  weekly: {skills: [weekly], tools: [find_skills, load_skill]}\n", nil)
 	r.waitReady(t)
-	meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"t","version":"1"},"io.modelcontextprotocol/clientCapabilities":{}}`
 	for _, ep := range []struct {
 		path   string
 		scoped bool
 	}{{"/mcp/p/weekly", true}, {"/mcp", false}} {
 		url := r.url + ep.path
-		_, h := post(t, url, nil, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
-		legacy := map[string]string{"Mcp-Session-Id": h.Get("Mcp-Session-Id"), "MCP-Protocol-Version": "2025-11-25"}
-		for era, hdr := range map[string]map[string]string{"legacy": legacy, "modern": {"MCP-Protocol-Version": "2026-07-28"}} {
+		for era, call := range eraCallers(t, url) {
 			with := func(method, params string) string {
-				hh := map[string]string{"Mcp-Method": method}
+				name := ""
 				if method == "tools/call" {
-					hh["Mcp-Name"] = "find_skills"
+					name = "find_skills"
 				}
-				for k, v := range hdr {
-					hh[k] = v
-				}
-				if era == "modern" {
-					params = strings.TrimSuffix(params, "}")
-					if params != "{" {
-						params += ","
-					}
-					params += meta + "}"
-				}
-				out, _ := post(t, url, hh, `{"jsonrpc":"2.0","id":2,"method":"`+method+`","params":`+params+`}`)
-				return string(out)
+				return call(method, name, params)
 			}
 			list := with("skills/list", `{}`)
 			if !strings.Contains(list, "skill://weekly/SKILL.md") || strings.Contains(list, "skill://other/") == ep.scoped {
@@ -266,33 +252,12 @@ func TestSkillsProfilePromptsResources(t *testing.T) {
 	})
 	r := startGateway(t, "skills: {dirs: ["+dir+"]}\nprofiles:\n  onlyweekly: {skills: [weekly]}\n", nil)
 	r.waitReady(t)
-	meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"t","version":"1"},"io.modelcontextprotocol/clientCapabilities":{}}`
 	for _, ep := range []struct {
 		path   string
 		scoped bool
 	}{{"/mcp/p/onlyweekly", true}, {"/mcp", false}} {
 		url := r.url + ep.path
-		_, h := post(t, url, nil, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
-		legacy := map[string]string{"Mcp-Session-Id": h.Get("Mcp-Session-Id"), "MCP-Protocol-Version": "2025-11-25"}
-		for era, hdr := range map[string]map[string]string{"legacy": legacy, "modern": {"MCP-Protocol-Version": "2026-07-28"}} {
-			with := func(method, name, params string) string {
-				hh := map[string]string{"Mcp-Method": method}
-				if name != "" {
-					hh["Mcp-Name"] = name
-				}
-				for k, v := range hdr {
-					hh[k] = v
-				}
-				if era == "modern" {
-					params = strings.TrimSuffix(params, "}")
-					if params != "{" {
-						params += ","
-					}
-					params += meta + "}"
-				}
-				out, _ := post(t, url, hh, `{"jsonrpc":"2.0","id":2,"method":"`+method+`","params":`+params+`}`)
-				return string(out)
-			}
+		for era, with := range eraCallers(t, url) {
 			prompts := with("prompts/list", "", `{}`)
 			if !strings.Contains(prompts, `"name":"weekly"`) || strings.Contains(prompts, `"name":"daily"`) == ep.scoped {
 				t.Errorf("%s %s prompts/list: %s", ep.path, era, prompts)
@@ -312,4 +277,37 @@ func TestSkillsProfilePromptsResources(t *testing.T) {
 			}
 		}
 	}
+}
+
+// eraCallers opens a 2025-11-25 session at url and returns, for each era
+// ("legacy", "modern"), a function that sends one request (method, the
+// Mcp-Name header's name or "", params) as that era's clients do and
+// returns the answer's body.
+func eraCallers(t *testing.T, url string) map[string]func(method, name, params string) string {
+	t.Helper()
+	meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"t","version":"1"},"io.modelcontextprotocol/clientCapabilities":{}}`
+	_, h := post(t, url, nil, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
+	legacy := map[string]string{"Mcp-Session-Id": h.Get("Mcp-Session-Id"), "MCP-Protocol-Version": "2025-11-25"}
+	out := map[string]func(method, name, params string) string{}
+	for era, hdr := range map[string]map[string]string{"legacy": legacy, "modern": {"MCP-Protocol-Version": "2026-07-28"}} {
+		out[era] = func(method, name, params string) string {
+			hh := map[string]string{"Mcp-Method": method}
+			if name != "" {
+				hh["Mcp-Name"] = name
+			}
+			for k, v := range hdr {
+				hh[k] = v
+			}
+			if era == "modern" {
+				params = strings.TrimSuffix(params, "}")
+				if params != "{" {
+					params += ","
+				}
+				params += meta + "}"
+			}
+			body, _ := post(t, url, hh, `{"jsonrpc":"2.0","id":2,"method":"`+method+`","params":`+params+`}`)
+			return string(body)
+		}
+	}
+	return out
 }
