@@ -27,17 +27,7 @@ func TestInputsSchemaChecked(t *testing.T) {
 		{"external $ref", "{type: object, properties: {s: {$ref: 'file:///etc/passwd'}}}", "i.yaml:1:47: inputs.properties.s.$ref: the inputs schema refers to file:///etc/passwd; it may only $ref its own $defs"},
 		{"x- and $defs are fine", "{type: object, x-note: hi, $defs: {c: {type: string, enum: [a]}}, properties: {s: {$ref: '#/$defs/c'}}}", ""},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			src := "inputs: " + tc.inputs + "\nsteps: [{id: a, tool: x__y}]\n"
-			ps, err := (&Loader{}).Parse(strings.NewReader(src), "i.yaml")
-			got := problems(err)
-			switch {
-			case tc.want == "" && err != nil:
-				t.Errorf("problems %q, want none", got)
-			case tc.want != "" && (len(got) != 1 || !strings.HasPrefix(got[0], tc.want) || len(ps) != 0):
-				t.Errorf("problems %q, want one starting %q", got, tc.want)
-			}
-		})
+		t.Run(tc.name, func(t *testing.T) { checkInputs(t, tc.inputs, tc.want) })
 	}
 }
 
@@ -62,17 +52,7 @@ func TestInputsDefaultsChecked(t *testing.T) {
 			"i.yaml:1:59: inputs.$defs.c.default: the default 3 does not fit its own schema, so every call that leaves it out would fail: it must be string, got number; change the default or the schema"},
 		{"good defaults", "{type: object, properties: {n: {type: integer, default: 3}, c: {enum: [red], default: red}, l: {type: array, default: [a]}}}", ""},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			src := "inputs: " + tc.inputs + "\nsteps: [{id: a, tool: x__y}]\n"
-			ps, err := (&Loader{}).Parse(strings.NewReader(src), "i.yaml")
-			got := problems(err)
-			switch {
-			case tc.want == "" && err != nil:
-				t.Errorf("problems %q, want none", got)
-			case tc.want != "" && (len(got) != 1 || !strings.HasPrefix(got[0], tc.want) || len(ps) != 0):
-				t.Errorf("problems %q, want one starting %q", got, tc.want)
-			}
-		})
+		t.Run(tc.name, func(t *testing.T) { checkInputs(t, tc.inputs, tc.want) })
 	}
 }
 
@@ -120,5 +100,21 @@ outputs: {out: "${{ steps.a.outputs }}"}
 	}
 	if _, err := p.Plan([]byte(`{"region":"mars"}`)); !errors.Is(err, ErrInvalidArguments) {
 		t.Errorf("plan with bad arguments: %v", err)
+	}
+}
+
+// checkInputs loads a pipeline whose inputs schema is inputs and checks
+// that it loads with no problem (want "") or with exactly one problem,
+// starting with want, that keeps the pipeline from being served.
+func checkInputs(t *testing.T, inputs, want string) {
+	t.Helper()
+	src := "inputs: " + inputs + "\nsteps: [{id: a, tool: x__y}]\n"
+	ps, err := (&Loader{}).Parse(strings.NewReader(src), "i.yaml")
+	got := problems(err)
+	switch {
+	case want == "" && err != nil:
+		t.Errorf("problems %q, want none", got)
+	case want != "" && (len(got) != 1 || !strings.HasPrefix(got[0], want) || len(ps) != 0):
+		t.Errorf("problems %q, want one starting %q", got, want)
 	}
 }
