@@ -25,7 +25,7 @@ const examples = "../examples/skills"
 
 // exampleServer serves examples/skills through the gRPC plugin link, with
 // the script executor behind a gRPC link too, as the gateway runs them.
-func exampleServer(t *testing.T, opts Options) (*Server, *sdk.Client) {
+func exampleServer(t *testing.T, opts Options) (*Server, *sdktest.Client) {
 	t.Helper()
 	ex := script.New(script.WithRoot(t.TempDir()), script.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
 	t.Cleanup(func() { ex.Close() })
@@ -40,7 +40,7 @@ func exampleServer(t *testing.T, opts Options) (*Server, *sdk.Client) {
 	return srv, sdktest.Start(t, srv, nil)
 }
 
-func callTool(t *testing.T, c *sdk.Client, name string, args any) result {
+func callTool(t *testing.T, c *sdktest.Client, name string, args any) result {
 	t.Helper()
 	params, _ := json.Marshal(map[string]any{"name": name, "arguments": args})
 	raw, err := c.Call(context.Background(), sdk.CallRequest{Source: "skills", Method: "tools/call", Params: params}, &sdktest.Recorder{})
@@ -50,7 +50,7 @@ func callTool(t *testing.T, c *sdk.Client, name string, args any) result {
 	return decode(t, raw)
 }
 
-func call(t *testing.T, c *sdk.Client, method string, params any) (json.RawMessage, error) {
+func call(t *testing.T, c *sdktest.Client, method string, params any) (json.RawMessage, error) {
 	t.Helper()
 	p, _ := json.Marshal(params)
 	return c.Call(context.Background(), sdk.CallRequest{Source: "skills", Method: method, Params: p}, &sdktest.Recorder{})

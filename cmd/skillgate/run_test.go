@@ -16,6 +16,7 @@ import (
 
 	"github.com/skillgate/skillgate/internal/testenv"
 	"github.com/skillgate/skillgate/plugins/sdk"
+	"github.com/skillgate/skillgate/plugins/sdk/hostside"
 )
 
 // A bad SKILLGATE_EXECUTOR_PROTOCOL stops run before anything starts, and
@@ -82,7 +83,7 @@ func TestServersShowsExecutors(t *testing.T) {
 // which the gateway handles for its plugins.
 func TestPluginServeEndsOnSIGTERM(t *testing.T) {
 	cmd := exec.Command(buildSkillgate(t), "plugin", "serve", "mcp")
-	cmd.Env = append(os.Environ(), sdk.Handshake.MagicCookieKey+"="+sdk.Handshake.MagicCookieValue,
+	cmd.Env = append(os.Environ(), hostside.Handshake().MagicCookieKey+"="+hostside.Handshake().MagicCookieValue,
 		"PLUGIN_PROTOCOL_VERSIONS="+strconv.Itoa(sdk.ProtocolVersion), "PLUGIN_MIN_PORT=0", "PLUGIN_MAX_PORT=0")
 	out, err := cmd.StdoutPipe()
 	if err != nil {

@@ -16,12 +16,12 @@ import (
 
 // start serves a fresh hello executor over in-memory gRPC, as the gateway
 // would talk to the plugin process.
-func start(t *testing.T) *sdk.Client {
+func start(t *testing.T) *sdktest.Client {
 	t.Helper()
 	return sdktest.Start(t, &hello{}, nil)
 }
 
-func load(t *testing.T, c *sdk.Client, source, spec string) sdk.Definitions {
+func load(t *testing.T, c *sdktest.Client, source, spec string) sdk.Definitions {
 	t.Helper()
 	defs, err := c.Load(t.Context(), sdk.LoadRequest{Source: source, Kind: "hello", Spec: json.RawMessage(spec)})
 	if err != nil {

@@ -29,8 +29,13 @@ var (
 	// answered an invalid Info, at the first try; one that failed to start
 	// three times in a row without ever completing the handshake and Info,
 	// at the third. It runs the file again once the file changes (its size
-	// or modification time), or after Manager.ForgetFailures.
-	ErrGaveUp = errors.New("gave up on this plugin file: it is not run again until it changes")
+	// or modification time), or after Manager.ForgetFailures. A running
+	// plugin's supervisor looks for a change every second; a plugin that
+	// never started is run again at the caller's next Start (the gateway
+	// retries a failed source with a backoff of up to 30 s, and a reload,
+	// SIGHUP, calls ForgetFailures), which the message says.
+	ErrGaveUp = errors.New("gave up on this plugin file: it is not run again until it changes " +
+		"(a change is picked up at the next retry, up to 30 s later) or the gateway reloads its configuration (SIGHUP)")
 	// ErrDuplicate means a manager already runs an executor of that name.
 	ErrDuplicate = errors.New("executor already started")
 	// ErrInvalidName means an executor name is empty or has characters other

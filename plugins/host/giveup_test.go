@@ -6,10 +6,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -112,7 +114,7 @@ func TestGiveUp(t *testing.T) {
 			if got := runs(t, file); got != tc.runs {
 				t.Errorf("the file ran %d times, want %d", got, tc.runs)
 			}
-			if !errors.Is(last, tc.is) || !strings.Contains(last.Error(), spec.Path) || !strings.Contains(last.Error(), "not run again until it changes") {
+			if !errors.Is(last, tc.is) || !strings.Contains(last.Error(), spec.Path) || !strings.Contains(last.Error(), "not run again until it changes (a change is picked up at the next retry, up to 30 s later) or the gateway reloads its configuration (SIGHUP)") {
 				t.Errorf("error %v, want %v naming %s and saying what to do", last, tc.is, spec.Path)
 			}
 			for _, m := range tc.mention {
@@ -205,8 +207,17 @@ func TestGiveUpAfterRestart(t *testing.T) {
 		return st.State == host.StateFailed && st.NextRestart.IsZero()
 	})
 	st := p.Status()
-	if !strings.Contains(st.LastError, "I am not a plugin") || !strings.Contains(st.LastError, "not run again until it changes") {
-		t.Errorf("Status = %+v, want LastError saying why and what to do", st)
+	if !strings.Contains(st.LastError, "I am not a plugin") || !strings.Contains(st.LastError, "not run again until it changes") ||
+		!strings.Contains(st.LastError, "up to 30 s later") || !strings.Contains(st.LastError, "SIGHUP") {
+		t.Errorf("Status = %+v, want LastError saying why, what to do and when it is retried", st)
+	}
+	// One launch of the script, one restart: the log counts it as the
+	// status does.
+	if st.Restarts != 1 {
+		t.Errorf("Status.Restarts = %d after one failed restart, want 1", st.Restarts)
+	}
+	if got := restartCounts(sink); len(got) != 1 || got[0] != st.Restarts {
+		t.Errorf("restart counts logged %v, want [%d] as Status.Restarts says", got, st.Restarts)
 	}
 	waitFor(t, 5*time.Second, "source a failed", func() bool {
 		_, ok := got.find(func(ch sdk.Change) bool {
@@ -227,6 +238,19 @@ func TestGiveUpAfterRestart(t *testing.T) {
 	if res, err := p.Call(ctx, sdk.CallRequest{Source: "a", Method: "echo", Params: json.RawMessage(`1`)}, nil); err != nil || string(res) != "1" {
 		t.Errorf("call after the file changed back: %s, %v", res, err)
 	}
+}
+
+// restartCounts returns the restart count of each "executor restarting"
+// record, in order.
+func restartCounts(sink *logSink) []int {
+	var n []int
+	for _, r := range sink.records() {
+		if r.Msg == "executor restarting" {
+			v, _ := strconv.Atoi(fmt.Sprint(r.Attrs["restarts"]))
+			n = append(n, v)
+		}
+	}
+	return n
 }
 
 // TestPanicInCall: a panic in one call fails that call alone, in a real

@@ -30,6 +30,7 @@ import (
 	"github.com/skillgate/skillgate/plugins/host"
 	"github.com/skillgate/skillgate/plugins/mcp"
 	"github.com/skillgate/skillgate/plugins/sdk"
+	"github.com/skillgate/skillgate/plugins/sdk/hostside"
 )
 
 // The test binary doubles as the plugin (go-plugin's helperProcess pattern):
@@ -82,11 +83,17 @@ func helper(mode string) int {
 		sdk.Serve(newEcho())
 	case "nokinds":
 		sdk.Serve(noKinds{newEcho()})
+	case "stdoutfirst":
+		// An executor that prints a banner before it serves.
+		fmt.Println("starting echo v0.0.1 ...")
+		sdk.Serve(newEcho())
+	case "slowinfo":
+		sdk.Serve(slowInfo{newEcho()})
 	case "badcookie":
 		// A go-plugin plugin of some other program.
-		hs := sdk.Handshake
+		hs := hostside.Handshake()
 		hs.MagicCookieValue = "another-program"
-		plugin.Serve(&plugin.ServeConfig{HandshakeConfig: hs, Plugins: sdk.PluginSet(newEcho(), nil), GRPCServer: sdk.NewGRPCServer})
+		plugin.Serve(&plugin.ServeConfig{HandshakeConfig: hs, Plugins: hostside.PluginSet(newEcho(), nil, 0), GRPCServer: hostside.NewGRPCServer})
 	case "hang":
 		time.Sleep(time.Hour)
 	case "builtin-mcp":
@@ -96,19 +103,19 @@ func helper(mode string) int {
 		mcpServer()
 	case "future":
 		// An executor of a protocol this gateway does not know yet.
-		hs := sdk.Handshake
+		hs := hostside.Handshake()
 		hs.ProtocolVersion = sdk.ProtocolVersion + 7
-		plugin.Serve(&plugin.ServeConfig{HandshakeConfig: hs, Plugins: sdk.PluginSet(newEcho(), nil), GRPCServer: sdk.NewGRPCServer})
+		plugin.Serve(&plugin.ServeConfig{HandshakeConfig: hs, Plugins: hostside.PluginSet(newEcho(), nil, 0), GRPCServer: hostside.NewGRPCServer})
 	case "v1":
 		// An executor built against an SDK that spoke only protocol 1: a
 		// single-version handshake, and no Calls stream.
-		hs := sdk.Handshake
+		hs := hostside.Handshake()
 		hs.ProtocolVersion = 1
 		plugin.Serve(&plugin.ServeConfig{
 			HandshakeConfig: hs,
-			Plugins:         plugin.PluginSet{sdk.PluginName: &sdk.GRPCPlugin{Impl: newEcho(), Version: 1}},
+			Plugins:         hostside.PluginSet(newEcho(), nil, 1),
 			GRPCServer: func(opts []grpc.ServerOption) *grpc.Server {
-				return sdk.NewGRPCServer(append(opts, grpc.StreamInterceptor(refuseCalls)))
+				return hostside.NewGRPCServer(append(opts, grpc.StreamInterceptor(refuseCalls)))
 			},
 		})
 	default:
@@ -149,6 +156,14 @@ func (e *echo) Load(_ context.Context, req sdk.LoadRequest) (sdk.Definitions, er
 }
 
 func (e *echo) Unload(context.Context, string) error { return nil }
+
+// slowInfo answers Info only when the host gives up on it.
+type slowInfo struct{ *echo }
+
+func (slowInfo) Info(ctx context.Context) (sdk.Info, error) {
+	<-ctx.Done()
+	return sdk.Info{}, ctx.Err()
+}
 
 // noKinds answers Info without kinds.
 type noKinds struct{ *echo }

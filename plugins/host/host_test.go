@@ -293,6 +293,13 @@ func TestCrashLoopBacksOff(t *testing.T) {
 	if !strings.Contains(st.LastError, "exit status 3") || st.Restarts < 5 {
 		t.Errorf("Status = %+v", st)
 	}
+	// The log numbers the restarts as Status.Restarts counts them: 1, 2, ...
+	for i, n := range restartCounts(sink) {
+		if n != i+1 {
+			t.Errorf("restart counts logged %v, want 1, 2, 3, ...", restartCounts(sink))
+			break
+		}
+	}
 	if st.State == host.StateRestarting && !st.NextRestart.After(st.Since) {
 		t.Errorf("Status = %+v, want NextRestart after Since", st)
 	}
@@ -392,11 +399,16 @@ func TestStartErrors(t *testing.T) {
 		ctx     time.Duration // a start deadline, when set
 		is      error
 		mention []string
+		not     []string // what the error must not say
 	}{
 		{name: "missing binary", spec: missing, is: fs.ErrNotExist, mention: []string{`"echo"`, "missing"}},
 		{name: "not executable", spec: noExec, is: host.ErrNotExecutable, mention: []string{`"echo"`, "chmod"}},
 		{name: "prints garbage", spec: helperSpec(t, "garbage"), is: host.ErrHandshake, mention: []string{`"echo"`, "hello, I am not a plugin", "sdk.Serve"}},
-		{name: "shell script", spec: scr, is: host.ErrHandshake, mention: []string{"not a plugin either"}},
+		{name: "shell script", spec: scr, is: host.ErrHandshake, mention: []string{"not a plugin either", "must be built with plugins/sdk and call sdk.Serve"}},
+		{name: "prints before Serve", spec: helperSpec(t, "stdoutfirst"), is: host.ErrHandshake,
+			mention: []string{"starting echo v0.0.1", "write nothing to stdout before sdk.Serve", "log to stderr"}, not: []string{"must be built with plugins/sdk"}},
+		{name: "slow Info", spec: helperSpec(t, "slowinfo"), opts: host.Options{StartTimeout: 2 * time.Second}, is: host.ErrStartTimeout,
+			mention: []string{"completed the go-plugin handshake", "Info did not answer within 2s", "keep Info quick; do slow set-up in Load"}, not: []string{"no handshake"}},
 		{name: "exits", spec: helperSpec(t, "exit"), is: host.ErrHandshake, mention: []string{"exited before the go-plugin handshake", "exit status 1", "boom: config missing"}},
 		{name: "protocol mismatch", spec: helperSpec(t, "future"), is: host.ErrHandshake, mention: []string{"another executor protocol", fmt.Sprintf("versions 1 to %d", sdk.ProtocolVersion)}},
 		{name: "timeout", spec: helperSpec(t, "hang"), opts: host.Options{StartTimeout: 500 * time.Millisecond}, is: host.ErrStartTimeout, mention: []string{"500ms"}},
@@ -427,6 +439,11 @@ func TestStartErrors(t *testing.T) {
 			for _, m := range tc.mention {
 				if !strings.Contains(err.Error(), m) {
 					t.Errorf("error %q does not mention %q", err, m)
+				}
+			}
+			for _, m := range tc.not {
+				if strings.Contains(err.Error(), m) {
+					t.Errorf("error %q says %q", err, m)
 				}
 			}
 			if d := time.Since(start); d > 5*time.Second {

@@ -1,9 +1,11 @@
 package host
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"os/exec"
 	"strconv"
 	"strings"
@@ -16,12 +18,13 @@ import (
 	"google.golang.org/grpc"
 
 	"github.com/skillgate/skillgate/plugins/sdk"
+	"github.com/skillgate/skillgate/plugins/sdk/hostside"
 )
 
 // instance is one process of a plugin, from launch to teardown.
 type instance struct {
 	gp      *plugin.Client
-	exec    *sdk.Client
+	exec    *hostside.Client
 	conn    *grpc.ClientConn // for health checks
 	proc    *proc
 	pid     int
@@ -98,7 +101,7 @@ func (p *Plugin) maxProtocol() int {
 
 // pluginSets are the handshake's plugin sets, one per version offered.
 func (p *Plugin) pluginSets() map[int]plugin.PluginSet {
-	sets := sdk.VersionedPlugins(nil, p.opts.Host)
+	sets := hostside.VersionedPlugins(nil, p.opts.Host)
 	for v := range sets {
 		if v > p.maxProtocol() {
 			delete(sets, v)
@@ -123,7 +126,7 @@ func (p *Plugin) launch(ctx, life context.Context) (*instance, sdk.Info, error) 
 	stderr := newLineLogger(p.log, "stderr")
 	pr := newProc(name, nil, stderr)
 	gp := plugin.NewClient(&plugin.ClientConfig{
-		HandshakeConfig:  sdk.Handshake,
+		HandshakeConfig:  hostside.Handshake(),
 		VersionedPlugins: p.pluginSets(),
 		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
 		RunnerFunc: func(_ hclog.Logger, base *exec.Cmd, _ string) (runner.Runner, error) {
@@ -136,14 +139,14 @@ func (p *Plugin) launch(ctx, life context.Context) (*instance, sdk.Info, error) 
 		SkipHostEnv: true,
 		GRPCDialOptions: []grpc.DialOption{
 			grpc.WithDefaultCallOptions(
-				grpc.MaxCallRecvMsgSize(sdk.MaxMessageSize),
-				grpc.MaxCallSendMsgSize(sdk.MaxMessageSize),
+				grpc.MaxCallRecvMsgSize(hostside.MaxMessageSize),
+				grpc.MaxCallSendMsgSize(hostside.MaxMessageSize),
 			),
 			// Fixed windows turn off gRPC's bandwidth-delay probing, which
 			// sends a ping (and draws an ack) for nearly every small
 			// message on a link whose bandwidth never changes.
-			grpc.WithInitialWindowSize(sdk.StreamWindow),
-			grpc.WithInitialConnWindowSize(sdk.ConnWindow),
+			grpc.WithInitialWindowSize(hostside.StreamWindow),
+			grpc.WithInitialConnWindowSize(hostside.ConnWindow),
 		},
 		// Our own deadline (below) comes first and explains itself better.
 		StartTimeout: p.opts.StartTimeout + time.Minute,
@@ -171,13 +174,14 @@ func (p *Plugin) launch(ctx, life context.Context) (*instance, sdk.Info, error) 
 			_ = exec.Close()
 		}
 		var final, first bool
-		err, final = p.startError(ctx, startCtx, pr, stderr, err)
+		// A client means the go-plugin handshake completed: Info failed.
+		err, final = p.startError(ctx, startCtx, pr, stderr, err, exec != nil)
 		if ctx.Err() != nil {
 			return nil, sdk.Info{}, err // the caller gave up, not the plugin
 		}
 		err, first = p.tries.failed(version, err, final)
 		if first {
-			p.log.Error("executor given up on: it is not started again until its file changes", "path", path, "error", err)
+			p.log.Error("executor given up on: it is not started again until its file changes or the gateway reloads (SIGHUP)", "path", path, "error", err)
 		}
 		return nil, sdk.Info{}, err
 	}
@@ -207,16 +211,16 @@ func (p *Plugin) launch(ctx, life context.Context) (*instance, sdk.Info, error) 
 }
 
 // handshake runs go-plugin's handshake, dispenses the executor and calls Info.
-func handshake(ctx context.Context, gp *plugin.Client) (*sdk.Client, *grpc.ClientConn, sdk.Info, error) {
+func handshake(ctx context.Context, gp *plugin.Client) (*hostside.Client, *grpc.ClientConn, sdk.Info, error) {
 	rpc, err := gp.Client()
 	if err != nil {
 		return nil, nil, sdk.Info{}, err
 	}
-	raw, err := rpc.Dispense(sdk.PluginName)
+	raw, err := rpc.Dispense(hostside.PluginName)
 	if err != nil {
 		return nil, nil, sdk.Info{}, fmt.Errorf("%w: dispense: %v", ErrHandshake, err)
 	}
-	exec, ok := raw.(*sdk.Client)
+	exec, ok := raw.(*hostside.Client)
 	if !ok {
 		return nil, nil, sdk.Info{}, fmt.Errorf("%w: dispensed %T, not an executor", ErrHandshake, raw)
 	}
@@ -235,14 +239,21 @@ func handshake(ctx context.Context, gp *plugin.Client) (*sdk.Client, *grpc.Clien
 // meant for its own users; this says what went wrong in the gateway's terms.
 // final says that launching the same file again cannot help: it is not an
 // executor plugin this gateway can speak to, or its Info is invalid.
-func (p *Plugin) startError(ctx, startCtx context.Context, pr *proc, stderr *lineLogger, err error) (_ error, final bool) {
+//
+// handshaken says that go-plugin's handshake completed, so that what failed
+// or took too long is Info.
+func (p *Plugin) startError(ctx, startCtx context.Context, pr *proc, stderr *lineLogger, err error, handshaken bool) (_ error, final bool) {
 	what := fmt.Sprintf("executor %q (%s)", p.spec.Name, p.spec.Path)
 	if ctx.Err() != nil {
 		return fmt.Errorf("start %s: %w", what, ctx.Err()), false
 	}
 	note := exitNote(pr, stderr)
 	if errors.Is(startCtx.Err(), context.DeadlineExceeded) {
-		return fmt.Errorf("start %s: %w: no handshake and Info within %v%s", what, ErrStartTimeout, p.opts.StartTimeout, note), false
+		if handshaken {
+			return fmt.Errorf("start %s: %w: it completed the go-plugin handshake, but its Info did not answer within %v%s; "+
+				"keep Info quick; do slow set-up in Load", what, ErrStartTimeout, p.opts.StartTimeout, note), false
+		}
+		return fmt.Errorf("start %s: %w: no go-plugin handshake within %v%s", what, ErrStartTimeout, p.opts.StartTimeout, note), false
 	}
 	if errors.Is(err, ErrInvalidInfo) {
 		return fmt.Errorf("start %s: %w; fix the executor's Info method", what, err), true
@@ -253,6 +264,10 @@ func (p *Plugin) startError(ctx, startCtx context.Context, pr *proc, stderr *lin
 	switch {
 	case strings.HasPrefix(msg, unrecognized):
 		line, _, _ := strings.Cut(msg[len(unrecognized):], "\n")
+		if line != "" && builtWithSDK(p.spec.Path) {
+			return fmt.Errorf("start %s: %w: it printed %q on stdout before the go-plugin handshake, which goes there; "+
+				"write nothing to stdout before sdk.Serve; log to stderr%s", what, ErrHandshake, clip(line), note), true
+		}
 		if line != "" {
 			return fmt.Errorf("start %s: %w: it printed %q where the go-plugin handshake was expected; "+
 				"an executor must be built with plugins/sdk and call sdk.Serve%s", what, ErrHandshake, clip(line), note), true
@@ -272,12 +287,40 @@ func (p *Plugin) startError(ctx, startCtx context.Context, pr *proc, stderr *lin
 	if exited {
 		if refusedCookie(stderr) {
 			return fmt.Errorf("start %s: %w: it is a go-plugin plugin that refused the gateway's magic cookie (%s): "+
-				"a plugin of another program, or one built with a handshake other than sdk.Handshake; "+
-				"an executor must be built with plugins/sdk and call sdk.Serve", what, ErrHandshake, sdk.Handshake.MagicCookieKey), true
+				"a plugin of another program, or one built with a handshake other than the SDK's; "+
+				"an executor must be built with plugins/sdk and call sdk.Serve", what, ErrHandshake, hostside.Handshake().MagicCookieKey), true
 		}
 		return fmt.Errorf("start %s: %w: it exited before the go-plugin handshake%s", what, ErrHandshake, note), false
 	}
 	return fmt.Errorf("start %s: %w%s", what, err, note), false
+}
+
+// builtWithSDK reports whether the program at path looks like an executor
+// built with plugins/sdk: it holds the SDK's magic cookie, which a Go
+// binary linking the SDK carries as a string constant. A script or a
+// program of another language does not, unless it names the cookie.
+func builtWithSDK(path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	cookie := []byte(hostside.Handshake().MagicCookieValue)
+	buf := make([]byte, 256<<10)
+	carry := 0
+	for {
+		n, err := f.Read(buf[carry:])
+		n += carry
+		if bytes.Contains(buf[:n], cookie) {
+			return true
+		}
+		if err != nil {
+			return false
+		}
+		// Keep the tail, in case the cookie straddles two reads.
+		carry = min(len(cookie)-1, n)
+		copy(buf, buf[n-carry:n])
+	}
 }
 
 // refusedCookie reports whether a plugin that exited before the handshake

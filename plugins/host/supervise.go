@@ -112,7 +112,9 @@ func (p *Plugin) restart(ctx context.Context, bo *backoff, cause string) *instan
 		}) {
 			return nil
 		}
-		p.log.Warn("executor restarting", "state", string(state), "delay", delay, "restarts", restarts, "cause", cause)
+		// The count this launch will have in Status.Restarts, so that the
+		// log and the status agree.
+		p.log.Warn("executor restarting", "state", string(state), "delay", delay, "restarts", restarts+1, "cause", cause)
 
 		t := time.NewTimer(delay)
 		select {

@@ -89,7 +89,7 @@ func (t *tries) failed(v fileVersion, err error, final bool) (_ error, first boo
 	case final:
 		t.gaveUp = fmt.Errorf("%w; %w", err, ErrGaveUp)
 	case t.failures >= maxStartTries:
-		t.gaveUp = fmt.Errorf("%w (%d failed starts in a row, none of which reached the handshake and Info); %w",
+		t.gaveUp = fmt.Errorf("%w (%d failed starts in a row, none of which completed the handshake and Info); %w",
 			err, t.failures, ErrGaveUp)
 	default:
 		return err, false

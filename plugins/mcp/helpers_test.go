@@ -63,7 +63,7 @@ func (b *logBuffer) String() string {
 type harness struct {
 	t    *testing.T
 	e    *Executor
-	c    *sdk.Client
+	c    *sdktest.Client
 	logs *logBuffer
 
 	mu      sync.Mutex

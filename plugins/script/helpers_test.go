@@ -29,7 +29,7 @@ func requireCmd(t testing.TB, name string) {
 type harness struct {
 	t    testing.TB
 	exec *Executor
-	c    *sdk.Client
+	c    *sdktest.Client
 }
 
 func newHarness(t testing.TB, opts ...Option) *harness {

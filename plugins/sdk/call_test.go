@@ -76,7 +76,7 @@ func tool(name string) json.RawMessage {
 }
 
 // eachProtocol runs f against a fresh keeper at every protocol version.
-func eachProtocol(t *testing.T, f func(t *testing.T, k *keeper, c *sdk.Client)) {
+func eachProtocol(t *testing.T, f func(t *testing.T, k *keeper, c client)) {
 	for v := sdk.MinProtocolVersion; v <= sdk.ProtocolVersion; v++ {
 		t.Run(fmt.Sprintf("protocol %d", v), func(t *testing.T) {
 			k := newKeeper()
@@ -87,7 +87,7 @@ func eachProtocol(t *testing.T, f func(t *testing.T, k *keeper, c *sdk.Client)) 
 
 func TestCallEnded(t *testing.T) {
 	ctx := context.Background()
-	eachProtocol(t, func(t *testing.T, k *keeper, c *sdk.Client) {
+	eachProtocol(t, func(t *testing.T, k *keeper, c client) {
 		t.Run("used after Call returned", func(t *testing.T) {
 			rec := &sdktest.Recorder{
 				CallToolFunc: func(context.Context, string, json.RawMessage) (json.RawMessage, error) {
@@ -167,7 +167,7 @@ func captureStderr(t *testing.T, f func()) string {
 
 func TestPanicFailsOneRequest(t *testing.T) {
 	ctx := context.Background()
-	eachProtocol(t, func(t *testing.T, k *keeper, c *sdk.Client) {
+	eachProtocol(t, func(t *testing.T, k *keeper, c client) {
 		// A call in flight while another one panics.
 		inflight := make(chan error, 1)
 		progressed := make(chan struct{})
@@ -267,8 +267,15 @@ func TestRecorderAnswersAsTheGateway(t *testing.T) {
 	ctx := context.Background()
 	rec := &sdktest.Recorder{}
 	var rpcErr *sdk.RPCError
-	if _, err := rec.CallTool(ctx, "nope", nil); err == nil || errors.As(err, &rpcErr) || errors.Is(err, sdk.ErrUnsupported) || !strings.Contains(err.Error(), "unknown tool: nope") {
-		t.Errorf("CallTool: %v, want a plain error saying the tool is unknown", err)
+	if _, err := rec.CallTool(ctx, "nope", nil); !errors.As(err, &rpcErr) || rpcErr.Code != sdk.CodeInvalidParams || !strings.Contains(err.Error(), "unknown tool: nope") {
+		t.Errorf("CallTool: %v, want an *sdk.RPCError with sdk.CodeInvalidParams saying the tool is unknown, as the gateway answers", err)
+	}
+	// The executor sees the same across the connection, so that code
+	// tested with the harness takes the branch it takes in production.
+	c := sdktest.Start(t, &echo{cancelled: make(chan string, 1)}, nil)
+	_, err := c.Call(ctx, sdk.CallRequest{Source: "a", Method: "calltool", Params: json.RawMessage(`{}`)}, &sdktest.Recorder{})
+	if !errors.As(err, &rpcErr) || rpcErr.Code != sdk.CodeInvalidParams || !strings.Contains(rpcErr.Message, "unknown tool: other") {
+		t.Errorf("an executor's CallTool of an unknown tool through a Recorder: %v, want an *sdk.RPCError with sdk.CodeInvalidParams", err)
 	}
 	if _, err := rec.Request(ctx, "sampling/createMessage", nil); !errors.As(err, &rpcErr) || rpcErr.Code != sdk.CodeMethodNotFound {
 		t.Errorf("Request: %v, want an *sdk.RPCError with sdk.CodeMethodNotFound", err)

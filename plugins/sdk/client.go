@@ -12,14 +12,15 @@ import (
 	"github.com/hashicorp/go-plugin"
 	"google.golang.org/grpc"
 
+	"github.com/skillgate/skillgate/plugins/sdk/internal/link"
 	"github.com/skillgate/skillgate/plugins/sdk/internal/pb"
 )
 
-// Client is the gateway's side of an executor plugin. It implements
-// Executor and Watcher by calling the plugin, and serves the plugin's
-// callbacks (CallTool, ClientRequest) by routing them to the Call that the
-// running request was given.
-type Client struct {
+// client is the gateway's side of an executor plugin, which package
+// hostside exports as Client. It implements Executor and Watcher by calling
+// the plugin, and serves the plugin's callbacks (CallTool, ClientRequest)
+// by routing them to the Call that the running request was given.
+type client struct {
 	client pb.ExecutorClient
 	broker *plugin.GRPCBroker
 	host   Host
@@ -41,17 +42,17 @@ type Client struct {
 }
 
 var (
-	_ Executor = (*Client)(nil)
-	_ Watcher  = (*Client)(nil)
+	_ Executor = (*client)(nil)
+	_ Watcher  = (*client)(nil)
 )
 
-func newClient(broker *plugin.GRPCBroker, conn *grpc.ClientConn, host Host, version int) *Client {
-	c := &Client{client: pb.NewExecutorClient(conn), broker: broker, host: host, version: version}
+func newClient(broker *plugin.GRPCBroker, conn *grpc.ClientConn, host Host, version int) *client {
+	c := &client{client: pb.NewExecutorClient(conn), broker: broker, host: host, version: version}
 	c.mux.client = c.client
 	if broker != nil {
 		c.hostID = broker.NextId()
 		go broker.AcceptAndServe(c.hostID, func(opts []grpc.ServerOption) *grpc.Server {
-			srv := NewGRPCServer(opts)
+			srv := link.NewGRPCServer(opts)
 			pb.RegisterHostServer(srv, &hostServer{c: c})
 			c.mu.Lock()
 			defer c.mu.Unlock()
@@ -66,7 +67,7 @@ func newClient(broker *plugin.GRPCBroker, conn *grpc.ClientConn, host Host, vers
 }
 
 // Info implements Executor. It also hands the plugin the host service.
-func (c *Client) Info(ctx context.Context) (Info, error) {
+func (c *client) Info(ctx context.Context) (Info, error) {
 	resp, err := c.client.Info(ctx, &pb.InfoRequest{HostBrokerId: c.hostID, ProtocolVersion: ProtocolVersion})
 	if err != nil {
 		return Info{}, fromStatus(ctx, err)
@@ -88,7 +89,7 @@ func (c *Client) Info(ctx context.Context) (Info, error) {
 // CallsChannel says what the next call rides on: "socket" (the executor's
 // side channel, protocol 3) or "stream" (a gRPC stream); err is why a side
 // channel the executor offered could not be opened.
-func (c *Client) CallsChannel() (channel string, err error) {
+func (c *client) CallsChannel() (channel string, err error) {
 	c.mu.Lock()
 	err = c.sideErr
 	c.mu.Unlock()
@@ -96,7 +97,7 @@ func (c *Client) CallsChannel() (channel string, err error) {
 }
 
 // Load implements Executor.
-func (c *Client) Load(ctx context.Context, req LoadRequest) (Definitions, error) {
+func (c *client) Load(ctx context.Context, req LoadRequest) (Definitions, error) {
 	resp, err := c.client.Load(ctx, &pb.LoadRequest{Source: req.Source, Kind: req.Kind, Spec: req.Spec})
 	if err != nil {
 		return Definitions{}, fromStatus(ctx, err)
@@ -105,7 +106,7 @@ func (c *Client) Load(ctx context.Context, req LoadRequest) (Definitions, error)
 }
 
 // Unload implements Executor.
-func (c *Client) Unload(ctx context.Context, source string) error {
+func (c *client) Unload(ctx context.Context, source string) error {
 	_, err := c.client.Unload(ctx, &pb.UnloadRequest{Source: source})
 	return fromStatus(ctx, err)
 }
@@ -114,7 +115,7 @@ func (c *Client) Unload(ctx context.Context, source string) error {
 // in the order the plugin sent them, before Call returns. call may be nil:
 // the events are dropped then, and the plugin's callbacks (Request,
 // CallTool) fail with ErrCallEnded, as they do once Call returned.
-func (c *Client) Call(ctx context.Context, req CallRequest, call Call) (json.RawMessage, error) {
+func (c *client) Call(ctx context.Context, req CallRequest, call Call) (json.RawMessage, error) {
 	if req.CallID == "" {
 		req.CallID = strconv.FormatUint(c.nextID.Add(1), 36)
 	}
@@ -153,7 +154,7 @@ func (c *Client) Call(ctx context.Context, req CallRequest, call Call) (json.Raw
 
 // Watch implements Watcher. It returns nil when ctx is done and an error
 // wrapping ErrPluginShutdown when the plugin goes away.
-func (c *Client) Watch(ctx context.Context, emit func(Change)) error {
+func (c *client) Watch(ctx context.Context, emit func(Change)) error {
 	stream, err := c.client.Watch(ctx, &pb.WatchRequest{})
 	if err != nil {
 		return fromStatus(ctx, err)
@@ -183,11 +184,11 @@ func (c *Client) Watch(ctx context.Context, emit func(Change)) error {
 }
 
 // Version is the executor protocol version negotiated with the plugin.
-func (c *Client) Version() int { return c.version }
+func (c *client) Version() int { return c.version }
 
 // Close stops the host callback service and ends the calls stream. The
 // plugin process itself is owned by whoever started it.
-func (c *Client) Close() error {
+func (c *client) Close() error {
 	c.mux.close()
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -201,7 +202,7 @@ func (c *Client) Close() error {
 // hostServer serves the plugin's callbacks on the gateway side.
 type hostServer struct {
 	pb.UnimplementedHostServer
-	c *Client
+	c *client
 }
 
 func (h *hostServer) call(id string) (Call, error) {

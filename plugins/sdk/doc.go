@@ -26,10 +26,16 @@
 // however the process ends (the gateway stops the plugin, SIGTERM, or the
 // gateway is gone).
 //
+// Before shipping, check your tool definitions with [ValidateTools]: names
+// LLM APIs accept, no duplicates, object schemas.
+//
 // The same [Executor] interface is what the gateway calls, whether the
-// executor runs in another process (through [GRPCPlugin]) or in the gateway's
-// own process. Package sdktest runs an executor over a real in-memory gRPC
-// connection for tests.
+// executor runs in another process or in the gateway's own process.
+// Package sdktest runs an executor over a real gRPC connection inside a
+// test, as the gateway would, and fails the test where the gateway would
+// refuse the executor. The gateway's end of the connection (the go-plugin
+// handshake and plugin sets, and the client that calls an executor) is
+// package hostside, which executors do not use.
 //
 // This package never imports anything else of the skillgate repository; it
 // depends only on go-plugin, gRPC and protobuf.

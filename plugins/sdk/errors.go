@@ -27,7 +27,9 @@ var (
 	ErrCallEnded = errors.New("call ended")
 )
 
-// JSON-RPC error codes used by the gateway and executors.
+// JSON-RPC error codes used by the gateway and executors. The gateway
+// answers a CallTool of a tool that is not in its catalog with an *RPCError
+// of CodeInvalidParams ("unknown tool: NAME ...").
 const (
 	CodeParseError     = -32700
 	CodeInvalidRequest = -32600
@@ -39,9 +41,13 @@ const (
 // RPCError is a JSON-RPC error answered by an upstream or an executor. It is
 // passed to the client as it is, code and data included.
 type RPCError struct {
-	Code    int64           `json:"code"`
-	Message string          `json:"message"`
-	Data    json.RawMessage `json:"data,omitempty"`
+	// Code is the JSON-RPC error code, e.g. CodeInvalidParams.
+	Code int64 `json:"code"`
+	// Message is the error's message, for people to read.
+	Message string `json:"message"`
+	// Data, when not empty, is the error's data value, passed on
+	// unchanged.
+	Data json.RawMessage `json:"data,omitempty"`
 }
 
 // Error implements error.

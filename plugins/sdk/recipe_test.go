@@ -80,14 +80,62 @@ func TestReleasedSDKRecipe(t *testing.T) {
 	}
 }
 
+// TestSDKFromACopyRecipe follows the example's README for an author who
+// builds against a copy of the repository today, before any release: a
+// copy of the example, outside the repository, is pointed at this SDK
+// folder and built.
+func TestSDKFromACopyRecipe(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a module of its own")
+	}
+	readme, err := os.ReadFile(filepath.Join(exampleDir, "README.md"))
+	if err != nil {
+		t.Skipf("no example executor next to this SDK: %v", err)
+	}
+	cmds := recipeIn(t, string(readme), "## Depending on the SDK from your own module")
+	repo, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	work := filepath.Join(t.TempDir(), "executor")
+	copyTree(t, exampleDir, work)
+	// Modules other than the SDK come from this machine's module cache.
+	env := append(os.Environ(), "GOPROXY=off", "GOFLAGS=-mod=mod", "GOWORK=off", "GOTOOLCHAIN=local")
+	for _, line := range cmds {
+		line = strings.ReplaceAll(line, "/path/to/skillgate", filepath.ToSlash(repo))
+		args := strings.Fields(line)
+		cmd := exec.Command(args[0], args[1:]...)
+		cmd.Dir, cmd.Env = work, env
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("%s: %v\n%s", line, err, out)
+		}
+	}
+	mod, err := os.ReadFile(filepath.Join(work, "go.mod"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(mod, []byte("github.com/skillgate/skillgate/plugins/sdk v0.0.0")) ||
+		!bytes.Contains(mod, []byte("=> "+filepath.ToSlash(repo)+"/plugins/sdk")) {
+		t.Errorf("go.mod after the recipe:\n%s", mod)
+	}
+}
+
 // recipe returns the commands of the README's "Depending on a released
 // SDK" section, one per line.
 func recipe(t *testing.T, readme string) []string {
 	t.Helper()
-	_, section, ok := strings.Cut(readme, "## Depending on a released SDK")
+	return recipeIn(t, readme, "## Depending on a released SDK")
+}
+
+// recipeIn returns the commands of the first sh block of the README's
+// section under heading, one per line.
+func recipeIn(t *testing.T, readme, heading string) []string {
+	t.Helper()
+	_, section, ok := strings.Cut(readme, heading)
 	if !ok {
-		t.Fatal(`the README has no "Depending on a released SDK" section`)
+		t.Fatalf("the README has no %q section", heading)
 	}
+	section, _, _ = strings.Cut(section, "\n## ")
 	_, block, ok := strings.Cut(section, "```sh\n")
 	if !ok {
 		t.Fatal("the section has no sh block")

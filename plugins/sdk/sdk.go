@@ -6,8 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-
-	"github.com/hashicorp/go-plugin"
 )
 
 // ProtocolVersion is the newest executor protocol version this SDK speaks,
@@ -33,18 +31,6 @@ const (
 	ProtocolVersion    = 3
 	MinProtocolVersion = 1
 )
-
-// PluginName is the name under which an executor is dispensed.
-const PluginName = "executor"
-
-// Handshake is the go-plugin handshake shared by the gateway and every
-// executor. The magic cookie only keeps people from running a plugin binary
-// by hand; it is not a security control.
-var Handshake = plugin.HandshakeConfig{
-	ProtocolVersion:  ProtocolVersion,
-	MagicCookieKey:   "SKILLGATE_EXECUTOR_PLUGIN",
-	MagicCookieValue: "8d0a3c1e-skillgate-executor",
-}
 
 // Info describes an executor.
 type Info struct {
@@ -113,10 +99,14 @@ type LoadRequest struct {
 // exactly as MCP defines it (a Tool, a Resource, a ResourceTemplate, a Prompt).
 // Names are the source's own; the gateway namespaces them.
 type Definitions struct {
-	Tools             []json.RawMessage
-	Resources         []json.RawMessage
+	// Tools are MCP Tool objects; check them with ValidateTools.
+	Tools []json.RawMessage
+	// Resources are MCP Resource objects.
+	Resources []json.RawMessage
+	// ResourceTemplates are MCP ResourceTemplate objects.
 	ResourceTemplates []json.RawMessage
-	Prompts           []json.RawMessage
+	// Prompts are MCP Prompt objects.
+	Prompts []json.RawMessage
 	// Server is the upstream's initialize result, where there is one.
 	Server json.RawMessage
 	// Status, when not nil, is the source's health as of these definitions.
@@ -147,15 +137,22 @@ type CallRequest struct {
 
 // Progress is a progress report for a running call.
 type Progress struct {
+	// Progress is how far the call has come; it must increase from one
+	// report to the next, and may be a fraction or a count.
 	Progress float64
-	// Total is 0 when unknown.
-	Total   float64
+	// Total is the value Progress reaches when the call is done; 0 when
+	// unknown.
+	Total float64
+	// Message, when not empty, says what the call is doing.
 	Message string
 }
 
 // Notification is an MCP notification (method and params object).
 type Notification struct {
+	// Method is the notification's MCP method, e.g.
+	// "notifications/message" or "notifications/resources/updated".
 	Method string
+	// Params is the notification's params object, passed on unchanged.
 	Params json.RawMessage
 }
 
@@ -172,14 +169,21 @@ const (
 type Status struct {
 	// State is one of StateStarting, StateReady, StateFailed,
 	// StateRestarting, StateStopped.
-	State     string
-	PID       int
-	Restarts  int
+	State string
+	// PID is the process id of what serves the source (an upstream
+	// server the executor started), or 0 when there is none.
+	PID int
+	// Restarts counts how often the executor restarted the source since
+	// it was loaded.
+	Restarts int
+	// LastError is the last failure of the source, for people to read;
+	// empty when there was none.
 	LastError string
 }
 
 // Change is something that happened to a source outside any call.
 type Change struct {
+	// Source is the id of the source that changed (LoadRequest.Source).
 	Source string
 	// Definitions, when not nil, is the full new set of the source's definitions.
 	Definitions *Definitions
@@ -236,8 +240,11 @@ type Call interface {
 	// elicitation/create, roots/list) to the client of this call and
 	// returns its result; a JSON-RPC error answer is an *RPCError.
 	Request(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error)
-	// CallTool calls a tool of the gateway's catalog on behalf of this call
-	// and returns the CallToolResult JSON.
+	// CallTool calls a tool of the gateway's catalog, by its exposed name
+	// (`skillgate tools list`), on behalf of this call and returns the
+	// CallToolResult JSON. A name that is not in the catalog is an
+	// *RPCError with CodeInvalidParams; a tool that failed is a result
+	// with "isError": true, not an error.
 	CallTool(ctx context.Context, name string, args json.RawMessage) (json.RawMessage, error)
 }
 

@@ -12,6 +12,7 @@ import (
 
 	"github.com/hashicorp/go-plugin"
 	"github.com/skillgate/skillgate/plugins/sdk"
+	"github.com/skillgate/skillgate/plugins/sdk/hostside"
 	"github.com/skillgate/skillgate/plugins/sdk/sdktest"
 )
 
@@ -77,24 +78,31 @@ func (h logHost) Log(_ context.Context, level, msg string, attrs map[string]stri
 	return nil
 }
 
+// client is the gateway's side of an executor: *sdktest.Client, or a
+// *hostside.Client for the older protocol versions.
+type client interface {
+	sdk.Executor
+	sdk.Watcher
+	CallsChannel() (string, error)
+	Version() int
+}
+
 // start serves impl at one protocol version over an in-memory connection.
-func start(t testing.TB, impl sdk.Executor, host sdk.Host, version int) *sdk.Client {
+func start(t testing.TB, impl sdk.Executor, host sdk.Host, version int) client {
 	t.Helper()
 	if version == sdk.ProtocolVersion {
 		return sdktest.Start(t, impl, host) // what executor authors use
 	}
-	client, server := plugin.TestPluginGRPCConn(t, false, plugin.PluginSet{
-		sdk.PluginName: &sdk.GRPCPlugin{Impl: impl, Host: host, Version: version},
-	})
+	rpc, server := plugin.TestPluginGRPCConn(t, false, hostside.PluginSet(impl, host, version))
 	t.Cleanup(func() {
 		server.Stop()
-		_ = client.Close()
+		_ = rpc.Close()
 	})
-	raw, err := client.Dispense(sdk.PluginName)
+	raw, err := rpc.Dispense(hostside.PluginName)
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := raw.(*sdk.Client)
+	c := raw.(*hostside.Client)
 	t.Cleanup(func() { _ = c.Close() })
 	if _, err := c.Info(context.Background()); err != nil {
 		t.Fatal(err)

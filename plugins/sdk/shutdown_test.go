@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/skillgate/skillgate/plugins/sdk/internal/link"
+
 	"github.com/hashicorp/go-plugin"
 )
 
@@ -24,7 +26,7 @@ func pluginProcess(t *testing.T, mode string, env ...string) (cmd *exec.Cmd, std
 	file = filepath.Join(t.TempDir(), "shutdown")
 	cmd = exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), envShutdownMode+"="+mode, envShutdownFile+"="+file,
-		Handshake.MagicCookieKey+"="+Handshake.MagicCookieValue,
+		link.Handshake(ProtocolVersion).MagicCookieKey+"="+link.Handshake(ProtocolVersion).MagicCookieValue,
 		"PLUGIN_PROTOCOL_VERSIONS="+strconv.Itoa(ProtocolVersion), "GORACE=atexit_sleep_ms=0")
 	cmd.Env = append(cmd.Env, env...)
 	stdin, err := cmd.StdinPipe()
@@ -114,8 +116,8 @@ func TestShutdown(t *testing.T) {
 		cmd.Env = append(os.Environ(), envShutdownMode+"=shutdowner", envShutdownFile+"="+file,
 			EnvKillWindow+"=2s", "GORACE=atexit_sleep_ms=0")
 		c := plugin.NewClient(&plugin.ClientConfig{
-			HandshakeConfig:  Handshake,
-			VersionedPlugins: VersionedPlugins(nil, nil),
+			HandshakeConfig:  link.Handshake(ProtocolVersion),
+			VersionedPlugins: versionedPlugins(nil, nil),
 			Cmd:              cmd,
 			AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
 			Stderr:           io.Discard,
@@ -125,7 +127,7 @@ func TestShutdown(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := rpc.Dispense(PluginName); err != nil {
+		if _, err := rpc.Dispense(link.PluginName); err != nil {
 			t.Fatal(err)
 		}
 		c.Kill() // graceful: go-plugin's Shutdown, then a wait for the exit

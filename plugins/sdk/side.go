@@ -16,6 +16,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/skillgate/skillgate/plugins/sdk/internal/link"
 	"github.com/skillgate/skillgate/plugins/sdk/internal/pb"
 )
 
@@ -77,8 +78,8 @@ func (f *frameConn) write(m proto.Message) error {
 		return err
 	}
 	n := len(b) - 4
-	if n > MaxMessageSize {
-		return fmt.Errorf("message of %d bytes is over the %d-byte limit", n, MaxMessageSize)
+	if n > link.MaxMessageSize {
+		return fmt.Errorf("message of %d bytes is over the %d-byte limit", n, link.MaxMessageSize)
 	}
 	binary.BigEndian.PutUint32(b, uint32(n))
 	// Moving the deadline arms a runtime timer; doing it only when an
@@ -103,8 +104,8 @@ func (f *frameConn) read(m proto.Message) error {
 		return err
 	}
 	n := int(binary.BigEndian.Uint32(hdr[:]))
-	if n > MaxMessageSize {
-		return fmt.Errorf("message of %d bytes is over the %d-byte limit", n, MaxMessageSize)
+	if n > link.MaxMessageSize {
+		return fmt.Errorf("message of %d bytes is over the %d-byte limit", n, link.MaxMessageSize)
 	}
 	buf := f.rbuf
 	if cap(buf) < n {

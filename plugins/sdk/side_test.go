@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/skillgate/skillgate/plugins/sdk/internal/link"
+
 	"github.com/hashicorp/go-plugin"
 
 	"github.com/skillgate/skillgate/plugins/sdk/internal/pb"
@@ -39,23 +41,23 @@ func (b blocker) Call(ctx context.Context, req CallRequest, _ Call) (json.RawMes
 
 // startV3 serves impl at protocol 3 over an in-memory go-plugin connection
 // and returns the host's client after Info.
-func startV3(t *testing.T, impl Executor) *Client {
+func startV3(t *testing.T, impl Executor) *client {
 	t.Helper()
 	if runtime.GOOS != "linux" {
 		t.Skip("the side channel is offered on Linux only")
 	}
-	client, server := plugin.TestPluginGRPCConn(t, false, plugin.PluginSet{
-		PluginName: &GRPCPlugin{Impl: impl, Version: 3},
+	rpc, server := plugin.TestPluginGRPCConn(t, false, plugin.PluginSet{
+		link.PluginName: &grpcPlugin{impl: impl, version: 3},
 	})
 	t.Cleanup(func() {
 		server.Stop()
-		_ = client.Close()
+		_ = rpc.Close()
 	})
-	raw, err := client.Dispense(PluginName)
+	raw, err := rpc.Dispense(link.PluginName)
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := raw.(*Client)
+	c := raw.(*client)
 	t.Cleanup(func() { _ = c.Close() })
 	if _, err := c.Info(context.Background()); err != nil {
 		t.Fatal(err)
@@ -63,7 +65,7 @@ func startV3(t *testing.T, impl Executor) *Client {
 	return c
 }
 
-func echoCall(t *testing.T, c *Client, params string) {
+func echoCall(t *testing.T, c *client, params string) {
 	t.Helper()
 	res, err := c.Call(context.Background(), CallRequest{Method: "echo", Params: json.RawMessage(params)}, nil)
 	if err != nil || string(res) != params {
@@ -115,7 +117,7 @@ func TestSideChannelBreakFallsBack(t *testing.T) {
 }
 
 // running counts the calls in flight on the current stream.
-func (c *Client) running() int {
+func (c *client) running() int {
 	c.mux.mu.Lock()
 	defer c.mux.mu.Unlock()
 	if c.mux.cur == nil {

@@ -153,14 +153,14 @@ func quietLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard
 
 // startExec serves a fresh executor over in-memory gRPC, as the gateway
 // talks to the plugin process, with a compilation cache for this test.
-func startExec(t testing.TB, opts ...Option) (*sdk.Client, *Executor) {
+func startExec(t testing.TB, opts ...Option) (*sdktest.Client, *Executor) {
 	t.Helper()
 	e := New(append([]Option{WithLogger(quietLogger()), WithCacheDir(cacheDir)}, opts...)...)
 	t.Cleanup(func() { _ = e.Close() })
 	return sdktest.Start(t, e, nil), e
 }
 
-func load(t testing.TB, c *sdk.Client, source string, spec json.RawMessage) sdk.Definitions {
+func load(t testing.TB, c *sdktest.Client, source string, spec json.RawMessage) sdk.Definitions {
 	t.Helper()
 	defs, err := c.Load(t.Context(), sdk.LoadRequest{Source: source, Kind: Kind, Spec: spec})
 	if err != nil {
@@ -201,7 +201,7 @@ func (r result) status() string {
 }
 
 // call runs a tools/call of tool "guest" and decodes its result.
-func call(t testing.TB, c *sdk.Client, source, args string) (result, *sdktest.Recorder) {
+func call(t testing.TB, c *sdktest.Client, source, args string) (result, *sdktest.Recorder) {
 	t.Helper()
 	rec := &sdktest.Recorder{}
 	raw, err := c.Call(t.Context(), toolCall(source, "guest", args), rec)
