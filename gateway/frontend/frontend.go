@@ -306,7 +306,10 @@ func (s *Server) toolHandler(name string) server.ToolHandlerFunc {
 	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		it, ok := s.snap.Load().Tool(name)
 		if !ok || !s.Disclosure().Serves(s.discRequest(ctx), it) {
-			return nil, fmt.Errorf("%w: %s", ErrUnknownTool, name)
+			// Gone since mcp-go looked it up (a reload): as mcp-go refuses a
+			// tool it does not have.
+			return nil, s.passError(&sdk.RPCError{Code: sdk.CodeInvalidParams,
+				Message: fmt.Sprintf("tool '%s' not found: tools/list names the tools this endpoint serves", name)})
 		}
 		args := req.Params.RawArguments
 		if len(args) == 0 && req.Params.Arguments != nil {
@@ -319,7 +322,7 @@ func (s *Server) toolHandler(name string) server.ToolHandlerFunc {
 		raw, err := s.callSource(ctx, it, string(mcp.MethodToolsCall), name, params, req.Params.Meta, req.Params.MultiRoundTripParams, token)
 		deliveryFrom(ctx).wait(ctx, notificationWait)
 		if err != nil {
-			return nil, err
+			return nil, s.passErrors(err)
 		}
 		if !json.Valid(raw) {
 			return nil, fmt.Errorf("tool %s returned a result that is not JSON", name)
@@ -345,7 +348,7 @@ func (s *Server) metaHandler(name string) server.ToolHandlerFunc {
 		raw, err := s.Disclosure().CallMeta(ctx, s.snap.Load(), s.discRequest(ctx), name, args, s.invoke, s.newCall(ctx, token))
 		deliveryFrom(ctx).wait(ctx, notificationWait)
 		if err != nil {
-			return nil, err
+			return nil, s.passErrors(err)
 		}
 		return &mcp.CallToolResult{Result: mcp.Result{Meta: markedMeta(s.raw.put(raw))}, Content: []mcp.Content{}}, nil
 	}
@@ -428,7 +431,8 @@ func (s *Server) promptHandler(name string) server.PromptHandlerFunc {
 	return func(ctx context.Context, req mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
 		it, ok := s.snap.Load().Prompt(name)
 		if !ok || !s.Disclosure().Serves(s.discRequest(ctx), it) {
-			return nil, fmt.Errorf("unknown prompt %q", name)
+			return nil, s.passError(&sdk.RPCError{Code: sdk.CodeInvalidParams,
+				Message: fmt.Sprintf("prompt '%s' not found: prompts/list names the prompts this endpoint serves", name)})
 		}
 		var args json.RawMessage
 		if req.Params.Arguments != nil {
@@ -438,7 +442,7 @@ func (s *Server) promptHandler(name string) server.PromptHandlerFunc {
 		raw, err := s.callSource(ctx, it, string(mcp.MethodPromptsGet), name, params, req.Params.Meta, req.Params.MultiRoundTripParams, token)
 		deliveryFrom(ctx).wait(ctx, notificationWait)
 		if err != nil {
-			return nil, err
+			return nil, s.passErrors(err)
 		}
 		if !json.Valid(raw) {
 			return nil, fmt.Errorf("prompt %s: the result is not JSON", name)
@@ -459,7 +463,7 @@ func (s *Server) resourceHandler() server.ResourceHandlerFunc {
 		raw, err := s.callSource(ctx, it, string(mcp.MethodResourcesRead), req.Params.URI, params, req.Params.Meta, req.Params.MultiRoundTripParams, token)
 		deliveryFrom(ctx).wait(ctx, notificationWait)
 		if err != nil {
-			return nil, err
+			return nil, s.passErrors(err)
 		}
 		if !json.Valid(raw) {
 			return nil, fmt.Errorf("resource %s: the result is not JSON", req.Params.URI)

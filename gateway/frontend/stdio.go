@@ -264,14 +264,14 @@ func (ow *outWriter) answer(line []byte) (out []byte, ok bool) {
 	case req.cancelled:
 		return nil, false
 	}
-	out = line
-	if req.method != "" {
-		var notFound, passed bool
-		if out, _, notFound = ow.sr.s.noResourceAnswer(line, req.method, req.modern); !notFound {
-			if out, _, passed = ow.sr.s.passedAnswer(line, req.modern); !passed {
-				out = ow.sr.s.rewrite(line, req.method, req.dreq)
-			}
-		}
+	// A passed error may answer any request a hook or handler fails
+	// (resources/subscribe too); results are rewritten for req.method.
+	out, _, changed := ow.sr.s.noResourceAnswer(line, req.method, req.modern)
+	if !changed {
+		out, _, changed = ow.sr.s.passedAnswer(line, req.modern)
+	}
+	if !changed && req.method != "" {
+		out = ow.sr.s.rewrite(line, req.method, req.dreq)
 	}
 	if req.id != nil {
 		out = withID(out, req.id)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
 	"sync"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/skillgate/skillgate/gateway/catalog"
 	"github.com/skillgate/skillgate/internal/keylock"
+	"github.com/skillgate/skillgate/plugins/sdk"
 )
 
 // Resource subscriptions: resources/subscribe of 2025-11-25 and older
@@ -73,13 +75,28 @@ func (s *Server) onRequest(ctx context.Context, _ any, message any) error {
 	modern := mcp.IsModernProtocol(req.Params.Meta.Version)
 	switch {
 	case req.Method == string(mcp.MethodResourcesSubscribe) && !modern && req.Params.URI != "":
-		return s.subscribe(ctx, cs.SessionID(), req.Params.URI)
+		return s.subscribeError(s.subscribe(ctx, cs.SessionID(), req.Params.URI))
 	case req.Method == string(mcp.MethodResourcesUnsubscribe) && !modern && req.Params.URI != "":
 		s.unsubscribe(ctx, cs.SessionID(), req.Params.URI)
 	case req.Method == "subscriptions/listen" && modern && len(req.Params.Notifications.ResourceSubscriptions) > 0:
 		return s.listen(ctx, cs, req.Params.Notifications.ResourceSubscriptions)
 	}
 	return nil
+}
+
+// subscribeError is the error a legacy resources/subscribe fails with:
+// the source's JSON-RPC error as it is, else an internal error saying
+// what failed. (mcp-go would answer a hook's plain error as an invalid
+// request.)
+func (s *Server) subscribeError(err error) error {
+	var re *sdk.RPCError
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &re):
+		return s.passError(re)
+	}
+	return s.passError(&sdk.RPCError{Code: sdk.CodeInternalError, Message: err.Error()})
 }
 
 // listen subscribes a subscriptions/listen stream to uris until its

@@ -490,29 +490,49 @@ func (c *conn) onNotification(ctx context.Context, method string, params json.Ra
 }
 
 // onRequest answers a server-to-client request through the client of the
-// call that caused it.
+// call that caused it. Sampling, elicitation and roots requests belong to
+// a client request (SEP-2260). One that came on the response stream of a
+// request of the gateway's (streamable HTTP) belongs to that request. Over
+// stdio and legacy SSE nothing says which call caused a request, nor on
+// the standalone GET stream, where servers put requests they make while
+// handling a call too (mcp-go's server sends every sampling and roots
+// request there): owner guesses. A request no running client call can
+// have caused is never handed to another call's client: roots/list is
+// answered with the gateway's own roots (none: one upstream serves every
+// client, so no client's roots are the upstream's); sampling and
+// elicitation are refused with invalid params, as the spec has a client
+// refuse a request that belongs to no request of its own.
 func (c *conn) onRequest(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
 	if method == "ping" {
 		return json.RawMessage(`{}`), nil
 	}
-	ic, _ := ctx.Value(inflightKey{}).(*inflight) // HTTP: the request came on the call's stream
-	if ic == nil || ic.call == nil || ic.ctx.Err() != nil {
+	ic, _ := ctx.Value(inflightKey{}).(*inflight)
+	if ic != nil && (ic.call == nil || ic.ctx.Err() != nil) {
+		ic = nil // a request with no client behind it, or a call that has ended
+	}
+	onStream := ctx.Value(streamKey{}) != nil
+	if ic == nil && !onStream {
 		var ambiguous bool
 		if ic, ambiguous = c.owner(); ambiguous {
 			logLimited(c.log, &c.ambiguous, slog.LevelWarn, "upstream request refused: calls of several clients are running and nothing ties it to one of them",
 				"method", method)
 			return nil, &sdk.RPCError{Code: sdk.CodeInternalError, Message: fmt.Sprintf(
-				"skillgate: source %q sent %s while calls of several clients were running; over this link nothing ties it to the call that caused it, so the gateway refuses it rather than ask the wrong client (a server reached over streamable HTTP sends such requests on the call's own stream, where this cannot happen)", c.src.name, method)}
+				"skillgate: source %q sent %s while calls of several clients were running; over this link nothing ties it to the call that caused it, so the gateway refuses it rather than ask the wrong client (a server reached over streamable HTTP can send such requests on the call's own stream, where this cannot happen)", c.src.name, method)}
 		}
 	}
 	if ic == nil && method == "roots/list" {
 		// Servers ask for roots right after initialization, when no client
-		// is behind the gateway's connection: there are none to offer yet.
+		// is behind the gateway's connection: there are none to offer.
 		return json.RawMessage(`{"roots":[]}`), nil
 	}
 	if ic == nil {
-		return nil, &sdk.RPCError{Code: sdk.CodeInternalError, Message: fmt.Sprintf(
-			"skillgate: no client call is active on source %q to answer %s; the gateway forwards server requests only while a call is running", c.src.name, method)}
+		why := "no call of a client's is running on it"
+		if onStream {
+			why = "it came on the stream of a request no running client call made"
+		}
+		logLimited(c.log, &c.noCall, slog.LevelInfo, "upstream request refused: no client call caused it", "method", method, "why", why)
+		return nil, &sdk.RPCError{Code: sdk.CodeInvalidParams, Message: fmt.Sprintf(
+			"skillgate: no client call is active on source %q to answer %s (%s); the gateway forwards it only to the client whose call caused it, while that call runs", c.src.name, method, why)}
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()

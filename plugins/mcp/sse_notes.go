@@ -161,6 +161,9 @@ func (s *sseNotes) dispatch(blank []byte) {
 			s.out = append(append(s.out, s.fields...), blank...)
 		}
 	} else {
+		if s.hasData {
+			keepError(s.ctx, s.data)
+		}
 		s.out = append(append(s.out, s.ev...), blank...)
 	}
 	s.reset()

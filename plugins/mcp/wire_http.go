@@ -8,10 +8,12 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"mime"
 	"net"
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 
 	"github.com/mark3labs/mcp-go/client/transport"
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
@@ -97,6 +99,10 @@ func (w *httpWire) roundTrip(ctx context.Context, req *rpcRequest) (*rpcResponse
 	}
 	// The notifications on this request's response stream are its own.
 	ctx = context.WithValue(ctx, streamKey{}, true)
+	// mcp-go decodes an error's data into an any; the bytes it came as are
+	// kept here (see rawErrorData).
+	raw := &rawErrorData{}
+	ctx = context.WithValue(ctx, rawErrorKey{}, raw)
 	r := transport.JSONRPCRequest{JSONRPC: mcpgo.JSONRPC_VERSION, ID: mcpgo.NewRequestId(req.id), Method: req.method, Header: req.header}
 	if len(req.params) > 0 {
 		r.Params = req.params
@@ -115,7 +121,9 @@ func (w *httpWire) roundTrip(ctx context.Context, req *rpcRequest) (*rpcResponse
 	if resp.Error != nil {
 		e := &sdk.RPCError{Code: int64(resp.Error.Code), Message: resp.Error.Message}
 		if resp.Error.Data != nil {
-			e.Data, _ = json.Marshal(resp.Error.Data)
+			if e.Data = raw.data(e); e.Data == nil {
+				e.Data, _ = json.Marshal(resp.Error.Data)
+			}
 		}
 		return &rpcResponse{err: e}, nil
 	}
@@ -165,6 +173,10 @@ func notificationParams(p mcpgo.NotificationParams) json.RawMessage {
 	return b
 }
 
+// onRequest answers a server request. mcp-go hands one that came on a
+// response stream the context of the request that opened it (marked with
+// streamKey in roundTrip), and one on the standalone GET stream the
+// transport's own: conn.onRequest tells them apart.
 func (w *httpWire) onRequest(ctx context.Context, req transport.JSONRPCRequest) (*transport.JSONRPCResponse, error) {
 	var params json.RawMessage
 	if req.Params != nil {
@@ -221,7 +233,102 @@ func (t wireTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return resp, nil
 	}
 	readNotes(req, resp, t.note)
+	keepErrorData(req, resp)
 	return resp, nil
+}
+
+// rawErrorKey carries a request's *rawErrorData in its context.
+type rawErrorKey struct{}
+
+// rawErrorData holds the bytes of the JSON-RPC error a request's answer
+// carried, so that the error reaches the client as the upstream sent it:
+// mcp-go decodes its data into an any, and encoding that again loses
+// number precision beyond float64 (and spelling, like 1.50) and key order.
+// A plain JSON answer is kept while it is small (errorBodyMax); an SSE
+// stream's error event is kept by sseNotes (see keepError).
+type rawErrorData struct {
+	mu   sync.Mutex
+	msg  []byte // the error's answer: a JSON body, or an SSE event's data
+	over bool   // a JSON body outgrew errorBodyMax
+}
+
+// errorBodyMax bounds how much of a plain JSON answer is kept in case it
+// is an error. Errors are small; results, which may be large, outgrow it
+// and stop being copied.
+const errorBodyMax = 16 << 10
+
+// keep records msg, an answer that may be an error.
+func (r *rawErrorData) keep(msg []byte) {
+	r.mu.Lock()
+	r.msg = append(r.msg[:0], msg...)
+	r.mu.Unlock()
+}
+
+// data returns the raw data of e as the answer kept carried it; nil when
+// none was kept, or the kept one is not e.
+func (r *rawErrorData) data(e *sdk.RPCError) json.RawMessage {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.over || len(r.msg) == 0 {
+		return nil
+	}
+	var m struct {
+		Error *struct {
+			Code    int64           `json:"code"`
+			Message string          `json:"message"`
+			Data    json.RawMessage `json:"data"`
+		} `json:"error"`
+	}
+	if json.Unmarshal(r.msg, &m) != nil || m.Error == nil || m.Error.Code != e.Code || m.Error.Message != e.Message || len(m.Error.Data) == 0 {
+		return nil
+	}
+	return m.Error.Data
+}
+
+// keepErrorData makes a plain JSON answer of a request that carries a
+// *rawErrorData keep its bytes there, up to errorBodyMax, as mcp-go reads
+// them.
+func keepErrorData(req *http.Request, resp *http.Response) {
+	raw, ok := req.Context().Value(rawErrorKey{}).(*rawErrorData)
+	if !ok {
+		return
+	}
+	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt != "application/json" {
+		return
+	}
+	resp.Body = &errorBody{ReadCloser: resp.Body, raw: raw}
+}
+
+// errorBody copies what is read of a JSON answer into a rawErrorData.
+type errorBody struct {
+	io.ReadCloser
+	raw *rawErrorData
+}
+
+func (b *errorBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if r := b.raw; n > 0 {
+		r.mu.Lock()
+		if !r.over {
+			if len(r.msg)+n > errorBodyMax {
+				r.over, r.msg = true, nil
+			} else {
+				r.msg = append(r.msg, p[:n]...)
+			}
+		}
+		r.mu.Unlock()
+	}
+	return n, err
+}
+
+// keepError records the data of an SSE event of a request's response
+// stream (sseNotes) when it is a JSON-RPC error answer.
+func keepError(ctx context.Context, data []byte) {
+	raw, ok := ctx.Value(rawErrorKey{}).(*rawErrorData)
+	if !ok || len(data) > errorBodyMax || !bytes.Contains(data, []byte(`"error"`)) {
+		return
+	}
+	raw.keep(data)
 }
 
 // sessionRejected reads a 400 response's body (and puts it back) and

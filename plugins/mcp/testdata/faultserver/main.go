@@ -30,6 +30,7 @@ var (
 	ignoreEOF    = flag.Bool("ignore-eof", false, "keep running after stdin closes")
 	ignoreTerm   = flag.Bool("ignore-term", false, "ignore SIGTERM")
 	pidFile      = flag.String("pid-file", "", "append this process's pid to the file")
+	extras       = flag.Bool("extras", false, "also list the tool later and the resource template fault://fail/{code}, whose reads and subscriptions fail with that code")
 )
 
 var (
@@ -37,7 +38,7 @@ var (
 	out   = bufio.NewWriterSize(os.Stdout, 1<<20)
 
 	mu        sync.Mutex
-	waiting   = map[string]chan json.RawMessage{}
+	waiting   = map[string]chan message{}
 	grown     []string
 	cancelled []json.RawMessage
 	nextReq   int
@@ -116,11 +117,7 @@ func dispatch(m message) {
 		ch := waiting[string(m.ID)]
 		mu.Unlock()
 		if ch != nil {
-			if m.Error != nil {
-				ch <- m.Error
-			} else {
-				ch <- m.Result
-			}
+			ch <- m
 		}
 	case m.ID == nil: // a notification
 		if m.Method == "notifications/cancelled" {
@@ -167,13 +164,43 @@ func handle(m message) {
 	case "resources/list":
 		reply(m.ID, json.RawMessage(`{"resources":[{"uri":"fault://a","name":"a","x-extra":{"n":1.50}}]}`))
 	case "resources/templates/list":
+		if *extras {
+			reply(m.ID, json.RawMessage(`{"resourceTemplates":[{"uriTemplate":"fault://fail/{code}","name":"fail"}]}`))
+			return
+		}
 		reply(m.ID, json.RawMessage(`{"resourceTemplates":[]}`))
 	case "prompts/list":
 		reply(m.ID, json.RawMessage(`{"prompts":[{"name":"p","x-extra":true}]}`))
-	case "resources/subscribe", "resources/unsubscribe":
+	case "prompts/get":
+		// With a "code" argument the prompt fails with that JSON-RPC error.
+		var p struct {
+			Arguments struct {
+				Code string `json:"code"`
+			} `json:"arguments"`
+		}
+		_ = json.Unmarshal(m.Params, &p)
+		if code, err := strconv.Atoi(p.Arguments.Code); err == nil {
+			replyError(m.ID, code, "prompt p failed on purpose", json.RawMessage(`{"prompt":"p","n":1.50}`))
+			return
+		}
+		reply(m.ID, json.RawMessage(`{"messages":[{"role":"user","content":{"type":"text","text":"P"}}]}`))
+	case "resources/subscribe", "resources/unsubscribe", "resources/read":
+		// fault://fail/CODE fails with JSON-RPC error CODE.
+		var p struct {
+			URI string `json:"uri"`
+		}
+		_ = json.Unmarshal(m.Params, &p)
+		if rest, ok := strings.CutPrefix(p.URI, "fault://fail/"); ok {
+			if code, err := strconv.Atoi(rest); err == nil {
+				replyError(m.ID, code, m.Method+" of "+p.URI+" failed on purpose", json.RawMessage(`{"uri":`+quote(p.URI)+`,"n":1.50}`))
+				return
+			}
+		}
+		if m.Method == "resources/read" {
+			reply(m.ID, json.RawMessage(`{"contents":[{"uri":"fault://a","text":"A"}]}`))
+			return
+		}
 		reply(m.ID, map[string]any{})
-	case "resources/read":
-		reply(m.ID, json.RawMessage(`{"contents":[{"uri":"fault://a","text":"A"}]}`))
 	case "tools/call":
 		callTool(m)
 	default:
@@ -189,7 +216,11 @@ var toolNames = []string{"echo", "progress", "crash", "exit", "hang", "stopread"
 	"wrongid", "flood", "sample", "grow", "rpcerror", "cancelled", "touch", "spawn", "stderr"}
 
 func listTools(m message) {
-	names := append(append([]string{}, toolNames...), grownNames()...)
+	names := append([]string{}, toolNames...)
+	if *extras {
+		names = append(names, "later")
+	}
+	names = append(names, grownNames()...)
 	var p struct {
 		Cursor string `json:"cursor"`
 	}
@@ -249,6 +280,11 @@ func callTool(m message) {
 	switch p.Name {
 	case "echo":
 		text, _ := p.Arguments["text"].(string)
+		if isError, _ := p.Arguments["isError"].(bool); isError {
+			// A tool that ran and failed: a result, not a JSON-RPC error.
+			reply(m.ID, json.RawMessage(`{"content":[{"type":"text","text":`+quote(text)+`}],"isError":true}`))
+			return
+		}
 		reply(m.ID, json.RawMessage(`{"content":[{"type":"text","text":`+quote(text)+`}],"x-result-extra":[1,2.50]}`))
 	case "progress":
 		steps := num("steps", 3)
@@ -304,7 +340,45 @@ func callTool(m message) {
 		notify("notifications/tools/list_changed", nil)
 		text(m.ID, "grew")
 	case "rpcerror":
-		replyError(m.ID, -32042, "custom failure", json.RawMessage(`{"why":[1,2.50,"x"]}`))
+		// code, message and data (JSON text) arguments choose the error.
+		code, msg, data := num("code", -32042), "custom failure", json.RawMessage(`{"why":[1,2.50,"x"]}`)
+		if s, ok := p.Arguments["message"].(string); ok {
+			msg = s
+		}
+		if s, ok := p.Arguments["data"].(string); ok {
+			data = json.RawMessage(s)
+		}
+		replyError(m.ID, code, msg, data)
+	case "later":
+		// Answers at once; then, once the file "then" exists, sends the
+		// request "method" (sampling/createMessage by default) outside any
+		// call of the client's and writes the answer (its result or error
+		// object) to the file "out".
+		method, _ := p.Arguments["method"].(string)
+		if method == "" {
+			method = "sampling/createMessage"
+		}
+		then, _ := p.Arguments["then"].(string)
+		outFile, _ := p.Arguments["out"].(string)
+		text(m.ID, "later")
+		go func() {
+			for deadline := time.Now().Add(30 * time.Second); then != "" && time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+				if _, err := os.Stat(then); err == nil {
+					break
+				}
+			}
+			var params any = map[string]any{}
+			if method == "sampling/createMessage" {
+				params = map[string]any{"messages": []any{map[string]any{"role": "user", "content": map[string]any{"type": "text", "text": "unsolicited"}}}, "maxTokens": 10}
+			} else if method == "elicitation/create" {
+				params = map[string]any{"message": "unsolicited", "requestedSchema": map[string]any{"type": "object", "properties": map[string]any{}}}
+			}
+			res, _ := json.Marshal(requestMessage(method, params))
+			if outFile != "" {
+				_ = os.WriteFile(outFile+".tmp", res, 0o644)
+				_ = os.Rename(outFile+".tmp", outFile)
+			}
+		}()
 	case "cancelled":
 		mu.Lock()
 		b, _ := json.Marshal(cancelled)
@@ -368,21 +442,32 @@ func notify(method string, params any) {
 	raw(`{"jsonrpc":"2.0","method":` + quote(method) + `,"params":` + string(b) + `}`)
 }
 
-// request sends a server-to-client request and waits for the answer.
+// request sends a server-to-client request and waits for the answer: its
+// result, or its error object.
 func request(method string, params any) json.RawMessage {
+	m := requestMessage(method, params)
+	if m.Error != nil {
+		return m.Error
+	}
+	return m.Result
+}
+
+// requestMessage sends a server-to-client request and returns the
+// response message; its result is "timeout" after 30 s without one.
+func requestMessage(method string, params any) message {
 	mu.Lock()
 	nextReq++
 	id := quote("s" + strconv.Itoa(nextReq))
-	ch := make(chan json.RawMessage, 1)
+	ch := make(chan message, 1)
 	waiting[id] = ch
 	mu.Unlock()
 	b, _ := json.Marshal(params)
 	raw(`{"jsonrpc":"2.0","id":` + id + `,"method":` + quote(method) + `,"params":` + string(b) + `}`)
 	select {
-	case res := <-ch:
-		return res
+	case m := <-ch:
+		return m
 	case <-time.After(30 * time.Second):
-		return json.RawMessage(`"timeout"`)
+		return message{Result: json.RawMessage(`"timeout"`)}
 	}
 }
 
