@@ -1,11 +1,14 @@
 // Package childproc starts child processes whose parent-death signal
 // (SysProcAttr.Pdeathsig on Linux) fires only when the parent dies, not
 // when some thread of it ends, and finds what they left behind: on Linux
-// it reads the process table in /proc ([Processes], [Below]), kills a
-// chosen set of processes even while they fork ([KillAll]), and follows a
-// child's descendants after they left its process group or session, or
-// outlived it ([Tree]). A [Group] signals a child together with what it
-// started: its process group on Unix, a job object on Windows.
+// and macOS it reads the process table (/proc, the kern.proc sysctl:
+// [Processes], [Below]), kills a chosen set of processes even while they
+// fork ([KillAll]), and follows a child's descendants after they left its
+// process group or session, or outlived it ([Tree]). A [Group] signals a
+// child together with what it started: its process group on Unix, a job
+// object on Windows. [Env] is the clean environment a child starts from,
+// and on Windows [WrapBatch] runs a .cmd or .bat script without letting
+// cmd.exe read its arguments as commands.
 package childproc
 
 import (
@@ -24,7 +27,9 @@ import (
 //
 // The returned Group holds the child and what it starts: on Unix its
 // process group (cmd must be started as a group leader, see Group), on
-// Windows a job object. Close it once cmd was reaped.
+// Windows a job object. Where there is no parent-death signal (macOS), a
+// watchdog process kills the group should this process die before the
+// Group is closed. Close it once cmd was reaped.
 func Start(cmd *exec.Cmd, wait func()) (*Group, error) {
 	type started struct {
 		g   *Group

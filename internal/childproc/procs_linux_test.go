@@ -37,11 +37,6 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-func alive(pid int) bool {
-	p, ok := readStat(pid, make([]byte, 1024))
-	return ok && p.Live()
-}
-
 // A descendant seen while its parent ran is killed after the parent died
 // and it was re-parented, though it left the parent's session.
 func TestTreeOutlivesParent(t *testing.T) {

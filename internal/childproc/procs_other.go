@@ -1,22 +1,22 @@
-//go:build !linux
+//go:build !linux && !darwin
 
 package childproc
 
 import "syscall"
 
-// Tree is Linux only (it needs /proc): elsewhere it tracks nothing, and
-// only what a child's Group holds (its process group, or its job object on
-// Windows) is signalled with it.
+// Tree needs a process table to read (Linux, macOS): elsewhere it tracks
+// nothing, and only what a child's Group holds (its job object on Windows)
+// is signalled with it.
 type Tree struct{}
 
 // NewTree returns a Tree that tracks nothing.
 func NewTree(int) *Tree { return &Tree{} }
 
-// Scan does nothing off Linux.
+// Scan does nothing here.
 func (*Tree) Scan() {}
 
-// Signal does nothing off Linux.
+// Signal does nothing here.
 func (*Tree) Signal(syscall.Signal) {}
 
-// Kill does nothing off Linux.
+// Kill does nothing here.
 func (*Tree) Kill() {}

@@ -2,9 +2,7 @@
 
 package host
 
-// adoptOrphans is Linux only (PR_SET_CHILD_SUBREAPER).
+// adoptOrphans is Linux only (PR_SET_CHILD_SUBREAPER): elsewhere a process
+// orphaned below the executor goes to init (launchd on macOS), where
+// killLeftovers finds it only by its session.
 func adoptOrphans() {}
-
-// killLeftovers is Linux only (it needs /proc): elsewhere ServeBuiltin
-// relies on the executor's Close alone.
-func killLeftovers() {}

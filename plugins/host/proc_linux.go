@@ -3,8 +3,6 @@ package host
 import (
 	"syscall"
 	"unsafe"
-
-	"github.com/skillgate/skillgate/internal/childproc"
 )
 
 // pPID and wNOWAIT are P_PID and WNOWAIT from <sys/wait.h>.
@@ -30,21 +28,4 @@ func waitExitNoReap(pid int) error {
 			return errno
 		}
 	}
-}
-
-// killSession SIGKILLs the live members of session sid, found in /proc,
-// and, while its leader runs, the leader's descendants: they include
-// what left the session, which is found by parent links only as long as
-// every process between it and the leader still runs.
-func killSession(sid int) {
-	childproc.KillAll(func(ps []childproc.Proc) []int {
-		below := childproc.Below(ps, sid)
-		var pids []int
-		for _, p := range ps {
-			if p.PID != sid && p.Live() && (p.SID == sid || below[p.PID]) {
-				pids = append(pids, p.PID)
-			}
-		}
-		return pids
-	})
 }

@@ -1,7 +1,7 @@
-//go:build unix && !linux
+//go:build unix && !linux && !darwin
 
 package host
 
-// killSession is only implemented on Linux (it needs /proc); elsewhere only
+// killSession needs a process table to read (Linux, macOS); elsewhere only
 // the plugin's process group is killed.
 func killSession(int) {}

@@ -1,6 +1,7 @@
 package host
 
 import (
+	"github.com/skillgate/skillgate/internal/childproc"
 	"github.com/skillgate/skillgate/internal/names"
 	"github.com/skillgate/skillgate/plugins/sdk"
 
@@ -33,15 +34,12 @@ type Spec struct {
 	Args []string
 	// Env is added to the child's environment as KEY=value entries. The
 	// child never inherits the gateway's environment: it gets only PATH,
-	// HOME, TMPDIR and LANG from it, then the SDK's variables
+	// HOME, TMPDIR and LANG from it (on Windows also SystemRoot, PATHEXT,
+	// APPDATA and the like: see childproc.Env), then the SDK's variables
 	// (sdk.EnvExitOnStdinEOF, sdk.EnvKillWindow), then Env (which may
 	// override those), then what go-plugin needs for the handshake.
 	Env []string
 }
-
-// passEnv lists the variables a plugin inherits from the gateway's
-// environment when they are set.
-var passEnv = []string{"PATH", "HOME", "TMPDIR", "LANG"}
 
 func checkName(name string) error {
 	if !names.Valid(name) {
@@ -53,12 +51,7 @@ func checkName(name string) error {
 // childEnv is the environment of a plugin process, before go-plugin adds
 // its handshake variables. window is the kill window it is told about.
 func childEnv(window time.Duration, extra []string) []string {
-	env := make([]string, 0, len(passEnv)+len(extra))
-	for _, k := range passEnv {
-		if v, ok := os.LookupEnv(k); ok {
-			env = append(env, k+"="+v)
-		}
-	}
+	env := childproc.Env()
 	// The plugin's stdin is a pipe from the gateway; this tells sdk.Serve to
 	// exit when it closes, so a killed gateway leaves no executor behind.
 	env = append(env, sdk.EnvExitOnStdinEOF+"=1")

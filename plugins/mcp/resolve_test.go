@@ -19,7 +19,7 @@ func TestResolveCommandRelative(t *testing.T) {
 		{"bin/server", "", filepath.Join(wd, "bin/server")},
 		{"/abs/server", "sub", "/abs/server"},
 	} {
-		got, err := resolveCommand(tc.command, tc.cwd, "")
+		got, err := resolveCommand(tc.command, tc.cwd, nil)
 		if err != nil || got != tc.want {
 			t.Errorf("resolveCommand(%q, %q) = %q, %v; want %q", tc.command, tc.cwd, got, err, tc.want)
 		}

@@ -48,12 +48,16 @@ const DefaultShutdownGrace = 5 * time.Second
 // Unknown keys are an error.
 type Spec struct {
 	// Command is the program of a stdio server. It is run directly (no shell);
-	// a name without a slash is looked up in the child's PATH.
+	// a name without a slash is looked up in the child's PATH (on Windows
+	// with the extensions of PATHEXT: "npx" is npx.cmd, run under cmd.exe
+	// with its arguments quoted, see childproc.WrapBatch).
 	Command string `json:"command,omitempty"`
 	// Args are the program's arguments.
 	Args []string `json:"args,omitempty"`
 	// Env is added to the child's environment, which otherwise holds only
-	// PATH, HOME, TMPDIR and LANG from the executor's own environment.
+	// PATH, HOME, TMPDIR and LANG from the executor's own environment (on
+	// Windows also SystemRoot, PATHEXT, APPDATA and the like: see
+	// childproc.Env).
 	Env map[string]string `json:"env,omitempty"`
 	// Cwd is the child's working directory; a relative Command with a slash is
 	// resolved against it.

@@ -11,9 +11,7 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -46,9 +44,6 @@ const (
 	stderrTail    = 8       // stderr lines kept for failure reasons
 	stderrTailLen = 300     // bytes kept of each of those lines
 )
-
-// childEnvKeys are the only variables a child inherits from the executor.
-var childEnvKeys = []string{"PATH", "HOME", "TMPDIR", "LANG"}
 
 // stdioWire runs a stdio MCP server as a child process in its own process
 // group and speaks newline-delimited JSON-RPC with it. Every signal that
@@ -113,12 +108,11 @@ type stdioWire struct {
 // startStdio launches spec's command and starts reading from it. stopBy
 // may be nil.
 func startStdio(spec *Spec, log *slog.Logger, h wireHandlers, stopBy func() time.Time) (*stdioWire, error) {
-	env := childEnv(spec.Env)
-	path, err := resolveCommand(spec.Command, spec.Cwd, envValue(env, "PATH"))
+	cmd, err := command(spec, childEnv(spec.Env))
 	if err != nil {
 		return nil, err
 	}
-	inR, inW, err := os.Pipe()
+	inR, inW, err := stdinPipe()
 	if err != nil {
 		return nil, err
 	}
@@ -132,16 +126,7 @@ func startStdio(spec *Spec, log *slog.Logger, h wireHandlers, stopBy func() time
 		closeAll(inR, inW, outR, outW)
 		return nil, err
 	}
-	cmd := &exec.Cmd{
-		Path:        path,
-		Args:        append([]string{spec.Command}, spec.Args...),
-		Env:         env,
-		Dir:         spec.Cwd,
-		Stdin:       inR,
-		Stdout:      outW,
-		Stderr:      errW,
-		SysProcAttr: sysProcAttr(),
-	}
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
 	var w *stdioWire
 	built := make(chan struct{})
 	group, err := childproc.Start(cmd, func() {
@@ -616,58 +601,6 @@ func exitReason(err error, ps *os.ProcessState) string {
 		return fmt.Sprintf("killed by signal %d (%s)", ws.Signal(), signalName(ws.Signal()))
 	}
 	return "exit status " + strconv.Itoa(ps.ExitCode())
-}
-
-// childEnv is the clean environment of a child: PATH, HOME, TMPDIR and LANG
-// from ours, then the spec's variables.
-func childEnv(extra map[string]string) []string {
-	vals := map[string]string{}
-	for _, k := range childEnvKeys {
-		if v, ok := os.LookupEnv(k); ok {
-			vals[k] = v
-		}
-	}
-	for k, v := range extra {
-		vals[k] = v
-	}
-	env := make([]string, 0, len(vals))
-	for k, v := range vals {
-		env = append(env, k+"="+v)
-	}
-	sort.Strings(env)
-	return env
-}
-
-func envValue(env []string, key string) string {
-	for _, kv := range env {
-		if k, v, _ := strings.Cut(kv, "="); k == key {
-			return v
-		}
-	}
-	return ""
-}
-
-// resolveCommand finds the program to run: a name without a slash in the
-// child's PATH (absolute entries only), a relative path against cwd.
-func resolveCommand(command, cwd, path string) (string, error) {
-	if strings.Contains(command, "/") {
-		if !filepath.IsAbs(command) && cwd != "" {
-			command = filepath.Join(cwd, command)
-		}
-		// Absolute: the child changes into cwd before exec, so a relative
-		// path would be resolved against cwd a second time.
-		return filepath.Abs(command)
-	}
-	for _, dir := range filepath.SplitList(path) {
-		if !filepath.IsAbs(dir) {
-			continue
-		}
-		p := filepath.Join(dir, command)
-		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
-			return p, nil
-		}
-	}
-	return "", fmt.Errorf("command %q not found in PATH %q; give its full path or set env.PATH", command, path)
 }
 
 func closeAll(fs ...*os.File) {

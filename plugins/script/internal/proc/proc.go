@@ -109,6 +109,11 @@ func Start(cfg Config) (*Process, error) {
 		return nil, fmt.Errorf("start %s: %w", cfg.Argv[0], err)
 	}
 	cmd.SysProcAttr = attr
+	if cmd.Err == nil { // else Start reports why the program was not found
+		if err := prepare(cmd); err != nil {
+			return nil, fmt.Errorf("start %s: %w", cfg.Argv[0], err)
+		}
+	}
 	// Wait returns this long after the process exits even when a
 	// grandchild still holds the output pipes.
 	cmd.WaitDelay = 500 * time.Millisecond

@@ -2,7 +2,10 @@
 
 package proc
 
-import "syscall"
+import (
+	"os/exec"
+	"syscall"
+)
 
 // sysCredential is cred for SysProcAttr; the child keeps the executor's
 // supplementary groups (NoSetGroups), as setgroups needs privileges the
@@ -13,3 +16,6 @@ func sysCredential(cred *Credential) *syscall.Credential {
 	}
 	return &syscall.Credential{Uid: cred.UID, Gid: cred.GID, NoSetGroups: true}
 }
+
+// prepare has nothing to add on Unix: the program is executed as it is.
+func prepare(*exec.Cmd) error { return nil }

@@ -1,0 +1,6 @@
+package childproc
+
+var envKeys = windowsEnvKeys
+
+// foldEnv: variable names are case-insensitive ("Path" is PATH).
+const foldEnv = true
