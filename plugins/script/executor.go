@@ -217,6 +217,11 @@ func (e *Executor) Call(ctx context.Context, req sdk.CallRequest, call sdk.Call)
 	if args[0] != '{' {
 		return nil, &sdk.RPCError{Code: sdk.CodeInvalidParams, Message: "arguments must be a JSON object"}
 	}
+	// Before the script runs: what it makes of a missing argument (a
+	// Python KeyError prints just 'name') tells the caller nothing.
+	if err := t.args.Check(args); err != nil {
+		return nil, &sdk.RPCError{Code: sdk.CodeInvalidParams, Message: err.Error()}
+	}
 	if req.Client != "" {
 		ctx = context.WithValue(ctx, clientKey{}, req.Client)
 	}

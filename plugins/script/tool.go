@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/skillgate/skillgate/internal/argcheck"
 	"github.com/skillgate/skillgate/plugins/script/internal/proc"
 	"github.com/skillgate/skillgate/plugins/sdk"
 	"github.com/skillgate/skillgate/plugins/toolspec"
@@ -25,8 +26,9 @@ type tool struct {
 	source string
 	spec   *toolspec.Spec
 
-	interp   []string // resolved interpreter argv (empty for exec)
-	nameJSON []byte   // the tool's name as a JSON string
+	interp   []string          // resolved interpreter argv (empty for exec)
+	nameJSON []byte            // the tool's name as a JSON string
+	args     *argcheck.Checker // its inputSchema, checked before a call runs
 	timeout  time.Duration
 	stall    time.Duration
 	cap      int
@@ -52,6 +54,7 @@ type tool struct {
 func newTool(e *Executor, source string, spec *toolspec.Spec) (*tool, error) {
 	t := &tool{e: e, source: source, spec: spec}
 	t.nameJSON, _ = json.Marshal(spec.Tool.Name)
+	t.args = argcheck.New(spec.Tool.Name, spec.Tool.InputSchema)
 	lim := spec.Limits
 	t.timeout = pick(spec.Tool.Timeout.Std(), lim.Timeout.Std(), DefaultTimeout)
 	if m := lim.MaxTimeout.Std(); m > 0 && t.timeout > m {

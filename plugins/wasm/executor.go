@@ -223,6 +223,14 @@ func (e *Executor) Call(ctx context.Context, req sdk.CallRequest, call sdk.Call)
 	if len(args) == 0 || string(args) == "null" {
 		args = json.RawMessage(`{}`)
 	}
+	if args[0] != '{' {
+		return nil, &sdk.RPCError{Code: sdk.CodeInvalidParams, Message: fmt.Sprintf("tool %s: arguments must be a JSON object", t.cfg.name)}
+	}
+	// Before the module runs: what it makes of a missing argument tells
+	// the caller nothing.
+	if err := t.cfg.args.Check(args); err != nil {
+		return nil, &sdk.RPCError{Code: sdk.CodeInvalidParams, Message: err.Error()}
+	}
 	if !t.acquire() {
 		return nil, fmt.Errorf("%w: tool %q is being reloaded or unloaded", sdk.ErrUnavailable, t.cfg.name)
 	}

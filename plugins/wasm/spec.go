@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/skillgate/skillgate/internal/argcheck"
 	"github.com/skillgate/skillgate/plugins/sdk"
 	"github.com/skillgate/skillgate/plugins/toolspec"
 )
@@ -40,8 +41,9 @@ const pageSize = 64 << 10
 type config struct {
 	dir         string
 	name        string
-	definition  json.RawMessage // the MCP Tool object
-	entry       string          // relative to dir
+	definition  json.RawMessage   // the MCP Tool object
+	args        *argcheck.Checker // the inputSchema, checked before a call runs
+	entry       string            // relative to dir
 	style       string
 	function    string
 	memPages    uint32
@@ -82,7 +84,7 @@ func parseSpec(raw json.RawMessage, environ func(string) (string, bool)) (*confi
 		w = &toolspec.Wasm{}
 	}
 	c := &config{
-		dir: s.Dir, name: t.Name, definition: t.Definition(), entry: t.Entry,
+		dir: s.Dir, name: t.Name, definition: t.Definition(), args: argcheck.New(t.Name, t.InputSchema), entry: t.Entry,
 		style: StyleCommand, function: w.Function,
 		memPages: DefaultMemoryLimit / pageSize, timeout: DefaultTimeout, outputCap: DefaultOutputCap,
 		concurrency: s.Limits.Concurrency,
