@@ -127,26 +127,41 @@ func (g *Gateway) startAdmin(ctx context.Context) {
 	}
 }
 
-// newDisclosure builds the disclosure rules of cfg; skills reports what
-// activating a skill brings (see disclosure.Options.Skills).
-func newDisclosure(cfg *config.Config, skills func(string) ([]string, bool)) *disclosure.Disclosure {
+// newDisclosure builds the disclosure rules of cfg for the gateway gw
+// returns (nil until New has made it; the rules ask it only once
+// serving): what activating a skill brings, and why a tool or server has
+// no tools yet.
+func newDisclosure(cfg *config.Config, gw func() *Gateway) *disclosure.Disclosure {
 	opts := disclosure.Options{
-		Mode:    cfg.Disclosure,
-		Pinned:  append(slices.Clone(cfg.Pinned), skillsPinned(cfg)...),
-		Bundles: map[string]disclosure.Bundle{},
-		Groups:  adminGroups,
-		Servers: cfg.ServerOrder,
-		Skills:  skills,
+		Mode:          cfg.Disclosure,
+		Pinned:        append(slices.Clone(cfg.Pinned), skillsPinned(cfg)...),
+		Bundles:       map[string]disclosure.Bundle{},
+		Groups:        adminGroups,
+		Servers:       cfg.ServerOrder,
+		Skills:        func(name string) ([]string, bool) { return gw().skillTargets(name) },
+		ToolPending:   func(name string) (string, string) { return gw().toolPending(name) },
+		ServerPending: func(name string) string { return gw().serverPending(name) },
+	}
+	if len(cfg.Services) == 0 {
+		opts.IdleGroups = []string{serviceGroup} // nothing for its tools to act on
 	}
 	for name, b := range cfg.Bundles {
 		opts.Bundles[name] = disclosure.Bundle{Description: b.Description, Include: b.Include}
 	}
 	for _, name := range slices.Sorted(maps.Keys(cfg.Profiles)) {
 		p := cfg.Profiles[name]
+		tools, pinned := p.Tools, p.Pinned
+		if len(p.Skills) > 0 {
+			// The skills tools are how a client uses the profile's skills
+			// (they see only those); served and listed unless allow: or
+			// deny: take them out.
+			tools = append(slices.Clone(tools), profileSkillsTools...)
+			pinned = append(slices.Clone(pinned), profileSkillsTools...)
+		}
 		opts.Profiles = append(opts.Profiles, disclosure.Profile{
 			Name: name, Description: p.Description, Mode: p.Disclosure,
-			Servers: p.Servers, Skills: p.Skills, Tools: p.Tools,
-			Allow: p.Allow, Deny: p.Deny, Pinned: p.Pinned,
+			Servers: p.Servers, Skills: p.Skills, Tools: tools,
+			Allow: p.Allow, Deny: p.Deny, Pinned: pinned,
 		})
 	}
 	return disclosure.New(opts)

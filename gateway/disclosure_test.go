@@ -394,7 +394,7 @@ func TestProfiles(t *testing.T) {
 		t.Errorf("profile sums lists %v, want [everything__get-sum] (tools glob, allow, deny)", got)
 	}
 	res := sums.call(t, ctx, "call_tool", map[string]any{"name": "everything__echo", "arguments": map[string]any{"message": "x"}}, nil)
-	if !res.IsError || !strings.Contains(resultText(res), "unknown tool") {
+	if !res.IsError || !strings.Contains(resultText(res), "is not served on profile sums") {
 		t.Errorf("call_tool outside the profile: %s", resultText(res))
 	}
 	req := mcp.CallToolRequest{}
@@ -480,11 +480,30 @@ func TestStdioDisclosure(t *testing.T) {
 			t.Errorf("after activation over stdio: %v", got)
 		}
 		waitFor(t, func() bool { return gc.notified(string(mcp.MethodNotificationToolsListChanged)) >= 1 })
+		// A misspelt name gets the close names, as over HTTP.
+		if err := stdioCallError(ctx, gc, "everything__get-summ"); !strings.Contains(err, "did you mean everything__get-sum") {
+			t.Errorf("direct call of a misspelt tool over stdio: %s", err)
+		}
 	})
 	t.Run("profile", func(t *testing.T) {
 		gc := start(t, "--profile", "sums")
 		waitFor(t, func() bool { return slices.Equal(gc.names(t, ctx), []string{"everything__get-sum"}) })
+		if err := stdioCallError(ctx, gc, "everything__echo"); !strings.Contains(err, "is not served on profile sums") {
+			t.Errorf("direct call outside the profile over stdio: %s", err)
+		}
 	})
+}
+
+// stdioCallError calls tool directly and returns the error it is refused
+// with ("" when it is not).
+func stdioCallError(ctx context.Context, gc *goClient, tool string) string {
+	req := mcp.CallToolRequest{}
+	req.Params.Name = tool
+	req.Params.Arguments = map[string]any{}
+	if _, err := gc.CallTool(ctx, req); err != nil {
+		return err.Error()
+	}
+	return ""
 }
 
 // TestModernListen: a 2026-07-28 client listening with subscriptions/listen

@@ -77,12 +77,23 @@ type Gateway struct {
 	// pending are the sources whose first definitions the hold keeps
 	// from the front end (source.pending; guarded by pubMu).
 	pending []*source
+	// bursting says that clients are served while Start still runs:
+	// catalog updates are held for startBurst and served together
+	// (burst). burstOpen is the number of the burst open (0: none), which
+	// counts in held, burstSeq the last one's; burstsOver says that Start
+	// ended them (guarded by pubMu).
+	bursting, burstsOver bool
+	burstOpen, burstSeq  uint64
 
 	// started is closed when Start has given every source a first try;
 	// serving when MCP requests are served: once started is, or
 	// limits.start_wait after Start began (see awaitStart).
 	started, serving         chan struct{}
 	startedOnce, servingOnce sync.Once
+	// clients says that the gateway serves MCP clients (Handler or
+	// ServeStdio was called): only then does the start wait passing
+	// concern anyone (stopWaiting).
+	clients atomic.Bool
 
 	mu      sync.Mutex
 	cfg     *config.Config
@@ -124,7 +135,7 @@ func New(opts Options) (*Gateway, error) {
 	}
 	cfg := opts.Config
 	var g *Gateway
-	disc := newDisclosure(cfg, func(name string) ([]string, bool) { return g.skillTargets(name) })
+	disc := newDisclosure(cfg, func() *Gateway { return g })
 	if opts.StdioProfile != "" && !disc.HasProfile(opts.StdioProfile) {
 		return nil, fmt.Errorf("%w %q; the profiles are %v (see profiles: in %s)", ErrUnknownProfile, opts.StdioProfile, disc.Profiles(), cfg.Source)
 	}
@@ -148,15 +159,14 @@ func New(opts Options) (*Gateway, error) {
 	g.tools = newToolFolders(g)
 	g.newServices(cfg)
 	g.fe = frontend.New(router{g}, frontend.Options{
-		Name:            "skillgate",
-		Version:         opts.Version,
-		Logger:          g.log,
-		Disclosure:      disc,
-		StdioProfile:    opts.StdioProfile,
-		Methods:         g.skillsMethods(),
-		Extensions:      skillsExtensions(cfg),
-		HTTP:            httpAccess(cfg),
-		UnknownToolHint: g.unknownToolHint,
+		Name:         "skillgate",
+		Version:      opts.Version,
+		Logger:       g.log,
+		Disclosure:   disc,
+		StdioProfile: opts.StdioProfile,
+		Methods:      g.skillsMethods(),
+		Extensions:   skillsExtensions(cfg),
+		HTTP:         httpAccess(cfg),
 	})
 	return g, nil
 }
@@ -228,12 +238,18 @@ func startWait(cfg *config.Config) time.Duration { return time.Duration(cfg.Limi
 
 // stopWaiting lets MCP requests through while Start still runs: the
 // start wait has passed. It logs the sources still starting, whose tools a
-// client that lists only once (many desktop clients) will not see.
+// client that lists only once (many desktop clients) will not see; not
+// for a gateway that serves no client (a one-shot command's, which waits
+// for Start and tells of the servers that are not ready itself).
 func (g *Gateway) stopWaiting(wait time.Duration) {
 	if g.isStarted() {
 		return
 	}
+	g.startBursts()
 	g.markServing()
+	if !g.clients.Load() {
+		return
+	}
 	var starting []string
 	for _, s := range g.Status() {
 		if s.State == "starting" {
@@ -265,12 +281,29 @@ func (g *Gateway) Start(ctx context.Context) error {
 	g.execs.wg = &g.wg
 	g.execs.mu.Unlock()
 	g.mu.Unlock()
+	// local is closed once the gateway's own sources (tool folders,
+	// pipelines, skills) had their first try: the start wait lets requests
+	// through only then, so that a client's first tools/list has them even
+	// when a server is slow to start.
+	local := make(chan struct{})
+	localDone := sync.OnceFunc(func() { close(local) })
+	defer localDone()
 	if wait := startWait(cfg); wait > 0 {
-		bound := time.AfterFunc(wait, func() { g.stopWaiting(wait) })
+		bound := time.AfterFunc(wait, func() {
+			select {
+			case <-local:
+			case <-g.started:
+			}
+			g.stopWaiting(wait)
+		})
 		defer bound.Stop()
 	} else {
 		g.markServing()
 	}
+	// Catalog updates of the servers that are ready after the start wait
+	// (and of the pipelines that call them) reach clients in bursts of
+	// one list_changed each, not one per update.
+	defer g.endStartBursts()
 
 	g.fe.Update(g.store.Load())
 	scan := scanPlugins(cfg)
@@ -283,11 +316,104 @@ func (g *Gateway) Start(ctx context.Context) error {
 	g.execs.prestart(ctx, wants)
 	g.startAdmin(ctx)
 	g.startServices(ctx, cfg)
-	g.applyConfig(ctx, cfg, scan)
+	// The servers and plugins load while the gateway's own sources do: a
+	// slow server holds back neither the tool folders nor the skills, and
+	// the pipelines that call its tools wait for it as pending (their
+	// problem says it is starting) and are compiled again once it is
+	// ready. The servers are registered before the pipelines compile, so
+	// they know which tools may still come.
+	waitSources := g.applyConfig(ctx, cfg, scan)
 	g.startTools(ctx, cfg)
 	g.startPipelines(ctx)
 	g.startSkills(ctx, cfg)
+	localDone()
+	waitSources()
+	// The pipelines that waited for a server compiled while it started:
+	// now that each server had its first try, they are compiled again, so
+	// that what Start leaves (a one-shot command reads it) says which
+	// servers failed, not that they are starting.
+	g.pipes.mu.Lock()
+	pending := g.pipes.pending
+	g.pipes.mu.Unlock()
+	if g.pendingChanged(pending) {
+		g.pipes.reload(ctx)
+	}
+	g.refreshSkillPipelines(ctx)
 	return nil
+}
+
+// startBurst is how long catalog updates wait to be served together while
+// the gateway serves clients before its start is over (a server ready after
+// the start wait): its update, and those of the pipelines compiled again
+// for its tools, reach clients as one list_changed per kind of list.
+const startBurst = 75 * time.Millisecond
+
+// burst holds the catalog updates that come within startBurst of the
+// first, while clients are served before the start is over; called with
+// pubMu held, it reports whether serve must hold this update.
+func (g *Gateway) burst() bool {
+	if !g.bursting {
+		return false
+	}
+	if g.burstOpen != 0 {
+		return true
+	}
+	g.held++
+	g.burstSeq++
+	n := g.burstSeq
+	g.burstOpen = n
+	time.AfterFunc(startBurst, func() { g.flushBurst(n) })
+	return true
+}
+
+// flushBurst serves the updates the burst n (0: the one open, if any)
+// held: the pipelines are compiled again first, against the catalog with
+// the updates, so that those waiting for a server come with it.
+func (g *Gateway) flushBurst(n uint64) {
+	open := func() bool { return g.burstOpen != 0 && (n == 0 || g.burstOpen == n) }
+	g.pubMu.Lock()
+	ok := open()
+	g.pubMu.Unlock()
+	if !ok {
+		return
+	}
+	g.mu.Lock()
+	runCtx, closed := g.execs.runCtx, g.closed
+	g.mu.Unlock()
+	if !closed && runCtx != nil {
+		g.pipes.reload(runCtx)
+		g.refreshSkillPipelines(runCtx)
+	}
+	g.pubMu.Lock()
+	if ok = open(); ok {
+		g.burstOpen = 0
+	}
+	g.pubMu.Unlock()
+	if ok {
+		g.release()
+	}
+}
+
+// startBursts makes the catalog updates come in bursts (burst): clients
+// are served while Start still runs.
+func (g *Gateway) startBursts() {
+	g.pubMu.Lock()
+	defer g.pubMu.Unlock()
+	if !g.burstsOver {
+		g.bursting = true
+	}
+}
+
+// endStartBursts serves the updates a burst holds, at the end of Start:
+// from then on updates are served as they come.
+func (g *Gateway) endStartBursts() {
+	g.pubMu.Lock()
+	open := g.burstOpen != 0
+	g.bursting, g.burstsOver = false, true
+	g.pubMu.Unlock()
+	if open {
+		g.flushBurst(0)
+	}
 }
 
 // markStarted records that Start is done.
@@ -344,17 +470,17 @@ func (g *Gateway) setSource(src ...catalog.Source) {
 	g.serve(g.store.SetSources(src...))
 }
 
-// removeSource is setSource's opposite.
-func (g *Gateway) removeSource(id string) {
+// removeSource is setSource's opposite, for the sources with ids at once.
+func (g *Gateway) removeSource(ids ...string) {
 	g.pubMu.Lock()
 	defer g.pubMu.Unlock()
-	g.serve(g.store.RemoveSource(id))
+	g.serve(g.store.RemoveSource(ids...))
 }
 
 // serve makes the front end serve snap, unless a reload holds the updates;
 // it reports whether it did. Called with pubMu held.
 func (g *Gateway) serve(snap *catalog.Snapshot) bool {
-	if g.held > 0 {
+	if g.held > 0 || g.burst() {
 		return false
 	}
 	g.fe.Update(snap)
@@ -369,18 +495,6 @@ func (g *Gateway) hold() {
 	g.pubMu.Lock()
 	g.held++
 	g.pubMu.Unlock()
-}
-
-// setDisclosure makes the front end serve the disclosure rules d, with
-// the catalog updates a reload holds.
-func (g *Gateway) setDisclosure(d *disclosure.Disclosure) {
-	g.pubMu.Lock()
-	defer g.pubMu.Unlock()
-	if g.held > 0 {
-		g.heldDisc = d
-		return
-	}
-	g.fe.SetDisclosure(d)
 }
 
 // release ends a hold: when no other reload holds the updates, the front
@@ -416,6 +530,15 @@ func (g *Gateway) logConflicts(snap *catalog.Snapshot) {
 		if g.conflicts[c] {
 			continue
 		}
+		if c.Own() {
+			// The source's author has something to fix: say what.
+			args := []any{"source", c.Loser, "kind", c.Kind.String(), "name", c.Original}
+			if c.Renamed != "" {
+				args = append(args, "served_as", c.Renamed)
+			}
+			g.log.Warn(c.String(), args...)
+			continue
+		}
 		level := slog.LevelWarn
 		if c.Renamed != "" {
 			level = slog.LevelInfo
@@ -424,7 +547,7 @@ func (g *Gateway) logConflicts(snap *catalog.Snapshot) {
 			"winner", c.Winner, "loser", c.Loser, "resolution", c.Resolution)
 	}
 	for c := range g.conflicts {
-		if !now[c] {
+		if !now[c] && !c.Own() {
 			g.log.Info("name collision resolved", "kind", c.Kind.String(), "name", c.Name, "winner", c.Winner, "loser", c.Loser)
 		}
 	}
@@ -435,6 +558,33 @@ func (g *Gateway) logConflicts(snap *catalog.Snapshot) {
 // published there, clients see it.
 func (g *Gateway) Snapshot() *catalog.Snapshot { return g.fe.Snapshot() }
 
+// ToolCards returns what find_tools finds with no query on the default
+// endpoint, page by page: every tool a client there can run, as
+// `skillgate tools list --json` prints them, from the config or (through
+// find_tools itself) from a running gateway.
+func (g *Gateway) ToolCards(ctx context.Context) ([]disclosure.Card, error) {
+	snap := g.Snapshot()
+	cards := []disclosure.Card{}
+	for cursor := ""; ; {
+		args, _ := json.Marshal(map[string]any{"limit": 50, "cursor": cursor})
+		res, err := g.disclosure().CallMeta(ctx, snap, disclosure.Request{}, disclosure.FindTools, args, nil, nopCall{})
+		if err != nil {
+			return nil, err
+		}
+		var r struct {
+			Structured disclosure.FindResult `json:"structuredContent"`
+			IsError    bool                  `json:"isError"`
+		}
+		if err := json.Unmarshal(res, &r); err != nil || r.IsError {
+			return nil, fmt.Errorf("%s: %s", disclosure.FindTools, res)
+		}
+		cards = append(cards, r.Structured.Tools...)
+		if cursor = r.Structured.NextCursor; cursor == "" || len(r.Structured.Tools) == 0 {
+			return cards, nil
+		}
+	}
+}
+
 // disclosure returns the disclosure rules being served.
 func (g *Gateway) disclosure() *disclosure.Disclosure { return g.fe.Disclosure() }
 
@@ -444,6 +594,7 @@ func (g *Gateway) disclosure() *disclosure.Disclosure { return g.fe.Disclosure()
 // done; an MCP request that comes while Start runs waits for it, at most
 // limits.start_wait after Start began.
 func (g *Gateway) Handler() http.Handler {
+	g.clients.Store(true)
 	mux := http.NewServeMux()
 	fe := g.fe.Handler()
 	// While Start runs, a request the access rules refuse is refused at
@@ -525,6 +676,7 @@ func (g *Gateway) Run(ctx context.Context) error {
 // limits.drain_timeout to finish, then every source is stopped (Close).
 func (g *Gateway) Serve(ctx context.Context, ln net.Listener) error {
 	defer g.Close()
+	g.clients.Store(true)
 	started, stopStart := g.startAsync(ctx)
 	defer stopStart()
 	srv := &http.Server{Handler: g.Handler(), ReadHeaderTimeout: 10 * time.Second}
@@ -568,9 +720,10 @@ func (g *Gateway) Serve(ctx context.Context, ln net.Listener) error {
 // (see Handler).
 func (g *Gateway) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) error {
 	defer g.Close()
+	g.clients.Store(true)
 	_, stopStart := g.startAsync(ctx)
 	defer stopStart()
-	err := g.fe.ServeStdio(ctx, &startGate{r: in, wait: func() { g.awaitStart(ctx) }}, out)
+	err := g.fe.ServeStdio(ctx, &startGate{r: in, serving: g.serving, done: ctx.Done()}, out)
 	reason := "the client closed stdin"
 	if ctx.Err() != nil {
 		reason = context.Cause(ctx).Error()
@@ -582,20 +735,80 @@ func (g *Gateway) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) e
 }
 
 // startGate holds the stdio client's first request until the gateway
-// serves MCP requests (wait: awaitStart).
+// serves MCP requests (serving is closed; see awaitStart) or done is.
+// While it holds it, it reads on: the client closing stdin ends the wait
+// at once (the gateway stops, as on stdin EOF), for a client that gave up
+// and may have started another gateway already.
 type startGate struct {
-	r      io.Reader
-	wait   func()
-	passed bool
+	r             io.Reader
+	serving, done <-chan struct{}
+	passed        bool
+	ahead         chan []byte // what was read on while the request waited
+	rest          []byte      // of the chunk being handed out
+	err           error       // the reader's, once ahead is drained
 }
 
+// maxAhead bounds the chunks read on while the first request waits.
+const maxAhead = 64
+
 func (s *startGate) Read(p []byte) (int, error) {
-	n, err := s.r.Read(p)
-	if !s.passed && n > 0 {
-		s.wait()
-		s.passed = true
+	if s.passed {
+		return s.readAhead(p)
 	}
-	return n, err
+	n, err := s.r.Read(p)
+	if n == 0 || err != nil {
+		return n, err
+	}
+	s.passed = true
+	select {
+	case <-s.serving:
+		return n, nil
+	default:
+	}
+	s.ahead = make(chan []byte, maxAhead)
+	eof := make(chan struct{})
+	go func() {
+		defer close(s.ahead)
+		for {
+			buf := make([]byte, 32<<10)
+			m, err := s.r.Read(buf)
+			if m > 0 {
+				s.ahead <- buf[:m]
+			}
+			if err != nil {
+				s.err = err // read after ahead is closed
+				close(eof)
+				return
+			}
+		}
+	}()
+	select {
+	case <-s.serving:
+		return n, nil
+	case <-s.done:
+		return n, nil
+	case <-eof:
+		// The client closed stdin before the gateway served it: it is gone.
+		return 0, io.EOF
+	}
+}
+
+// readAhead reads what the gate read on while it held the first request,
+// then the reader itself.
+func (s *startGate) readAhead(p []byte) (int, error) {
+	if s.ahead == nil {
+		return s.r.Read(p)
+	}
+	for len(s.rest) == 0 {
+		chunk, ok := <-s.ahead
+		if !ok {
+			return 0, s.err
+		}
+		s.rest = chunk
+	}
+	n := copy(p, s.rest)
+	s.rest = s.rest[n:]
+	return n, nil
 }
 
 // Close unloads every source and kills every executor, each bounded by
@@ -686,14 +899,16 @@ func killWindow(cfg *config.Config) time.Duration {
 // SourceStatus is one source's state, as /readyz and `skillgate servers`
 // show it.
 type SourceStatus struct {
-	Name      string    `json:"name"`
-	Executor  string    `json:"executor"`
-	State     string    `json:"state"`
-	PID       int       `json:"pid,omitempty"`
-	Restarts  int       `json:"restarts"`
-	LastError string    `json:"last_error,omitempty"`
-	Tools     int       `json:"tools"`
-	Since     time.Time `json:"since"`
+	Name      string `json:"name"`
+	Executor  string `json:"executor"`
+	State     string `json:"state"`
+	PID       int    `json:"pid,omitempty"`
+	Restarts  int    `json:"restarts"`
+	LastError string `json:"last_error,omitempty"`
+	// Tools is how many tools it serves: not those the catalog drops (a
+	// name the source lists twice, a tool without a name).
+	Tools int       `json:"tools"`
+	Since time.Time `json:"since"`
 	// Problems lists every problem of a source made of files (pipelines),
 	// each with its file:line.
 	Problems []string `json:"problems,omitempty"`

@@ -69,7 +69,10 @@ func reached(got, want map[string]int) bool {
 // TestReloadListChangedOnce reloads a gateway whose client has its
 // session's SSE stream open: a reload sends each kind's list_changed at
 // most once, and none for a kind whose list it did not change — a server
-// restarted with the same definitions changes no list.
+// restarted with the same definitions changes no list. A reload that
+// removes servers and also adds or changes others sends it twice: once as
+// the removed servers leave, at once, and once at its end
+// (TestReloadRemovesAtOnce).
 func TestReloadListChangedOnce(t *testing.T) {
 	bin := goBuild(t, "./gateway/testdata/richserver", "richserver")
 	r := startGateway(t, richServers(bin, "keep=keep", "change=v1", "drop=drop"), nil)
@@ -133,11 +136,12 @@ func TestReloadListChangedOnce(t *testing.T) {
 	}{
 		// Resource URIs are not namespaced: keep's win, and stay.
 		{"add, change and remove servers", richServers(bin, "keep=keep", "change=v2", "add=add"), "",
-			map[string]int{"tools": 1, "prompts": 1}},
+			map[string]int{"tools": 2, "prompts": 2}},
 		{"nothing changed", richServers(bin, "keep=keep", "change=v2", "add=add"), "", map[string]int{}},
 		{"a server restarted with the same definitions", richServers(bin, "keep=keep", "change=v3", "add=add"), "", map[string]int{}},
+		// A new profile has no clients yet; /mcp lists what it did.
 		{"a profile added", richServers(bin, "keep=keep", "change=v3", "add=add"), "profiles:\n  small: {servers: [keep]}\n",
-			map[string]int{"tools": 1}},
+			map[string]int{}},
 		{"servers removed and the profile with them", richServers(bin, "keep=keep"), "",
 			map[string]int{"tools": 1, "prompts": 1}},
 		{"every server removed", "servers: {}\n", "", map[string]int{"tools": 1, "prompts": 1, "resources": 1}},

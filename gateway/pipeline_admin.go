@@ -229,6 +229,7 @@ func (ps *pipelineSet) save(ctx context.Context, create bool, name, src string) 
 	known := catalogTools(snap)
 	l := PipelineLoader(cfg, func(t string) bool { return others[t] || known(t) })
 	l.Inline = nil
+	l.ToolPending = g.pendingTool
 	got, err := l.Parse(strings.NewReader(src), path)
 	if err != nil {
 		return problemsResult("not saved: the pipeline has problems", PipelineProblems(err))
@@ -279,6 +280,7 @@ func (ps *pipelineSet) checkWith(cfg *config.Config, snap *catalog.Snapshot, nam
 	l := PipelineLoader(cfg, catalogTools(snap))
 	l.ToolNames = catalogToolNames(snap)
 	l.ToolSchema = PipelineToolSchema(snap)
+	l.ToolPending = ps.g.pendingTool
 	served := make(map[string]string, len(list))
 	for _, p := range list {
 		served[p.Name] = p.Pos.File

@@ -253,10 +253,7 @@ func (g *Gateway) startPipelines(ctx context.Context) {
 				changed := filesStamp(dirs) != ps.stamp
 				pending := ps.pending
 				ps.mu.Unlock()
-				for tool, why := range pending {
-					changed = changed || g.pendingTool(tool) != why
-				}
-				if changed {
+				if changed || g.pendingChanged(pending) {
 					ps.reload(runCtx)
 				}
 				g.refreshSkillPipelines(runCtx)
@@ -358,6 +355,24 @@ func (g *Gateway) pendingTool(name string) string {
 	}
 	return fmt.Sprintf("server %s is %s", st.Name, stateWhy(st))
 }
+
+// pendingChanged reports whether a tool of pending (tool -> why, as
+// pendingTool said at the last compile) waits for another reason now, or
+// no longer: the pipelines calling it must be compiled again.
+func (g *Gateway) pendingChanged(pending map[string]string) bool {
+	for tool, why := range pending {
+		if g.pendingTool(tool) != why {
+			return true
+		}
+	}
+	return false
+}
+
+// PendingTool says why tool name, which the catalog lacks, may still come
+// ("server notes is failed: <its last error>", "server notes is
+// starting"), or "" (see pipelines.Loader.ToolPending): for the CLI's
+// checks of pipelines, so they say what the gateway's do.
+func (g *Gateway) PendingTool(name string) string { return g.pendingTool(name) }
 
 // pipelineWarnings returns the warnings of the pipelines of list.
 func pipelineWarnings(list []*pipelines.Pipeline) []*pipelines.Error {
@@ -610,7 +625,7 @@ func (c stepCall) Progress(p sdk.Progress) error {
 func (g *Gateway) enterTool(ctx context.Context, tool string) (context.Context, json.RawMessage) {
 	ctx, err := pipelines.Enter(ctx, tool, g.pipes.runner.MaxDepth)
 	if err != nil {
-		return ctx, toolError(err.Error())
+		return ctx, toolError(g.chainRefusal(err))
 	}
 	return ctx, nil
 }

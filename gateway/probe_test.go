@@ -52,12 +52,20 @@ func (p *probeExecutor) Load(ctx context.Context, _ sdk.LoadRequest) (sdk.Defini
 			}
 		}
 	}
-	return sdk.Definitions{Tools: []json.RawMessage{
+	defs := sdk.Definitions{Tools: []json.RawMessage{
 		json.RawMessage(`{"name":"pid","inputSchema":{"type":"object"}}`),
 		json.RawMessage(`{"name":"env","inputSchema":{"type":"object","properties":{"name":{"type":"string"}}}}`),
 		json.RawMessage(`{"name":"log","inputSchema":{"type":"object","properties":{"levels":{"type":"array","items":{"type":"string"}}}}}`),
 		json.RawMessage(`{"name":"callback","inputSchema":{"type":"object","properties":{"tool":{"type":"string"}}}}`),
-	}}, nil
+	}}
+	if extra := os.Getenv(envExtraTools); extra != "" {
+		var more []json.RawMessage
+		if err := json.Unmarshal([]byte(extra), &more); err != nil {
+			return sdk.Definitions{}, fmt.Errorf("%s: %w", envExtraTools, err)
+		}
+		defs.Tools = append(defs.Tools, more...)
+	}
+	return defs, nil
 }
 
 func (p *probeExecutor) Unload(context.Context, string) error { return nil }
@@ -107,6 +115,10 @@ func (p *probeExecutor) Call(ctx context.Context, req sdk.CallRequest, call sdk.
 // envHold names a file the probe executor waits for before it answers a
 // load (installHeld).
 const envHold = "SKILLGATE_GATEWAY_TEST_HOLD"
+
+// envExtraTools holds a JSON array of tool definitions the probe lists
+// after its own (catalogwarn_test.go).
+const envExtraTools = "SKILLGATE_GATEWAY_TEST_EXTRA_TOOLS"
 
 // installProbe puts the probe executor into dir as the plugin name: a
 // script that runs the test binary as the plugin (a plugin inherits no

@@ -40,6 +40,9 @@ type skillPipes struct {
 	byName map[string]*pipelines.Pipeline
 	defs   []json.RawMessage
 	told   string // the problems last logged, to log a change only
+	// pending is, for each step tool last compiled as waiting on its
+	// server (pendingTool), why: a change of it compiles them again.
+	pending map[string]string
 }
 
 // refreshSkillPipelines brings the skills' pipeline sources in line with
@@ -91,7 +94,7 @@ func (g *Gateway) refreshSkillPipelines(ctx context.Context) {
 		room.pipeMu.Lock()
 		sp := room.pipes[id]
 		room.pipeMu.Unlock()
-		if sp != nil && sp.stamp == stamp && sp.sig == sig {
+		if sp != nil && sp.stamp == stamp && sp.sig == sig && !g.pendingChanged(sp.pending) {
 			continue
 		}
 		if sp == nil {
@@ -117,6 +120,14 @@ func (g *Gateway) refreshSkillPipelines(ctx context.Context) {
 		ns := sp.src.namespace
 		loader.ToolName = func(name string) string { return catalog.ExposedName(ns, sep, name) }
 		loader.Inline = nil
+		pending := map[string]string{}
+		loader.ToolPending = func(name string) string {
+			why := g.pendingTool(name)
+			if why != "" {
+				pending[name] = why
+			}
+			return why
+		}
 		list, err := loader.Load(dir)
 		problems := PipelineProblems(err)
 		defs := make([]json.RawMessage, len(list))
@@ -126,7 +137,7 @@ func (g *Gateway) refreshSkillPipelines(ctx context.Context) {
 			byName[p.Name] = p
 		}
 		same := slices.EqualFunc(defs, sp.defs, func(a, b json.RawMessage) bool { return string(a) == string(b) })
-		sp.stamp, sp.sig, sp.defs = stamp, sig, defs
+		sp.stamp, sp.sig, sp.defs, sp.pending = stamp, sig, defs, pending
 		room.pipeMu.Lock()
 		sp.byName = byName
 		room.pipeMu.Unlock()

@@ -125,6 +125,11 @@ func skillsPinned(cfg *config.Config) []string {
 	return []string{skills.ToolFind, skills.ToolLoad, skills.ToolReadFile, skills.ToolRun, skills.ToolReadArtifact}
 }
 
+// profileSkillsTools are served and pinned on a profile that names
+// skills: without them its skills' prompts and resources would be all a
+// client could reach.
+var profileSkillsTools = []string{skills.ToolFind, skills.ToolLoad, skills.ToolReadFile, skills.ToolRun, skills.ToolReadArtifact}
+
 // lazyExec is a built-in executor started on first use.
 type lazyExec struct {
 	g         *Gateway

@@ -241,8 +241,9 @@ func TestSkillProfileAdminOptIn(t *testing.T) {
 }
 
 // TestSkillsProfilePromptsResources: a profile naming skills serves those
-// skills' prompts and SKILL.md resources (listed, got and read) and not
-// the others', in both eras; the default endpoint serves all.
+// skills' prompts and SKILL.md resources (listed, got and read) and the
+// skills tools, limited to them, in both eras; the default endpoint
+// serves all.
 func TestSkillsProfilePromptsResources(t *testing.T) {
 	t.Setenv("XDG_STATE_HOME", t.TempDir())
 	dir := t.TempDir()
@@ -274,6 +275,20 @@ func TestSkillsProfilePromptsResources(t *testing.T) {
 			}
 			if got := with("resources/read", "skill://daily/SKILL.md", `{"uri":"skill://daily/SKILL.md"}`); strings.Contains(got, `"error"`) != ep.scoped {
 				t.Errorf("%s %s resources/read daily: %s", ep.path, era, got)
+			}
+			// The skills tools come with the profile's skills (listed, as
+			// on the default endpoint), and see only those skills.
+			tools := with("tools/list", "", `{}`)
+			for _, name := range []string{"find_skills", "load_skill", "read_skill_file", "run_skill_script"} {
+				if !strings.Contains(tools, `"name":"`+name+`"`) {
+					t.Errorf("%s %s tools/list has no %s: %s", ep.path, era, name, tools)
+				}
+			}
+			if got := with("tools/call", "load_skill", `{"name":"load_skill","arguments":{"skill":"weekly"}}`); !strings.Contains(got, "Follow these steps") {
+				t.Errorf("%s %s load_skill weekly: %s", ep.path, era, got)
+			}
+			if got := with("tools/call", "load_skill", `{"name":"load_skill","arguments":{"skill":"daily"}}`); strings.Contains(got, "Follow these steps") == ep.scoped {
+				t.Errorf("%s %s load_skill daily: %s", ep.path, era, got)
 			}
 		}
 	}

@@ -18,6 +18,68 @@ import (
 	"github.com/skillgate/skillgate/skills/gitsource"
 )
 
+// openSkillsOffline opens the skills cfg serves without starting a
+// gateway: its skills dirs and the repositories the gateway checked out
+// for cfg (at their pinned commits, never fetched), which fetched names.
+// closeLib releases them.
+func openSkillsOffline(ctx context.Context, cfg *config.Config) (lib *skills.Library, fetched map[string]bool, closeLib func(), err error) {
+	opts := SkillsOptions(cfg)
+	opts.NoWatch, opts.Interval = true, -1
+	lib, err = skills.Open(ctx, opts)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	fetched = map[string]bool{}
+	if dir := SkillReposDirFor(cfg); len(cfg.Skills.Repos) > 0 {
+		if _, err := os.Stat(filepath.Join(dir, "repos.json")); err == nil {
+			mgr, err := gitsource.New(ctx, dir, lib)
+			if err != nil {
+				lib.Close()
+				return nil, nil, nil, fmt.Errorf("skill repositories in %s: %w", dir, err)
+			}
+			for _, r := range mgr.List() {
+				fetched[r.Name] = true
+			}
+			return lib, fetched, func() { mgr.Close(); lib.Close() }, nil
+		}
+	}
+	return lib, fetched, func() { lib.Close() }, nil
+}
+
+// NonServerNamespaces returns the namespaces under which a gateway
+// started on cfg would serve tools of sources other than its servers,
+// found without starting one: the plugins of its plugins dirs that it
+// serves (each under its name), and its skills with tools or pipelines
+// (from the skills dirs and the repositories checked out for cfg; a
+// repository not fetched yet is an error, as its skills are not known). A
+// one-shot `skillgate call` starts only the server whose namespace
+// prefixes the tool when none of these does.
+func NonServerNamespaces(ctx context.Context, cfg *config.Config) ([]string, error) {
+	var out []string
+	for _, s := range scanPlugins(cfg).specs {
+		out = append(out, s.Name)
+	}
+	if !cfg.Skills.Configured() {
+		return out, nil
+	}
+	lib, fetched, closeLib, err := openSkillsOffline(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	defer closeLib()
+	for _, r := range cfg.Skills.Repos {
+		if !fetched[r.Name] {
+			return nil, fmt.Errorf("skill repository %q is not fetched yet: its skills are not known before a gateway starts", r.Name)
+		}
+	}
+	for _, sk := range lib.Snapshot().Skills() {
+		if len(sk.ToolDirs) > 0 || sk.PipelinesDir != "" {
+			out = append(out, skills.Namespace(sk.ID))
+		}
+	}
+	return out, nil
+}
+
 // SkillsOptions are the skills.Options the gateway opens cfg's skills
 // with (without the executor, logger and callbacks): its dirs and hooks,
 // the namespaces skills may not take and the output budget. The CLI opens
@@ -154,32 +216,20 @@ func ValidateSkills(ctx context.Context, cfg *config.Config) ([]skills.Problem, 
 	if !cfg.Skills.Configured() {
 		return nil, nil
 	}
-	opts := SkillsOptions(cfg)
-	opts.NoWatch, opts.Interval = true, -1
-	lib, err := skills.Open(ctx, opts)
+	lib, fetched, closeLib, err := openSkillsOffline(ctx, cfg)
 	if err != nil {
 		return nil, err
 	}
-	defer lib.Close()
-	fetched := map[string]bool{}
-	if dir := SkillReposDirFor(cfg); len(cfg.Skills.Repos) > 0 {
-		if _, err := os.Stat(filepath.Join(dir, "repos.json")); err == nil {
-			mgr, err := gitsource.New(ctx, dir, lib)
-			if err != nil {
-				return nil, fmt.Errorf("skill repositories in %s: %w", dir, err)
-			}
-			defer mgr.Close()
-			for _, r := range mgr.List() {
-				fetched[r.Name] = true
-			}
-		}
-	}
+	defer closeLib()
 	probs := CheckSkills(cfg, lib, true)
+	allKnown := true
 	for _, r := range cfg.Skills.Repos {
 		if !fetched[r.Name] {
+			allKnown = false
 			probs = append(probs, skills.Problem{Path: cfg.Source, Field: "skills.repos", Warning: true,
 				Msg: fmt.Sprintf("repository %q (%s) is not fetched yet, so its skills are not checked; the gateway fetches it at start", r.Name, r.URL)})
 		}
 	}
+	probs = append(probs, profileSkillProblems(cfg, lib.Snapshot(), allKnown)...)
 	return probs, nil
 }

@@ -15,6 +15,8 @@ import (
 
 	"github.com/skillgate/skillgate/gateway/catalog"
 	"github.com/skillgate/skillgate/gateway/config"
+	"github.com/skillgate/skillgate/gateway/disclosure"
+	"github.com/skillgate/skillgate/plugins/host"
 	"github.com/skillgate/skillgate/plugins/sdk"
 )
 
@@ -53,6 +55,10 @@ type source struct {
 	// st.Restarts is retries (loads the gateway tried again after a failed
 	// one) plus execRestarts (the executor's count for its load).
 	retries, execRestarts int
+	// gaveUp says that its last failed load failed because the plugin
+	// host gave up on its file (host.ErrGaveUp): the retries after it that
+	// fail so are refused without running the file, and are not counted.
+	gaveUp bool
 	// logged is the executor's count given to its last logged state change
 	// of the load, loggedOwn what the executor said (restartlog.go).
 	logged, loggedOwn int
@@ -169,17 +175,25 @@ func (g *Gateway) sourcesFor(cfg *config.Config) []*source {
 	return out
 }
 
-// applyConfig loads every source of cfg and the plugins of scan, at most 8
-// at a time, and returns when each has had a first try.
-func (g *Gateway) applyConfig(ctx context.Context, cfg *config.Config, scan pluginScan) {
+// applyConfig registers every source of cfg and the plugins of scan and
+// loads them in the background, at most 8 at a time; wait returns when
+// each has had a first try.
+func (g *Gateway) applyConfig(ctx context.Context, cfg *config.Config, scan pluginScan) (wait func()) {
 	srcs := g.sourcesFor(cfg)
 	srcs = append(srcs, pluginSources(scan, len(srcs))...)
-	g.startSources(ctx, srcs)
+	return g.launchSources(ctx, srcs)
 }
 
+// startSources loads srcs as launchSources does and waits for their first
+// tries.
 func (g *Gateway) startSources(ctx context.Context, srcs []*source) {
-	sem := make(chan struct{}, 8)
-	var wg sync.WaitGroup
+	g.launchSources(ctx, srcs)()
+}
+
+// launchSources registers srcs and gives each a first try in the
+// background, at most 8 at a time; wait returns when each had it.
+func (g *Gateway) launchSources(ctx context.Context, srcs []*source) (wait func()) {
+	var todo []*source
 	for _, s := range srcs {
 		g.mu.Lock()
 		if _, dup := g.sources[s.id]; dup {
@@ -196,16 +210,27 @@ func (g *Gateway) startSources(ctx context.Context, srcs []*source) {
 			g.log.Warn("server not started", "source", s.id, "err", s.server.Problem)
 			continue
 		}
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			if err := g.load(ctx, s); err != nil {
-				g.retry(s)
-			}
-		}()
+		todo = append(todo, s)
 	}
-	wg.Wait()
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		var loads sync.WaitGroup
+		sem := make(chan struct{}, 8)
+		for _, s := range todo {
+			sem <- struct{}{}
+			loads.Go(func() {
+				defer func() { <-sem }()
+				if err := g.load(ctx, s); err != nil {
+					s.mu.Lock()
+					s.gaveUp = errors.Is(err, host.ErrGaveUp)
+					s.mu.Unlock()
+					g.retry(s)
+				}
+			})
+		}
+		loads.Wait()
+	})
+	return wg.Wait
 }
 
 // load loads s into its executor and publishes its definitions.
@@ -244,7 +269,7 @@ func (g *Gateway) load(ctx context.Context, s *source) error {
 	s.loaded = true
 	s.failLogged = "" // a failure after this one is news
 	s.wired = wiring
-	s.st.Tools = len(defs.Tools)
+	s.st.Tools = catalog.CountTools(defs.Tools)
 	if defs.Status != nil {
 		s.st.PID, s.execRestarts = defs.Status.PID, defs.Status.Restarts
 		s.st.Restarts = s.retries + s.execRestarts
@@ -252,7 +277,7 @@ func (g *Gateway) load(ctx context.Context, s *source) error {
 	s.mu.Unlock()
 	g.publish(s, defs)
 	s.setState("ready", "")
-	g.log.Info("source ready", "source", s.id, "tools", len(defs.Tools), "resources", len(defs.Resources), "prompts", len(defs.Prompts))
+	g.log.Info("source ready", "source", s.id, "tools", catalog.CountTools(defs.Tools), "resources", len(defs.Resources), "prompts", len(defs.Prompts))
 	return nil
 }
 
@@ -304,12 +329,19 @@ func (g *Gateway) retry(s *source) {
 				return
 			case <-time.After(backoff):
 			}
-			if g.load(ctx, s) == nil {
+			err := g.load(ctx, s)
+			if err == nil {
 				return
 			}
 			s.mu.Lock()
-			s.retries++
-			s.st.Restarts = s.retries + s.execRestarts
+			// A try the plugin host refused without running the file,
+			// having given up on it at an earlier one, restarted nothing.
+			gaveUp := errors.Is(err, host.ErrGaveUp)
+			if !gaveUp || !s.gaveUp {
+				s.retries++
+				s.st.Restarts = s.retries + s.execRestarts
+			}
+			s.gaveUp = gaveUp
 			s.mu.Unlock()
 			backoff = min(backoff*2, 30*time.Second)
 		}
@@ -353,7 +385,7 @@ func (g *Gateway) onChange(exec string, ch sdk.Change) {
 	if ch.Definitions != nil {
 		s.mu.Lock()
 		live := s.loaded
-		s.st.Tools = len(ch.Definitions.Tools)
+		s.st.Tools = catalog.CountTools(ch.Definitions.Tools)
 		s.mu.Unlock()
 		if live {
 			g.publish(s, *ch.Definitions)
@@ -370,8 +402,12 @@ func (g *Gateway) onChange(exec string, ch sdk.Change) {
 // again, and their plugins follow the same rule: a plugin whose file is
 // unchanged keeps running, one whose file changed is restarted, one whose
 // file went (or whose dir left the config) is stopped, a new one is
-// started. Clients see the outcome as one change, when Reload returns: one
-// list_changed for each kind of list that changed (a server restarted
+// started. Sources that leave the config leave the catalog at once (with
+// the new disclosure rules, if any), as one change that clients are told
+// of (one list_changed for each kind of list that changed): their tools
+// must not stay listed while the reload waits for new servers' starts.
+// Clients see the rest of the outcome as one change, when Reload returns:
+// one list_changed for each kind of list that changed (a server restarted
 // with the same definitions changes none).
 func (g *Gateway) Reload(ctx context.Context, cfg *config.Config) error {
 	g.mu.Lock()
@@ -384,8 +420,6 @@ func (g *Gateway) Reload(ctx context.Context, cfg *config.Config) error {
 	g.cfgLoaded, g.cfgErr = time.Now(), nil
 	g.publishRoutes()
 	g.mu.Unlock()
-	g.hold()
-	defer g.release()
 	g.fe.SetAccess(httpAccess(cfg))
 	if old.Listen.HTTP != cfg.Listen.HTTP {
 		g.log.Warn("listen.http changed; the gateway keeps listening where it started until it is restarted",
@@ -428,9 +462,35 @@ func (g *Gateway) Reload(ctx context.Context, cfg *config.Config) error {
 		}
 	}
 	g.mu.Unlock()
+	// The sources that leave go first, served at once (unless another
+	// reload holds the updates); those restarted stay listed until their
+	// new load is served with the rest.
+	var gone, restart []string
+	for _, s := range stale {
+		if _, ok := want[s.id]; ok {
+			restart = append(restart, s.id)
+		} else {
+			gone = append(gone, s.id)
+		}
+	}
+	// New disclosure rules go with them (they need no source loaded), or
+	// else with the rest.
+	var disc *disclosure.Disclosure
+	if !sameDisclosure(old, cfg) {
+		disc = newDisclosure(cfg, func() *Gateway { return g })
+	}
+	if len(gone) > 0 {
+		g.serveNow(gone, disc)
+		disc = nil
+	}
+	g.hold()
+	defer g.release()
+	g.serveNow(nil, disc) // held: served by release
 	for _, s := range stale {
 		s.stop(ctx)
-		g.removeSource(s.id)
+	}
+	if len(restart) > 0 {
+		g.removeSource(restart...)
 	}
 	var wg sync.WaitGroup
 	for _, name := range gonePlugins {
@@ -442,9 +502,6 @@ func (g *Gateway) Reload(ctx context.Context, cfg *config.Config) error {
 	slices.SortFunc(fresh, func(a, b *source) int { return a.order - b.order })
 	g.startSources(ctx, fresh)
 	g.reloadTools(ctx, cfg)
-	if !sameDisclosure(old, cfg) {
-		g.setDisclosure(newDisclosure(cfg, g.skillTargets))
-	}
 	g.pipes.reload(ctx)      // pipelines.go
 	g.reloadSkills(ctx, cfg) // skills.go
 	var restarted, stopped, added []string
@@ -467,10 +524,37 @@ func (g *Gateway) Reload(ctx context.Context, cfg *config.Config) error {
 	return nil
 }
 
+// serveNow removes the sources with ids from the catalog and makes the
+// front end serve the result under the disclosure rules d (nil: the rules
+// it serves) as one change, at once: unless a reload holds the updates,
+// then with its own.
+func (g *Gateway) serveNow(ids []string, d *disclosure.Disclosure) {
+	if len(ids) == 0 && d == nil {
+		return
+	}
+	g.pubMu.Lock()
+	defer g.pubMu.Unlock()
+	snap := g.store.Load()
+	if len(ids) > 0 {
+		snap = g.store.RemoveSource(ids...)
+	}
+	if g.held > 0 {
+		if d != nil {
+			g.heldDisc = d
+		}
+		return
+	}
+	g.fe.Publish(snap, d)
+	g.logConflicts(snap)
+}
+
 // sameDisclosure reports whether a and b set the same disclosure rules, so
-// a reload can keep the sessions' activations.
+// a reload can keep serving the rules it has. New rules keep the sessions'
+// activations they still serve too (Disclosure.Adopt); this spares the
+// clients the work of comparing.
 func sameDisclosure(a, b *config.Config) bool {
 	return a.Disclosure == b.Disclosure && slices.Equal(a.Pinned, b.Pinned) &&
 		reflect.DeepEqual(a.Bundles, b.Bundles) && reflect.DeepEqual(a.Profiles, b.Profiles) &&
-		slices.Equal(a.ServerOrder, b.ServerOrder)
+		slices.Equal(a.ServerOrder, b.ServerOrder) && (len(a.Services) == 0) == (len(b.Services) == 0) &&
+		a.Skills.Configured() == b.Skills.Configured()
 }

@@ -65,21 +65,86 @@ pipelines: {dirs: [./pipelines]}
 	}
 }
 
+// call -c does not narrow the start to a server when a skill (with tools)
+// or a plugin of the plugins dirs is named like the server's namespace:
+// the tool may be theirs, so everything starts.
+func TestCallSeesSkillsAndPlugins(t *testing.T) {
+	t.Setenv("XDG_STATE_HOME", t.TempDir())
+	bin := buildSkillgate(t)
+	argv := testenv.NodeServer(t, "server-everything")
+	dir := t.TempDir()
+	broken := filepath.Join(dir, "broken.started")
+	writeFiles(t, dir, map[string]string{
+		"skills/everything/SKILL.md":              "---\nname: everything\ndescription: Greets.\n---\n# everything\n",
+		"skills/everything/tools/greet/tool.yaml": "name: greet\ndescription: Greet.\nruntime: bash\nentry: greet.sh\n",
+		"skills/everything/tools/greet/greet.sh":  "echo hello from the skill\n",
+	})
+	servers := func(ns string) string {
+		return `servers:
+  everything:
+    command: ` + argv[0] + `
+    args: [` + strings.Join(argv[1:], ", ") + `]
+    namespace: ` + ns + `
+  broken:
+    command: sh
+    args: ["-c", "touch ` + broken + `; exit 3"]
+`
+	}
+
+	// A skill's tool in the server's namespace.
+	cfg := filepath.Join(dir, "skills.yaml")
+	writeFile(t, cfg, servers("everything")+"skills: {dirs: [./skills]}\n")
+	out, stderr, code := runBin(t, bin, "call", "everything__greet", "-c", cfg)
+	if code != 0 || !strings.Contains(out, "hello from the skill") {
+		t.Fatalf("call everything__greet (the skill's): exit %d, stdout %q, stderr %q", code, out, stderr)
+	}
+	if _, err := os.Stat(broken); err != nil {
+		t.Errorf("call everything__greet did not start everything (the server broken)")
+	}
+	// The server's own tool is still called, with everything started.
+	os.Remove(broken)
+	if out, stderr, code := runBin(t, bin, "call", "everything__echo", "--arg", "message=hi", "-c", cfg); code != 0 || !strings.Contains(out, "Echo: hi") {
+		t.Fatalf("call everything__echo next to the skill: exit %d, stdout %q, stderr %q", code, out, stderr)
+	}
+	if _, err := os.Stat(broken); err != nil {
+		t.Errorf("call everything__echo next to the skill everything did not start everything")
+	}
+
+	// A plugin file named like the server's namespace.
+	os.Remove(broken)
+	writeFiles(t, dir, map[string]string{"plugins/ev.sh": "#!/bin/sh\nexit 1\n"})
+	if err := os.Chmod(filepath.Join(dir, "plugins", "ev.sh"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cfg = filepath.Join(dir, "plugins.yaml")
+	writeFile(t, cfg, servers("ev")+"plugins: {dirs: [./plugins]}\n")
+	if out, stderr, code := runBin(t, bin, "call", "ev__echo", "--arg", "message=hi", "-c", cfg); code != 0 || !strings.Contains(out, "Echo: hi") {
+		t.Fatalf("call ev__echo next to the plugin ev: exit %d, stdout %q, stderr %q", code, out, stderr)
+	}
+	if _, err := os.Stat(broken); err != nil {
+		t.Errorf("call ev__echo next to the plugin ev did not start everything")
+	}
+}
+
 func TestNarrowToServer(t *testing.T) {
 	ns := func(s string) *string { return &s }
 	for _, c := range []struct {
 		name, tool, want string
 		sep              string
 		servers          map[string]*config.Server
+		others           []string
 	}{
-		{"its namespace", "a__x", "a", "", map[string]*config.Server{"a": {}, "b": {}}},
-		{"a namespace of its own", "web__x", "a", "", map[string]*config.Server{"a": {Namespace: ns("web")}, "web2": {}}},
-		{"the separator", "a--x", "a", "--", map[string]*config.Server{"a": {}, "b": {}}},
-		{"not with another separator", "a__x", "", "--", map[string]*config.Server{"a": {}, "b": {}}},
-		{"no server's", "pipelines__x", "", "", map[string]*config.Server{"a": {}, "b": {}}},
-		{"a server without namespace", "a__x", "", "", map[string]*config.Server{"a": {}, "b": {Namespace: ns("")}}},
-		{"two namespaces prefix it", "a__b__x", "", "", map[string]*config.Server{"a": {}, "a__b": {}}},
-		{"a disabled server does not count", "a__x", "a", "", map[string]*config.Server{"a": {}, "b": {Namespace: ns(""), Disabled: true}}},
+		{"its namespace", "a__x", "a", "", map[string]*config.Server{"a": {}, "b": {}}, nil},
+		{"a namespace of its own", "web__x", "a", "", map[string]*config.Server{"a": {Namespace: ns("web")}, "web2": {}}, nil},
+		{"the separator", "a--x", "a", "--", map[string]*config.Server{"a": {}, "b": {}}, nil},
+		{"not with another separator", "a__x", "", "--", map[string]*config.Server{"a": {}, "b": {}}, nil},
+		{"no server's", "pipelines__x", "", "", map[string]*config.Server{"a": {}, "b": {}}, nil},
+		{"a server without namespace", "a__x", "", "", map[string]*config.Server{"a": {}, "b": {Namespace: ns("")}}, nil},
+		{"two namespaces prefix it", "a__b__x", "", "", map[string]*config.Server{"a": {}, "a__b": {}}, nil},
+		{"a disabled server does not count", "a__x", "a", "", map[string]*config.Server{"a": {}, "b": {Namespace: ns(""), Disabled: true}}, nil},
+		{"a plugin or skill of its namespace", "web__x", "", "", map[string]*config.Server{"a": {Namespace: ns("web")}, "b": {}}, []string{"web"}},
+		{"a plugin or skill of a longer namespace", "a__b__x", "", "", map[string]*config.Server{"a": {}, "b": {}}, []string{"a__b"}},
+		{"other plugins and skills do not count", "a__x", "a", "", map[string]*config.Server{"a": {}, "b": {}}, []string{"b", "ab", "a_"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			cfg := config.Default()
@@ -92,7 +157,7 @@ func TestNarrowToServer(t *testing.T) {
 				cfg.ServerOrder = append(cfg.ServerOrder, name)
 			}
 			cfg.Pipelines.Dirs = []string{"p"}
-			if got := narrowToServer(cfg, c.tool); got != c.want {
+			if got := narrowToServer(cfg, c.tool, c.others); got != c.want {
 				t.Fatalf("narrowToServer(%s) = %q, want %q", c.tool, got, c.want)
 			}
 			for name, sv := range cfg.Servers {

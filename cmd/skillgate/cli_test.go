@@ -135,7 +135,9 @@ type writerFunc func([]byte) (int, error)
 func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
 
 // The run command's flags outlive a reload: --disclosure progressive stays
-// the default endpoint's mode after the file changes.
+// the default endpoint's mode after the file changes. The file is given as
+// ~/skillgate.yaml, as a desktop client passes it (no shell expands it):
+// the change is still seen.
 func TestRunFlagsSurviveReload(t *testing.T) {
 	dir := t.TempDir()
 	cfgPath := filepath.Join(dir, "skillgate.yaml")
@@ -143,7 +145,8 @@ func TestRunFlagsSurviveReload(t *testing.T) {
 		t.Fatal(err)
 	}
 	addr := "127.0.0.1:" + strconv.Itoa(testenv.FreePort(t))
-	cmd := exec.Command(buildSkillgate(t), "run", "-c", cfgPath, "--disclosure", "progressive", "--listen", addr)
+	cmd := exec.Command(buildSkillgate(t), "run", "-c", "~/skillgate.yaml", "--disclosure", "progressive", "--listen", addr)
+	cmd.Env = append(os.Environ(), "HOME="+dir)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)

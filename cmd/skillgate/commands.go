@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -267,12 +268,7 @@ func replaceFile(path string, data []byte) error {
 	return nil
 }
 
-// startFromConfig starts a gateway from --config for one-shot commands.
-func startFromConfig(cmd *cobra.Command) (*gateway.Gateway, error) {
-	return startQuiet(cmd, nil)
-}
-
-// startReporting is startFromConfig for a command that tells of each
+// startReporting starts a gateway from --config for a one-shot command that tells of each
 // server that is not ready itself (printNotReady, or the error of a call
 // of its tool): unless --log-level asks for the log, the gateway's records
 // of those failures are left out, so that each is told once.
@@ -280,9 +276,10 @@ func startReporting(cmd *cobra.Command) (*gateway.Gateway, error) {
 	return startQuiet(cmd, serverFailures)
 }
 
-// startQuiet is startFromConfig without the gateway's records whose
-// message is in drop, nor its name collision records (nameCollisions),
-// unless --log-level asks for the whole log.
+// startQuiet starts a gateway from --config for a one-shot command,
+// logging without the gateway's records whose message is in drop, nor its
+// name collision records (nameCollisions), unless --log-level asks for the
+// whole log.
 func startQuiet(cmd *cobra.Command, drop map[string]bool) (*gateway.Gateway, error) {
 	return startGateway(cmd, quietLogger(cmd, drop))
 }
@@ -331,7 +328,7 @@ func startConfig(cmd *cobra.Command, cfg *config.Config, log *slog.Logger) (*gat
 	return gw, nil
 }
 
-// startSilent is startFromConfig for a command whose output tells all the
+// startSilent starts a gateway from --config for a command whose output tells all the
 // gateway's log would: none of the log, unless --log-level asks for it.
 func startSilent(cmd *cobra.Command) (*gateway.Gateway, error) {
 	return startGateway(cmd, silentLogger(cmd))
@@ -351,8 +348,13 @@ Collisions are listed after the tools.
 
 With --url, list the tools of a running gateway instead (every tool the
 endpoint can run, as its find_tools finds them): the gateway does not tell
-the ORIGINAL name, and --json prints find_tools' entries; --tokens reads its
-/stats.
+the ORIGINAL name; --tokens reads its /stats.
+
+--json prints {"tools": [...]}, each entry find_tools' (name, description,
+server, group when the tool is in one, listed: whether tools/list shows it)
+with original (the name the source gives it) when run from the config,
+which also prints "conflicts" (kind, name, winner, loser, policy,
+resolution, ...) and "sources" (as servers --json).
 
   skillgate tools list --url http://127.0.0.1:8811`,
 		Args: cobra.NoArgs,
@@ -378,14 +380,22 @@ the ORIGINAL name, and --json prints find_tools' entries; --tokens reads its
 			}
 			snap := gw.Snapshot()
 			if asJSON {
-				out := struct {
-					Tools     []*catalog.Item        `json:"tools"`
+				cards, err := gw.ToolCards(cmd.Context())
+				if err != nil {
+					return err
+				}
+				tools := toolEntries(cards)
+				for i := range tools {
+					if it, ok := snap.Tool(tools[i].Name); ok {
+						tools[i].Original = it.Original
+					}
+				}
+				conflicts := append([]catalog.Conflict{}, snap.Conflicts()...)
+				return printJSON(cmd.OutOrStdout(), struct {
+					Tools     []toolEntry            `json:"tools"`
 					Conflicts []catalog.Conflict     `json:"conflicts"`
 					Sources   []gateway.SourceStatus `json:"sources"`
-				}{snap.Tools(), snap.Conflicts(), gw.Status()}
-				enc := json.NewEncoder(cmd.OutOrStdout())
-				enc.SetIndent("", "  ")
-				return enc.Encode(out)
+				}{tools, conflicts, gw.Status()})
 			}
 			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "NAME\tSOURCE\tORIGINAL\tDESCRIPTION")
@@ -394,6 +404,9 @@ the ORIGINAL name, and --json prints find_tools' entries; --tokens reads its
 			}
 			tw.Flush()
 			for _, c := range snap.Conflicts() {
+				if c.Own() {
+					continue // the gateway's log said what to fix
+				}
 				fmt.Fprintf(cmd.ErrOrStderr(), "conflict: %s %q: %s wins over %s (%s)\n", c.Kind, c.Name, c.Winner, c.Loser, c.Resolution)
 			}
 			return nil
@@ -405,6 +418,27 @@ the ORIGINAL name, and --json prints find_tools' entries; --tokens reads its
 	tools.AddCommand(list)
 	addToolStoreCmds(tools)
 	return tools
+}
+
+// toolEntry is one tool as `tools list --json` prints it, from the config
+// and from a running gateway alike: find_tools' entry, and the name the
+// source gives the tool when the command knows it (from the config).
+type toolEntry struct {
+	Name        string `json:"name"`
+	Description string `json:"description"`
+	Server      string `json:"server,omitempty"`
+	Group       string `json:"group,omitempty"`
+	Listed      bool   `json:"listed"`
+	Original    string `json:"original,omitempty"`
+}
+
+// toolEntries turns find_tools' entries into toolEntry values.
+func toolEntries(cards []disclosure.Card) []toolEntry {
+	out := make([]toolEntry, len(cards))
+	for i, c := range cards {
+		out[i] = toolEntry{Name: c.Name, Description: c.Description, Server: c.Server, Group: c.Group, Listed: c.Listed}
+	}
+	return out
 }
 
 // listRemoteTools lists the tools of the running gateway rem names, page
@@ -436,7 +470,7 @@ func listRemoteTools(cmd *cobra.Command, rem remote, asJSON bool) error {
 		}
 	}
 	if asJSON {
-		return printJSON(cmd.OutOrStdout(), map[string]any{"tools": cards})
+		return printJSON(cmd.OutOrStdout(), map[string]any{"tools": toolEntries(cards)})
 	}
 	tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "NAME\tSOURCE\tORIGINAL\tDESCRIPTION")
@@ -556,6 +590,12 @@ gateway's /stats instead.`,
 				return err
 			}
 			printNotReady(cmd.ErrOrStderr(), gw.Status())
+			for _, w := range gateway.DisclosureWarnings(gw, cfg) {
+				fmt.Fprintln(cmd.ErrOrStderr(), "warning:", w)
+			}
+			if !allReady(gw.Status()) && (len(cfg.Pinned) > 0 || len(cfg.Bundles) > 0 || len(cfg.Profiles) > 0) {
+				fmt.Fprintln(cmd.ErrOrStderr(), "note: the names in pinned:, bundles and profiles are checked against the tools once every server is ready; run again then")
+			}
 			return nil
 		},
 	}
@@ -619,8 +659,9 @@ From the config, call starts only the server whose namespace prefixes TOOL
 (everything__echo: the server everything), and no other server, tools,
 pipelines, skills or plugins folder. It starts everything the config
 serves when TOOL is no server's (a pipeline's, a skill's, a script's, an
-admin tool) or when more than one server may serve it: servers whose
-namespaces both prefix it, or a server with namespace: "".
+admin tool) or when more than one source may serve it: servers whose
+namespaces both prefix it, a server with namespace: "", or a plugin or a
+skill (with tools or pipelines) named like the server's namespace.
 
 Exit status: 0 on success, 2 when the tool reported an error (isError), 1 on
 other errors (unknown tool, bad arguments, gateway unreachable).`,
@@ -645,7 +686,12 @@ other errors (unknown tool, bad arguments, gateway unreachable).`,
 				if err2 != nil {
 					return err2
 				}
-				narrowToServer(cfg, args[0])
+				// A plugin or skill may serve tools in a server's
+				// namespace: then the call needs everything started.
+				others, err2 := gateway.NonServerNamespaces(cmd.Context(), cfg)
+				if err2 == nil {
+					narrowToServer(cfg, args[0], others)
+				}
 				gw, err2 := startConfig(cmd, cfg, quietLogger(cmd, serverFailures))
 				if err2 != nil {
 					return err2
@@ -690,13 +736,15 @@ other errors (unknown tool, bad arguments, gateway unreachable).`,
 
 // narrowToServer leaves in cfg only what a call of tool needs when tool
 // is a server's: one server's namespace (with names.separator) prefixes
-// it, and no other server may serve it (none has namespace ""). The other
-// servers are disabled for this run, and the tools, pipelines, skills and
-// plugins folders left out: none of them serves the tool, and pipelines
-// over the disabled servers' tools would only report those missing. It
-// returns that server, or "" when it left cfg whole: tool is no server's
-// (a pipeline's, a skill's, an admin tool), or more than one server's.
-func narrowToServer(cfg *config.Config, tool string) string {
+// it, no other server may serve it (none has namespace ""), and no other
+// source may either: none of others (gateway.NonServerNamespaces: the
+// plugins' and skills' namespaces) prefixes it. The other servers are
+// disabled for this run, and the tools, pipelines, skills and plugins
+// folders left out: none of them serves the tool, and pipelines over the
+// disabled servers' tools would only report those missing. It returns
+// that server, or "" when it left cfg whole: tool is no server's (a
+// pipeline's, a skill's, an admin tool), or more than one source's.
+func narrowToServer(cfg *config.Config, tool string, others []string) string {
 	sep := cmp.Or(cfg.Names.Separator, catalog.DefaultSeparator)
 	var match []string
 	for _, name := range cfg.ServerOrder {
@@ -708,7 +756,7 @@ func narrowToServer(cfg *config.Config, tool string) string {
 			match = append(match, name)
 		}
 	}
-	if len(match) != 1 {
+	if len(match) != 1 || slices.ContainsFunc(others, func(ns string) bool { return strings.HasPrefix(tool, ns+sep) }) {
 		return ""
 	}
 	for name, sv := range cfg.Servers {
@@ -1013,4 +1061,14 @@ func newPluginCmd() *cobra.Command {
 		},
 	})
 	return plugin
+}
+
+// allReady reports whether every source in st is ready.
+func allReady(st []gateway.SourceStatus) bool {
+	for _, s := range st {
+		if s.State != "ready" {
+			return false
+		}
+	}
+	return true
 }

@@ -184,6 +184,7 @@ there are problems.`,
 			var tools func(string) bool
 			var toolNames func() []string
 			var toolSchema func(string) json.RawMessage
+			var pending func(string) string
 			var served []*pipelines.Pipeline
 			if !noTools {
 				gw, err := startQuiet(cmd, pipelineProblems)
@@ -206,6 +207,7 @@ there are problems.`,
 					return out
 				}
 				toolSchema = gateway.PipelineToolSchema(snap)
+				pending = gw.PendingTool // a failed server's tool is no unknown tool
 				served, _ = gw.Pipelines()
 			}
 			var list []*pipelines.Pipeline
@@ -214,10 +216,11 @@ there are problems.`,
 				l := gateway.PipelineLoader(cfg, tools)
 				l.ToolNames = toolNames
 				l.ToolSchema = toolSchema
+				l.ToolPending = pending
 				ps, err := l.Load(cfg.Pipelines.Dirs...)
 				list, problems = ps, gateway.PipelineProblems(err)
 			} else {
-				list, problems = validateFiles(cfg, files, tools, toolNames, toolSchema, served)
+				list, problems = validateFiles(cfg, files, checks{tools, toolNames, toolSchema, pending}, served)
 			}
 			// Warnings (a step's argument its tool's schema does not
 			// list) do not keep a pipeline from being served: told, they
@@ -296,10 +299,19 @@ func countProblems(n int) string {
 	return fmt.Sprintf("%d problems", n)
 }
 
+// checks are what validateFiles checks steps' tools with (the
+// pipelines.Loader fields of the same names); all nil without a gateway.
+type checks struct {
+	tools       func(string) bool
+	toolNames   func() []string
+	toolSchema  func(string) json.RawMessage
+	toolPending func(string) string
+}
+
 // validateFiles compiles each file, knowing the pipelines of every file
 // and of the config (served) by name.
-func validateFiles(cfg *config.Config, files []string, tools func(string) bool, toolNames func() []string, toolSchema func(string) json.RawMessage,
-	served []*pipelines.Pipeline) ([]*pipelines.Pipeline, []*pipelines.Error) {
+func validateFiles(cfg *config.Config, files []string, c checks, served []*pipelines.Pipeline) ([]*pipelines.Pipeline, []*pipelines.Error) {
+	tools, toolNames := c.tools, c.toolNames
 	names := map[string]bool{}
 	for _, p := range served {
 		names[p.ToolName] = true
@@ -332,7 +344,8 @@ func validateFiles(cfg *config.Config, files []string, tools func(string) bool, 
 		}
 		l := gateway.PipelineLoader(cfg, check)
 		l.Inline = nil
-		l.ToolSchema = toolSchema
+		l.ToolSchema = c.toolSchema
+		l.ToolPending = c.toolPending
 		if toolNames != nil {
 			l.ToolNames = func() []string { return append(slices.Sorted(maps.Keys(names)), toolNames()...) }
 		}
@@ -490,6 +503,9 @@ and taken as strings otherwise. --dry-run starts nothing: it prints the
 plan, each step's arguments with everything known before the run (the
 inputs, defaults, constants) filled in.
 
+The gateway's log stays out (a pipeline that does not compile, or a step
+that fails, says why itself); --log-level shows it.
+
 Exit status: 0 on success, 2 when the pipeline failed (isError), 1 on
 other errors.`,
 		Args: cobra.ExactArgs(1),
@@ -517,7 +533,13 @@ other errors.`,
 				_, err = io.WriteString(cmd.OutOrStdout(), plan)
 				return err
 			}
-			gw, err := startFromConfig(cmd)
+			// The run's own lines say what went wrong (a pipeline that did
+			// not compile lists its problems, each naming the server it
+			// waits for; a failed step says why): the gateway's records
+			// of the same failures stay out unless --log-level asks.
+			drop := maps.Clone(serverFailures)
+			maps.Copy(drop, pipelineProblems)
+			gw, err := startQuiet(cmd, drop)
 			if err != nil {
 				return err
 			}

@@ -52,3 +52,28 @@ pipelines: {dirs: [./p]}
 		t.Errorf("validate --no-tools: exit %d\n%s", code, stderr)
 	}
 }
+
+// pipeline validate (--all and files) tells of a step calling a tool of a
+// server that failed as the gateway does, "server broken is failed: <its
+// last error>", not as an unknown tool.
+func TestPipelineValidateNamesFailedServer(t *testing.T) {
+	bin := buildSkillgate(t)
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{
+		"p/usebroken.yaml": "steps:\n  - {id: a, tool: broken__x}\n",
+		"skillgate.yaml": `servers:
+  broken:
+    command: sh
+    args: ["-c", "echo boom >&2; exit 3"]
+pipelines: {dirs: [./p]}
+`,
+	})
+	cfg, file := filepath.Join(dir, "skillgate.yaml"), filepath.Join(dir, "p", "usebroken.yaml")
+	for _, args := range [][]string{{"--all"}, {file}} {
+		_, stderr, code := runBin(t, bin, append([]string{"pipeline", "validate", "-c", cfg}, args...)...)
+		want := "usebroken.yaml:2:19: steps[0].tool: broken__x: server broken is failed: "
+		if code != 1 || !strings.Contains(stderr, want) || !strings.Contains(stderr, "boom") || strings.Contains(stderr, "unknown tool") {
+			t.Errorf("validate %v: exit %d, want 1 and %q<its last error> in\n%s", args, code, want, stderr)
+		}
+	}
+}

@@ -484,3 +484,30 @@ func TestStartTimeoutFromConfig(t *testing.T) {
 		t.Errorf("servers: exit %d, want 3 with silent failed after its 1s start_timeout:\n%s", code, out)
 	}
 }
+
+// tools list waits for a slow server as long as its start takes, and does
+// not print the gateway's warning to clients that limits.start_wait passed
+// (it serves none): its own output tells which servers were not ready.
+func TestToolsListSlowServer(t *testing.T) {
+	argv := testenv.NodeServer(t, "server-everything")
+	cfg := filepath.Join(t.TempDir(), "skillgate.yaml")
+	writeFile(t, cfg, `limits: {start_wait: 100ms}
+servers:
+  slow:
+    command: sh
+    args: ["-c", "sleep 1; exec \"$0\" \"$@\"", `+strings.Join(argv, ", ")+`]
+  hung:
+    command: sh
+    args: ["-c", "exec sleep 60"]
+    start_timeout: 2s
+`)
+	bin := buildSkillgate(t)
+	out, stderr, code := runBin(t, bin, "tools", "list", "-c", cfg)
+	if code != 0 || !strings.Contains(out, "slow__echo") {
+		t.Fatalf("tools list: exit %d, stdout:\n%s\nstderr:\n%s\nwant 0 and the slow server's tools", code, out, stderr)
+	}
+	lines := strings.Split(strings.TrimSpace(stderr), "\n")
+	if len(lines) != 1 || !strings.HasPrefix(lines[0], "server hung ") || !strings.Contains(lines[0], "(start_timeout)") || strings.Contains(stderr, "start_wait") {
+		t.Errorf("tools list stderr is not one line for the server that was not ready:\n%s", stderr)
+	}
+}

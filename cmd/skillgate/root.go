@@ -107,7 +107,11 @@ func loadConfig(cmd *cobra.Command) (*config.Config, error) {
 	cfg := config.BuiltinDefault()
 	if path != "" {
 		var err error
-		if cfg, err = config.LoadForRun(path); err != nil {
+		load := config.LoadForRun
+		if stdio, _ := cmd.Flags().GetBool("stdio"); stdio {
+			load = config.LoadForStdio // no HTTP front end: its settings may be unset
+		}
+		if cfg, err = load(path); err != nil {
 			return nil, err
 		}
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/signal"
@@ -13,6 +14,8 @@ import (
 
 	"github.com/skillgate/skillgate/gateway"
 	"github.com/skillgate/skillgate/gateway/config"
+	"github.com/skillgate/skillgate/gateway/frontend"
+	"github.com/skillgate/skillgate/internal/nested"
 	"github.com/skillgate/skillgate/plugins/sdk"
 )
 
@@ -43,6 +46,13 @@ Environment:
                                channel of 3 (docs/EXECUTORS.md).`, sdk.ProtocolVersion),
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			// A client that goes away closes the pipes of stdout and
+			// stderr: unless SIGPIPE is handled, Go ends the process on
+			// the first write to them, skipping the shutdown. Handled,
+			// the write fails (EPIPE) and the gateway stops as on stdin
+			// EOF. (A handled signal, unlike an ignored one, is reset for
+			// the servers the gateway starts.)
+			signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
 			// load reads the config with the flags applied, at start and
 			// on every reload.
 			load := func() (*config.Config, error) {
@@ -56,6 +66,9 @@ Environment:
 			if err != nil {
 				return err
 			}
+			if err := nested.Enter(cfg.Source); err != nil {
+				return err
+			}
 			if profile != "" && !stdio {
 				return fmt.Errorf("--profile is for --stdio; over HTTP every profile has its endpoint, /mcp/p/%s", profile)
 			}
@@ -64,15 +77,26 @@ Environment:
 				return err
 			}
 			log := newLogger(cmd, os.Stderr)
+			for _, n := range cfg.Notes {
+				log.Warn(n.Error())
+			}
 			gw, err := gateway.New(gateway.Options{Config: cfg, Logger: log, Version: version, StdioProfile: profile, ExecutorProtocol: proto})
 			if err != nil {
 				return err
 			}
-			ctx := cmd.Context()
+			ctx, stop := namedStop(cmd.Context())
+			defer stop()
 			path, _ := cmd.Flags().GetString("config")
+			if path != "" {
+				path = cfg.Source // as loaded: a leading ~ expanded
+			}
 			go watchConfig(ctx, path, load, gw, log)
 			if stdio {
-				return gw.ServeStdio(ctx, os.Stdin, os.Stdout)
+				err := gw.ServeStdio(ctx, os.Stdin, os.Stdout)
+				if errors.Is(err, frontend.ErrStdoutClosed) {
+					return nil // the client went: as when it closes stdin
+				}
+				return err
 			}
 			return gw.Run(ctx)
 		},
@@ -81,6 +105,33 @@ Environment:
 	cmd.Flags().StringVar(&profile, "profile", "", "with --stdio, serve this profile's tool set instead of the default endpoint's")
 	cmd.Flags().StringVar(&listen, "listen", "", "HTTP address, overriding listen.http (keep it on 127.0.0.1 unless you set auth.tokens)")
 	return cmd
+}
+
+// namedStop returns a context that ends with ctx, whose cause, when a
+// signal stopped the command, is the signal's name ("SIGTERM"): the
+// gateway logs its cause as the reason it stops (stopping reason=SIGTERM).
+func namedStop(ctx context.Context) (context.Context, context.CancelFunc) {
+	named, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
+	stop := context.AfterFunc(ctx, func() {
+		cause := context.Cause(ctx)
+		var i interrupted
+		if errors.As(cause, &i) {
+			cause = errors.New(signalName(i.sig))
+		}
+		cancel(cause)
+	})
+	return named, func() { stop(); cancel(nil) }
+}
+
+// signalName is a stopping signal's name as a person knows it.
+func signalName(sig syscall.Signal) string {
+	switch sig {
+	case syscall.SIGINT:
+		return "SIGINT"
+	case syscall.SIGTERM:
+		return "SIGTERM"
+	}
+	return sig.String()
 }
 
 // watchConfig reloads the config (load) on SIGHUP and when the file at

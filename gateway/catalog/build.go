@@ -18,6 +18,8 @@ const (
 	resDuplicateURI    = "dropped: duplicate URI"
 	resDuplicate       = "dropped: duplicate in source"
 	resDuplicateSource = "dropped: duplicate source id"
+	resInvalidName     = "renamed: invalid name"
+	resNoSchema        = "served with an empty inputSchema"
 )
 
 // candidate is one definition on its way into a Snapshot.
@@ -117,12 +119,18 @@ func (b *builder) kind(k Kind, srcs []*Source, list func(*Source) []json.RawMess
 		if c.src.SkillFromMeta && c.f.skill != "" {
 			it.Skill = c.f.skill
 		}
+		it.EverySkill = c.src.SkillFromMeta && k != Tool && it.Skill == ""
 		switch k {
 		case Tool, Prompt:
 			if c.name != c.original || len(c.f.nameSpans) > 1 {
 				it.Raw = spliceName(c.raw, c.f.nameSpans, c.name)
 			} else {
 				it.Raw = bytes.Clone(c.raw)
+			}
+			if k == Tool && !c.f.hasSchema {
+				it.Raw = withEmptySchema(it.Raw)
+				b.conflicts = append(b.conflicts, Conflict{Kind: k, Name: c.name, Original: c.original, Loser: c.src.ID,
+					Policy: b.opts.Policy, Resolution: resNoSchema})
 			}
 			if it.Title == "" && k == Tool {
 				it.Title = c.f.ann
@@ -170,15 +178,33 @@ func (b *builder) gather(k Kind, srcs []*Source, list func(*Source) []json.RawMe
 				c.want = finalName(joinName(src.Namespace, b.opts.Separator, orig))
 			}
 			if seen[orig] {
-				b.conflicts = append(b.conflicts, Conflict{Kind: k, Name: c.want, Winner: src.ID, Loser: src.ID,
+				b.conflicts = append(b.conflicts, Conflict{Kind: k, Name: c.want, Original: orig, Winner: src.ID, Loser: src.ID,
 					Policy: b.opts.Policy, Resolution: resDuplicate})
 				continue
 			}
 			seen[orig] = true
+			if (k == Tool || k == Prompt) && !validName(orig) {
+				b.conflicts = append(b.conflicts, Conflict{Kind: k, Name: c.want, Original: orig, Loser: src.ID,
+					Policy: b.opts.Policy, Resolution: resInvalidName, Renamed: c.want})
+			}
 			cands = append(cands, c)
 		}
 	}
 	return cands
+}
+
+// CountTools returns how many of one source's tool definitions a catalog
+// serves: each named tool once (a name listed twice is served once, a
+// definition without a name not at all), before any collision with
+// another source.
+func CountTools(defs []json.RawMessage) int {
+	seen := make(map[string]bool, len(defs))
+	for _, raw := range defs {
+		if f, ok := parseFields(raw); ok && f.hasName && f.name != "" {
+			seen[f.name] = true
+		}
+	}
+	return len(seen)
 }
 
 // resolveNames gives each tool or prompt its exposed name. Candidates come

@@ -74,8 +74,11 @@ func TestPolicies(t *testing.T) {
 				{ID: "fs", Defs: defs(tools("a.b", "a/b"))},
 			},
 			want: map[string]string{"a_b": "fs/a.b", "fs__a_b": "fs/a/b"},
-			conflicts: []Conflict{{Kind: Tool, Name: "a_b", Winner: "fs", Loser: "fs", Policy: "prefix",
-				Resolution: "renamed to fs__a_b", Renamed: "fs__a_b"}},
+			conflicts: []Conflict{
+				{Kind: Tool, Name: "a_b", Original: "a.b", Loser: "fs", Policy: "prefix", Resolution: resInvalidName, Renamed: "a_b"},
+				{Kind: Tool, Name: "a_b", Original: "a/b", Loser: "fs", Policy: "prefix", Resolution: resInvalidName, Renamed: "a_b"},
+				{Kind: Tool, Name: "a_b", Winner: "fs", Loser: "fs", Policy: "prefix", Resolution: "renamed to fs__a_b", Renamed: "fs__a_b"},
+			},
 		},
 		{
 			name:   "repeated item in one source is dropped",
@@ -84,7 +87,7 @@ func TestPolicies(t *testing.T) {
 				{ID: "a", Defs: defs(tools("x", "x"))},
 			},
 			want: map[string]string{"x": "a/x"},
-			conflicts: []Conflict{{Kind: Tool, Name: "x", Winner: "a", Loser: "a", Policy: "prefix",
+			conflicts: []Conflict{{Kind: Tool, Name: "x", Original: "x", Winner: "a", Loser: "a", Policy: "prefix",
 				Resolution: "dropped: duplicate in source"}},
 		},
 		{
@@ -343,12 +346,17 @@ func TestRawSplice(t *testing.T) {
 				Tools:   []json.RawMessage{in},
 				Prompts: []json.RawMessage{in},
 			}}}, Options{})
-			for _, list := range [][]*Item{s.Tools(), s.Prompts()} {
+			for i, list := range [][]*Item{s.Tools(), s.Prompts()} {
 				if len(list) != 1 {
 					t.Fatalf("got %d items, want 1", len(list))
 				}
-				if got := string(list[0].Raw); got != tt.want {
-					t.Errorf("raw =\n%s\nwant\n%s", got, tt.want)
+				want := tt.want
+				if i == 0 && !strings.Contains(tt.raw, `"inputSchema"`) {
+					// A tool without one gets an empty inputSchema.
+					want = string(withEmptySchema([]byte(want)))
+				}
+				if got := string(list[0].Raw); got != want {
+					t.Errorf("raw =\n%s\nwant\n%s", got, want)
 				}
 			}
 			if string(in) != tt.raw {

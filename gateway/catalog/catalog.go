@@ -2,6 +2,7 @@ package catalog
 
 import (
 	"encoding/json"
+	"fmt"
 
 	"github.com/skillgate/skillgate/plugins/sdk"
 )
@@ -74,8 +75,11 @@ type Source struct {
 	// SkillFromMeta makes each item's skill the one its definition names
 	// in _meta[MetaSkill] (Skill when it names none): for a source that
 	// serves several skills, such as the skills server's prompts and
-	// resources. Set it only for sources the gateway trusts, since a
-	// profile's skills: serve the items that name them.
+	// resources. Its prompts, resources and resource templates that name
+	// no skill (with Skill "") belong to every skill (Item.EverySkill),
+	// such as the skills server's skill://{+path} template. Set it only for
+	// sources the gateway trusts, since a profile's skills: serve the items
+	// that name them.
 	SkillFromMeta bool
 	// Defs is what the source offers, as raw MCP JSON objects.
 	Defs sdk.Definitions
@@ -123,6 +127,12 @@ type Item struct {
 	// Skill is the source's Skill, or the item's _meta[MetaSkill] when the
 	// source has SkillFromMeta.
 	Skill string
+	// EverySkill says that the item, a prompt, resource or resource
+	// template of a SkillFromMeta source that names no skill, belongs to
+	// every skill of the source: an endpoint serving any skill serves it.
+	// The source itself scopes what it gives through it (the skills server
+	// reads only the files of the skills the endpoint serves).
+	EverySkill bool
 	// Raw is the definition exactly as the source sent it, except that the
 	// top-level "name" member of a tool or prompt holds Name. Every other
 	// byte — whitespace, key order, fields this gateway does not know — is
@@ -140,24 +150,68 @@ type Item struct {
 // Conflict reports an item that did not get the name it asked for, or was
 // left out of the catalog.
 type Conflict struct {
-	Kind Kind
+	Kind Kind `json:"kind"`
 	// Name is the contested exposed name or URI; empty for a skipped item.
-	Name string
+	Name string `json:"name"`
 	// Winner is the ID of the source that kept Name; empty when the gateway
 	// reserves it or for a skipped item.
-	Winner string
+	Winner string `json:"winner"`
 	// Loser is the ID of the source whose item was renamed, dropped or skipped.
-	Loser string
+	Loser string `json:"loser"`
 	// Policy is the collision policy in force.
-	Policy string
+	Policy string `json:"policy"`
 	// Resolution says what happened, e.g. "renamed to github__search",
 	// "dropped: lower priority", "dropped: collision policy is error",
 	// "renamed: reserved name", "skipped: missing name".
-	Resolution string
+	Resolution string `json:"resolution"`
+	// Original is the name the loser's source gave the item, for the
+	// problems of one source's own definitions (see Own).
+	Original string `json:"original,omitempty"`
 	// Renamed is the loser's new exposed name, when it was renamed.
-	Renamed string
+	Renamed string `json:"renamed,omitempty"`
 	// Error is set when the policy is "error" and an item was dropped.
-	Error bool
+	Error bool `json:"error,omitempty"`
+}
+
+// Own reports whether c is a problem of one source's own definitions (a
+// name listed twice or missing, a name that is not a valid tool name, a
+// tool without an inputSchema) rather than a collision between sources:
+// Loser's author fixes it, and String says how.
+func (c Conflict) Own() bool {
+	switch c.Resolution {
+	case resSkipped, resDuplicate, resInvalidName, resNoSchema:
+		return true
+	}
+	return false
+}
+
+// String says what happened to the item and, for a problem of the source's
+// own definitions (Own), what to fix.
+func (c Conflict) String() string {
+	kind := c.Kind.String()
+	switch c.Resolution {
+	case resSkipped:
+		field := "name"
+		switch c.Kind {
+		case Resource:
+			field = "uri"
+		case ResourceTemplate:
+			field = "uriTemplate"
+		}
+		return fmt.Sprintf("source %s listed a %s without a %s, or one that is not a JSON object; it is dropped: fix its definition in the source", c.Loser, kind, field)
+	case resDuplicate:
+		return fmt.Sprintf("source %s listed %s %s twice; the second is dropped: give each %s of the source its own name", c.Loser, kind, c.Original, kind)
+	case resInvalidName:
+		return fmt.Sprintf("source %s: %s name %q is not a valid name (only letters, digits, _ and -, at most %d characters in all); it is served as %s: rename it in the source",
+			c.Loser, kind, c.Original, maxName, c.Renamed)
+	case resNoSchema:
+		return fmt.Sprintf("source %s: tool %s has no inputSchema, which MCP requires (clients drop such a tool); it is served with %s: give it an inputSchema in the source",
+			c.Loser, c.Original, emptySchema)
+	}
+	if c.Winner == "" {
+		return fmt.Sprintf("%s %s of source %s: %s", kind, c.Name, c.Loser, c.Resolution)
+	}
+	return fmt.Sprintf("%s %s: source %s wins over %s (%s)", kind, c.Name, c.Winner, c.Loser, c.Resolution)
 }
 
 // Mapping is one exposed name and where it comes from; `skillgate tools list`

@@ -14,7 +14,7 @@ func Example() {
 		Tools: []json.RawMessage{json.RawMessage(`{"name":"search","inputSchema":{"type":"object"}}`)},
 	}})
 	snap := st.SetSource(catalog.Source{ID: "local", Order: 1, Defs: sdk.Definitions{
-		Tools: []json.RawMessage{json.RawMessage(`{"name":"find_tools","x-extra":1}`)},
+		Tools: []json.RawMessage{json.RawMessage(`{"name":"find_tools","inputSchema":{"type":"object"},"x-extra":1}`)},
 	}})
 
 	// The hot path: one atomic load, then map lookups.
@@ -27,6 +27,6 @@ func Example() {
 	}
 	// Output:
 	// route gh__search to github search
-	// [{"name":"gh__search","inputSchema":{"type":"object"}},{"name":"local__find_tools","x-extra":1}]
+	// [{"name":"gh__search","inputSchema":{"type":"object"}},{"name":"local__find_tools","inputSchema":{"type":"object"},"x-extra":1}]
 	// find_tools -> local__find_tools: renamed: reserved name
 }

@@ -2,6 +2,7 @@ package catalog
 
 import (
 	"encoding/json"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -96,8 +97,14 @@ func TestNamespacing(t *testing.T) {
 				t.Errorf("item = %+v, want original %q from src", it, tt.tool)
 			}
 			checkNames(t, s)
-			if len(s.Conflicts()) != 0 {
-				t.Errorf("unexpected conflicts %+v", s.Conflicts())
+			// A tool name that is not a valid name by itself is reported
+			// (the namespace is the operator's, the name the source's).
+			var want []Conflict
+			if !validName(tt.tool) {
+				want = []Conflict{{Kind: Tool, Name: tt.want, Original: tt.tool, Loser: "src", Policy: PolicyPrefix, Resolution: resInvalidName, Renamed: tt.want}}
+			}
+			if got := s.Conflicts(); !reflect.DeepEqual(got, want) {
+				t.Errorf("conflicts = %+v, want %+v", got, want)
 			}
 		})
 	}
@@ -129,5 +136,35 @@ func TestExposedNameIsTheBuiltName(t *testing.T) {
 		if len(want) > 64 {
 			t.Errorf("ExposedName(%q) = %q, longer than 64", name, want)
 		}
+	}
+}
+
+func TestCountTools(t *testing.T) {
+	defs := []json.RawMessage{tool("a"), tool("b"), tool("a"), json.RawMessage(`{"description":"no name"}`), json.RawMessage(`{"name":"bad name!"}`)}
+	if n := CountTools(defs); n != 3 {
+		t.Errorf("CountTools = %d, want 3 (a, b, bad name!)", n)
+	}
+}
+
+func TestOwnConflictText(t *testing.T) {
+	s := Build([]Source{{ID: "acme-dup", Namespace: "acme-dup", Defs: defs([]json.RawMessage{
+		tool("crunch"), tool("crunch"), json.RawMessage(` {"name":"bare"}`),
+	})}}, Options{})
+	var got []string
+	for _, c := range s.Conflicts() {
+		if !c.Own() {
+			t.Errorf("not the source's own problem: %+v", c)
+		}
+		got = append(got, c.String())
+	}
+	want := []string{
+		"source acme-dup listed tool crunch twice; the second is dropped: give each tool of the source its own name",
+		`source acme-dup: tool bare has no inputSchema, which MCP requires (clients drop such a tool); it is served with {"type":"object"}: give it an inputSchema in the source`,
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("conflicts:\n%q\nwant\n%q", got, want)
+	}
+	if it, _ := s.Tool("acme-dup__bare"); string(it.Raw) != ` {"inputSchema":{"type":"object"},"name":"acme-dup__bare"}` {
+		t.Errorf("raw = %s", it.Raw)
 	}
 }

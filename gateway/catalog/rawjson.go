@@ -34,6 +34,7 @@ type span struct{ start, end int }
 type fields struct {
 	name, uri, uriTemplate   string
 	hasName, hasURI, hasTmpl bool
+	hasSchema                bool // an inputSchema that is not null
 	title, description, ann  string
 	skill                    string // _meta["skillgate/skill"]
 	nameSpans                []span // every top-level "name" value
@@ -52,6 +53,8 @@ func parseFields(raw []byte) (fields, bool) {
 		case "name":
 			f.nameSpans = append(f.nameSpans, span{start, end})
 			f.name, f.hasName = jsonString(v)
+		case "inputSchema":
+			f.hasSchema = string(v) != "null"
 		case "uri":
 			f.uri, f.hasURI = jsonString(v)
 		case "uriTemplate":
@@ -75,6 +78,21 @@ func parseFields(raw []byte) (fields, bool) {
 		}
 	})
 	return f, ok
+}
+
+// emptySchema is the inputSchema a tool without one is served with: MCP
+// requires one, and clients drop a tool that lacks it.
+const emptySchema = `{"type":"object"}`
+
+// withEmptySchema returns raw, an object with at least one member, with
+// an "inputSchema" member of emptySchema put first.
+func withEmptySchema(raw []byte) []byte {
+	i := bytes.IndexByte(raw, '{') + 1
+	member := `"inputSchema":` + emptySchema + `,`
+	out := make([]byte, 0, len(raw)+len(member))
+	out = append(out, raw[:i]...)
+	out = append(out, member...)
+	return append(out, raw[i:]...)
 }
 
 // spliceName returns a copy of raw with every span replaced by the JSON

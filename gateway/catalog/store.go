@@ -56,11 +56,14 @@ func (s *Store) SetSources(srcs ...Source) *Snapshot {
 	return s.rebuild()
 }
 
-// RemoveSource removes the source with id (if any), rebuilds and publishes.
-func (s *Store) RemoveSource(id string) *Snapshot {
+// RemoveSource removes the sources with ids (those it has), rebuilds once
+// and publishes.
+func (s *Store) RemoveSource(ids ...string) *Snapshot {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	delete(s.sources, id)
+	for _, id := range ids {
+		delete(s.sources, id)
+	}
 	return s.rebuild()
 }
 

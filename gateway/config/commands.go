@@ -2,9 +2,12 @@ package config
 
 import (
 	"fmt"
+	"maps"
 	"os"
+	"path"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 )
 
@@ -13,8 +16,9 @@ import (
 // not in the PATH the server gets (the gateway's, or the entry's env.PATH,
 // as the mcp executor looks it up: absolute folders only), a command path
 // that does not exist or is not an executable file, a cwd that is not a
-// folder. They are warnings, not errors: a config may be checked on one
-// machine and run on another. Disabled and image servers are not checked.
+// folder; and a profile that names skills but whose allow: or deny:
+// remove every one of the SkillsTools, through which a client uses them. They are warnings, not
+// errors: a config may be checked on one machine and run on another. Disabled and image servers are not checked.
 func (c *Config) Warnings() []*Error {
 	var out []*Error
 	warn := func(field, format string, args ...any) {
@@ -38,7 +42,41 @@ func (c *Config) Warnings() []*Error {
 			commandName(warn, f+".command", s)
 		}
 	}
+	for _, name := range slices.Sorted(maps.Keys(c.Profiles)) {
+		p := c.Profiles[name]
+		if p == nil || len(p.Skills) == 0 || keepsAny(p, SkillsTools) {
+			continue
+		}
+		warn("profiles."+name+".skills", "profile %s names skills, but its allow:/deny: remove every skills tool (%s), so a client gets "+
+			"their prompts and resources but has no tool to load or run them; let allow: keep them or deny: spare them",
+			name, strings.Join(SkillsTools, ", "))
+	}
 	return out
+}
+
+// SkillsTools are the meta-tools through which a client uses skills, as
+// the gateway names them (skills.ToolFind and the others).
+var SkillsTools = []string{"find_skills", "load_skill", "read_skill_file", "run_skill_script"}
+
+// keepsAny reports whether profile p keeps one of the tools named (the
+// gateway adds the skills tools to a profile that names skills): allow:
+// (when set) keeps it and deny: does not remove it.
+func keepsAny(p *Profile, tools []string) bool {
+	for _, t := range tools {
+		if (len(p.Allow) == 0 || globsMatch(p.Allow, t)) && !globsMatch(p.Deny, t) {
+			return true
+		}
+	}
+	return false
+}
+
+func globsMatch(globs []string, name string) bool {
+	for _, g := range globs {
+		if ok, _ := path.Match(g, name); ok {
+			return true
+		}
+	}
+	return false
 }
 
 // commandPath checks a command given as a path.

@@ -61,6 +61,10 @@ type Config struct {
 	Limits Limits `yaml:"limits"`
 	// Source is the name of the file the config came from.
 	Source string `yaml:"-"`
+	// Notes are problems that do not stop this run, for the gateway's log
+	// at start: settings it does not use that could not be read
+	// (ParseForStdio), bundled folders the built-in default did not find.
+	Notes []*Error `yaml:"-" json:"-"`
 
 	// pos maps a field path ("servers.x.url") to where it was written.
 	pos map[string]Pos
@@ -327,8 +331,9 @@ type Limits struct {
 	PluginKillWindow Duration `yaml:"plugin_kill_window"`
 	// StartWait is how long an MCP request that comes while the gateway
 	// starts (a stdio client's first request always does) waits for every
-	// server's first try, so that the client's first tools/list is
-	// complete; the default is 8s. A server still starting then is listed
+	// server's first try (tool folders, skills and the pipelines that call
+	// no slow server are always waited for), so that the client's first
+	// tools/list is complete; the default is 8s. A server still starting then is listed
 	// when ready, with a list_changed that some clients ignore. 0 answers
 	// at once. Keep it below the clients' connection timeouts (10s for
 	// some).
@@ -391,20 +396,40 @@ const DefaultStartWait = 8 * time.Second
 // plus the bundled examples, so a bare `skillgate run` serves something
 // useful. Each of examples/tools, examples/pipelines, examples/skills and
 // examples/plugins is added, relative to the working folder, only if it
-// exists. It also federates the reference "everything" MCP server, started
-// with npx from the npm registry (the first start downloads it).
+// exists; a Note names those of the first three that do not (the
+// repository has no examples/plugins). It also federates the reference
+// "everything" MCP server, started with npx from the npm registry (the
+// first start downloads it).
 func BuiltinDefault() *Config {
 	c := Default()
 	c.Source = "<builtin>"
-	for dir, d := range map[string]*[]string{
-		"examples/tools":     &c.Tools.Dirs,
-		"examples/pipelines": &c.Pipelines.Dirs,
-		"examples/skills":    &c.Skills.Dirs,
-		"examples/plugins":   &c.Plugins.Dirs,
+	var missing []string
+	for _, e := range []struct {
+		dir      string
+		d        *[]string
+		optional bool
+	}{
+		{"examples/tools", &c.Tools.Dirs, false},
+		{"examples/pipelines", &c.Pipelines.Dirs, false},
+		{"examples/skills", &c.Skills.Dirs, false},
+		{"examples/plugins", &c.Plugins.Dirs, true},
 	} {
-		if fi, err := os.Stat(dir); err == nil && fi.IsDir() {
-			*d = []string{dir}
+		if fi, err := os.Stat(e.dir); err == nil && fi.IsDir() {
+			*e.d = []string{e.dir}
+		} else if !e.optional {
+			missing = append(missing, e.dir)
 		}
+	}
+	if len(missing) > 0 {
+		wd, err := os.Getwd()
+		if err != nil {
+			wd = "unknown: " + err.Error()
+		}
+		// A desktop client starts the gateway in /, where none is found.
+		c.Notes = append(c.Notes, &Error{Pos: Pos{File: c.Source}, Msg: fmt.Sprintf(
+			"no config file given (-c), and the built-in default found no %s in the working folder %s, so it serves "+
+				"no bundled examples from them; run skillgate from the repository root, or give a config: -c /path/to/skillgate.yaml",
+			strings.Join(missing, ", "), wd)})
 	}
 	c.Servers = map[string]*Server{
 		"everything": {

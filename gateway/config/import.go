@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"io"
 	"net/url"
+	"os"
+	"path"
 	"reflect"
 	"regexp"
 	"slices"
@@ -35,7 +37,7 @@ type Imported struct {
 	// Warnings are what the import left behind: unknown keys, env files,
 	// editor variables and inputs, settings that mean nothing for the
 	// server, servers renamed, and servers it skipped (an unknown type, no
-	// command or url).
+	// command or url, or a command that runs skillgate itself).
 	Warnings []*Error
 	// Renamed maps the new name of each server whose name skillgate does
 	// not accept (not 1-64 letters, digits, _ or -, or reserved, such as
@@ -190,6 +192,11 @@ func (d *decoder) clientServer(k, v *yaml.Node, vscode bool) *Server {
 				"%s is a WebSocket URL; skillgate connects over stdio, http and sse only, so this server is not imported", u)
 		}
 	}
+	if why := runsSkillgate(e.Command, e.Args); why != "" {
+		return skip(at(v, k, "command"), name,
+			"%s skillgate itself: served by the gateway, it would start the gateway again, without end, so this server is not imported "+
+				"(keep it in the client's config, where it launches the gateway)", why)
+	}
 	d.errs = append(d.errs, refs...)
 	d.clientCheck(k, v, s)
 	if len(d.errs) > errs {
@@ -200,6 +207,81 @@ func (d *decoder) clientServer(k, v *yaml.Node, vscode bool) *Server {
 			Msg: fmt.Sprintf("not imported: skillgate reads no env files, so the variables in %s are lost; copy the ones the server needs under env:", e.EnvFile)})
 	}
 	return s
+}
+
+// at returns the value of key in the entry v, or k when it has none.
+func at(v, k *yaml.Node, key string) *yaml.Node {
+	if n := lookupKey(v, key); n != nil {
+		return n
+	}
+	return k
+}
+
+// modulePath is this module's import path, as `go run` names it.
+const modulePath = "github.com/skillgate/skillgate"
+
+// runsSkillgate says how command and args run skillgate (the gateway
+// doing the import), or returns "": the skillgate binary (by name, or the
+// very executable running), `go run` of this module or of its
+// cmd/skillgate folder, or an npm runner (npx, bunx, pnpm dlx, ...) of a
+// package named skillgate.
+func runsSkillgate(command string, args []string) string {
+	cmd, err := Expand(command, nil)
+	if err != nil || cmd == "" {
+		return ""
+	}
+	// A Windows client's path, read on any system.
+	base := strings.TrimSuffix(strings.ToLower(path.Base(strings.ReplaceAll(cmd, `\`, "/"))), ".exe")
+	show := strings.TrimSpace(cmd + " " + strings.Join(args, " "))
+	switch {
+	case base == "skillgate":
+		return fmt.Sprintf("the command %q runs", show)
+	case isSelf(cmd):
+		return fmt.Sprintf("the command %q runs this very binary, that is,", show)
+	case base == "go" && slices.Contains(args, "run"):
+		for _, a := range args {
+			a = strings.TrimSuffix(strings.ReplaceAll(a, `\`, "/"), "/")
+			a, _, _ = strings.Cut(a, "@")
+			if a == modulePath || strings.HasPrefix(a, modulePath+"/") || a == "cmd/skillgate" || strings.HasSuffix(a, "/cmd/skillgate") {
+				return fmt.Sprintf("the command %q builds and runs", show)
+			}
+		}
+	case slices.Contains([]string{"npx", "bunx", "pnpx", "pnpm", "yarn", "npm", "bun"}, base):
+		for _, a := range args {
+			if npmPackage(a) == "skillgate" || strings.HasPrefix(npmPackage(a), "@skillgate/") {
+				return fmt.Sprintf("the command %q runs", show)
+			}
+		}
+	}
+	return ""
+}
+
+// npmPackage returns the package an npm runner's argument names, without
+// its version: "@scope/name@1.2" is "@scope/name".
+func npmPackage(arg string) string {
+	if strings.HasPrefix(arg, "-") {
+		return ""
+	}
+	if rest, ok := strings.CutPrefix(arg, "@"); ok {
+		name, _, _ := strings.Cut(rest, "@")
+		return "@" + name
+	}
+	name, _, _ := strings.Cut(arg, "@")
+	return name
+}
+
+// isSelf reports whether cmd, a path, is the executable of this process.
+func isSelf(cmd string) bool {
+	if !strings.ContainsAny(cmd, `/\`) {
+		return false
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return false
+	}
+	a, err1 := os.Stat(cmd)
+	b, err2 := os.Stat(exe)
+	return err1 == nil && err2 == nil && os.SameFile(a, b)
 }
 
 // clientCheck refuses, as errors, the settings of s (read from the entry

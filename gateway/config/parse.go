@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -21,15 +22,32 @@ import (
 
 // Load reads the config file at path, expanding variables from the
 // environment. See Parse.
-func Load(path string) (*Config, error) { return load(path, false) }
+func Load(path string) (*Config, error) { return load(path, modeCheck) }
 
 // LoadForRun is Load for running the gateway: see ParseForRun.
-func LoadForRun(path string) (*Config, error) { return load(path, true) }
+func LoadForRun(path string) (*Config, error) { return load(path, modeRun) }
 
-func load(path string, run bool) (*Config, error) {
-	f, err := os.Open(path)
+// LoadForStdio is Load for running the gateway over stdio: see
+// ParseForStdio.
+func LoadForStdio(path string) (*Config, error) { return load(path, modeStdio) }
+
+// mode is how strict parse is with ${VAR}s that are not set.
+type mode int
+
+const (
+	modeCheck mode = iota // Parse: every problem is an error
+	modeRun               // ParseForRun: those in servers entries fail only their servers
+	modeStdio             // ParseForStdio: and those in HTTP-only settings become Notes
+)
+
+func load(path string, run mode) (*Config, error) {
+	path, err := expandHome(path)
 	if err != nil {
 		return nil, fmt.Errorf("load config: %w", err)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("load config: %w%s", err, notFoundHint(path, err))
 	}
 	defer f.Close()
 	if fi, err := f.Stat(); err == nil && fi.IsDir() {
@@ -38,13 +56,44 @@ func load(path string, run bool) (*Config, error) {
 	return parse(f, path, os.LookupEnv, run)
 }
 
+// expandHome expands a leading ~/ (or a lone ~) in a config path to the
+// user's home folder: MCP clients start the gateway without a shell, so
+// `-c ~/skillgate.yaml` in their config reaches it as written.
+func expandHome(path string) (string, error) {
+	rest, ok := strings.CutPrefix(path, "~")
+	if !ok || (rest != "" && rest[0] != '/' && rest[0] != filepath.Separator) {
+		return path, nil // ~user/... is left alone, as it names another user's home
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "", fmt.Errorf("%s: cannot expand ~: %v; give the config's absolute path", path, err)
+	}
+	return filepath.Join(home, rest), nil
+}
+
+// notFoundHint explains a relative config path that is not found: it was
+// looked for in the working folder, which for a gateway launched by a
+// desktop client is / (or wherever the client runs), not the folder the
+// user wrote the config in.
+func notFoundHint(path string, err error) string {
+	if !errors.Is(err, fs.ErrNotExist) || filepath.IsAbs(path) {
+		return ""
+	}
+	wd, werr := os.Getwd()
+	if werr != nil {
+		wd = "unknown: " + werr.Error()
+	}
+	return fmt.Sprintf(" (a relative path is resolved against the working folder, here %s; MCP clients such as Claude Desktop start "+
+		"the gateway in / or a folder of their own, so give the config's absolute path: -c /path/to/%s)", wd, filepath.Base(path))
+}
+
 // Parse reads a skillgate.yaml from r over Default. name is the file's name,
 // used in error positions and to resolve relative folders; lookup resolves
 // ${VAR} references (nil means no variable is set). Unknown keys, bad values
 // and everything Validate finds are reported together, as *Error values
 // joined with errors.Join, sorted by position.
 func Parse(r io.Reader, name string, lookup func(string) (string, bool)) (*Config, error) {
-	return parse(r, name, lookup, false)
+	return parse(r, name, lookup, modeCheck)
 }
 
 // ParseForRun is Parse for running the gateway, where one broken server
@@ -54,11 +103,23 @@ func Parse(r io.Reader, name string, lookup func(string) (string, bool)) (*Confi
 // show them failed and serve the rest. A problem anywhere else is an
 // error, as for Parse, and then every problem is reported, those too.
 // `skillgate validate` uses Parse: there an unset variable is an error.
+// Every unset variable it reports says where the gateway reads variables
+// from.
 func ParseForRun(r io.Reader, name string, lookup func(string) (string, bool)) (*Config, error) {
-	return parse(r, name, lookup, true)
+	return parse(r, name, lookup, modeRun)
 }
 
-func parse(r io.Reader, name string, lookup func(string) (string, bool), run bool) (*Config, error) {
+// ParseForStdio is ParseForRun for a gateway that serves one client over
+// stdio and no HTTP: a ${VAR} that is not set in a setting only the HTTP
+// front end reads (listen:, auth:, limits.http_body_cap and
+// limits.drain_timeout) is no error but a Note, and the setting keeps its
+// default. A desktop client starts the gateway with a reduced
+// environment, where an auth token's variable is rarely set.
+func ParseForStdio(r io.Reader, name string, lookup func(string) (string, bool)) (*Config, error) {
+	return parse(r, name, lookup, modeStdio)
+}
+
+func parse(r io.Reader, name string, lookup func(string) (string, bool), run mode) (*Config, error) {
 	root, err := parseYAML(r, name)
 	if err != nil {
 		return nil, err
@@ -81,12 +142,17 @@ func parse(r io.Reader, name string, lookup func(string) (string, bool), run boo
 			errs = append(errs, d.emptied(e, sc)...)
 		}
 	}
-	if run && len(errs) > 0 {
+	if run == modeStdio {
+		errs = c.noteHTTPOnly(errs)
+	}
+	if run >= modeRun && len(errs) > 0 {
 		if broken, rest := c.unsetInServers(errs); len(rest) == 0 {
 			for name, es := range broken {
 				c.Servers[name].Problem = newUnsetError(es)
 			}
 			errs = nil
+		} else {
+			hintUnset(errs)
 		}
 	}
 	if len(errs) > 0 {
@@ -94,6 +160,68 @@ func parse(r io.Reader, name string, lookup func(string) (string, bool), run boo
 	}
 	return c, nil
 }
+
+// httpOnly are the fields only the HTTP front end reads, or their
+// prefixes (ending in .).
+var httpOnly = []string{"listen", "listen.", "auth", "auth.", "limits.http_body_cap", "limits.drain_timeout"}
+
+// isHTTPOnly reports whether field is read by the HTTP front end alone.
+func isHTTPOnly(field string) bool {
+	for _, f := range httpOnly {
+		if field == f || (strings.HasSuffix(f, ".") && strings.HasPrefix(field, f)) {
+			return true
+		}
+	}
+	return false
+}
+
+// noteHTTPOnly turns the ${VAR}s not set in HTTP-only settings into
+// Notes, and resets those settings to their defaults, for a gateway that
+// serves no HTTP; it returns the other problems.
+func (c *Config) noteHTTPOnly(errs []*Error) []*Error {
+	var rest []*Error
+	def := Default()
+	for _, e := range errs {
+		if !errors.Is(e, ErrUndefinedVariable) || !isHTTPOnly(e.Field) {
+			rest = append(rest, e)
+			continue
+		}
+		switch {
+		case strings.HasPrefix(e.Field, "listen"):
+			c.Listen = def.Listen
+		case strings.HasPrefix(e.Field, "auth"):
+			c.Auth = def.Auth
+		case e.Field == "limits.http_body_cap":
+			c.Limits.HTTPBodyCap = def.Limits.HTTPBodyCap
+		case e.Field == "limits.drain_timeout":
+			c.Limits.DrainTimeout = def.Limits.DrainTimeout
+		}
+		n := *e
+		n.Msg += "; ignored over stdio, where no HTTP front end runs (set it before serving HTTP)"
+		c.Notes = append(c.Notes, &n)
+	}
+	return rest
+}
+
+// hintUnset adds to the last unset variable of errs, in file order, where
+// the gateway reads variables from: a desktop client starts it with little
+// of the user's environment.
+func hintUnset(errs []*Error) {
+	var last *Error
+	for _, e := range errs {
+		if errors.Is(e, ErrUndefinedVariable) && (last == nil ||
+			cmp.Or(cmp.Compare(e.Pos.Line, last.Pos.Line), cmp.Compare(e.Pos.Col, last.Pos.Col)) > 0) {
+			last = e
+		}
+	}
+	if last != nil {
+		last.Msg += " " + varsHint
+	}
+}
+
+// varsHint says where the gateway reads ${VAR}s from.
+const varsHint = "(skillgate reads variables from the environment it was started in, " +
+	"where a desktop client passes only the env: of its entry for skillgate; restart skillgate after setting one)"
 
 // unsetInServers splits errs into the ${VAR}s not set inside server
 // entries, by server name, and the rest.
@@ -142,8 +270,7 @@ func (u unsetError) Error() string {
 	}
 	// The environment is the gateway's own, which a desktop client sets
 	// from its entry for skillgate, often with little else.
-	return strings.Join(msgs, "; ") + " (skillgate reads variables from the environment it was started in, " +
-		"where a desktop client passes only the env: of its entry for skillgate; restart skillgate after setting one)"
+	return strings.Join(msgs, "; ") + " " + varsHint
 }
 
 // Unwrap returns the problems, each wrapping ErrUndefinedVariable.

@@ -300,6 +300,12 @@ func (c *Config) serverNames() []string {
 	return names
 }
 
+// Where returns where field (such as "profiles.ops.skills[0]") was
+// written, or the position of its closest parent that has one, or just
+// the file; for problems found after loading, such as a profile's skill
+// that no skills dir holds.
+func (c *Config) Where(field string) Pos { return c.where(field) }
+
 // where returns the position of field, or of its closest parent that has one.
 func (c *Config) where(field string) Pos {
 	for f := field; f != ""; {
@@ -368,6 +374,8 @@ func (v *validator) disclosure() {
 		for i, s := range p.Skills {
 			if !names.Valid(s) {
 				v.errorf(fmt.Sprintf("%s.skills[%d]", f, i), "%q is not a skill name", s)
+			} else if !c.Skills.Configured() {
+				v.errorf(fmt.Sprintf("%s.skills[%d]", f, i), "no skill %q: the config serves no skills; add the folder that holds it under skills: {dirs: [...]}, or remove the entry", s)
 			}
 		}
 		v.globs(f+".tools", p.Tools)

@@ -40,6 +40,21 @@ type Options struct {
 	// such as "skill:other", "server:github", tool names and globs).
 	// Activating a skill activates those too.
 	Skills func(name string) (requires []string, ok bool)
+	// ToolPending, when set, says why a tool the catalog lacks may still
+	// come: the source it would come from, and why it has not (its
+	// server is failed or starting, with the last error); "" twice when
+	// nothing explains its absence. An endpoint that does not serve that
+	// source does not tell.
+	ToolPending func(name string) (source, why string)
+	// ServerPending, when set, says why a configured server has no tools
+	// ("server flaky is failed: <its last error>"), or "" when it is ready
+	// or not a server.
+	ServerPending func(server string) string
+	// IdleGroups are hidden groups whose tools have nothing to act on (the
+	// service tools when no service is configured): find_tools leaves them
+	// out of a search unless asked for the group by name (an empty query
+	// still lists them); they stay activatable and callable.
+	IdleGroups []string
 }
 
 // Request identifies who asks: the endpoint and, for clients of the
@@ -62,6 +77,7 @@ type Disclosure struct {
 	bundles map[string]Bundle
 	groups  map[string]string
 	servers map[string]bool
+	idle    map[string]bool
 
 	idx   atomic.Pointer[snapIndex]
 	lists atomic.Pointer[snapLists]
@@ -93,6 +109,7 @@ func New(opts Options) *Disclosure {
 		bundles:  opts.Bundles,
 		groups:   opts.Groups,
 		servers:  set(opts.Servers),
+		idle:     set(opts.IdleGroups),
 		sessions: map[string]*state{},
 	}
 	mode := opts.Mode
@@ -174,6 +191,31 @@ func (d *Disclosure) OtherJSON(snap *catalog.Snapshot, kind catalog.Kind, req Re
 		return all
 	}
 	return encodeList(nil, items, v.servesOther)
+}
+
+// OthersChanged reports whether an endpoint that old and d both have (the
+// default one, and each profile of both) lists other items of one of kinds
+// (prompts, resources, resource templates) under d than under old, on
+// snap: new rules need that kind's list_changed only then. A profile new
+// in d has no clients yet; one gone has no endpoint left.
+func (d *Disclosure) OthersChanged(old *Disclosure, snap *catalog.Snapshot, kinds ...catalog.Kind) bool {
+	if old == nil || old == d {
+		return false
+	}
+	profiles := []string{""}
+	for _, p := range d.Profiles() {
+		if old.HasProfile(p) {
+			profiles = append(profiles, p)
+		}
+	}
+	for _, p := range profiles {
+		for _, k := range kinds {
+			if !bytes.Equal(old.OtherJSON(snap, k, Request{Profile: p}), d.OtherJSON(snap, k, Request{Profile: p})) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // baseList is the list of an endpoint for a session that activated nothing.
@@ -554,25 +596,4 @@ func (d *Disclosure) resolveOne(snap *catalog.Snapshot, v *view, name string) (t
 		}
 	}
 	return target{}, d.unknown(snap, v, kind, rest)
-}
-
-// unknown says a target was not found and suggests the closest names.
-func (d *Disclosure) unknown(snap *catalog.Snapshot, v *view, kind, name string) string {
-	what := "server, tool, skill or bundle"
-	if kind != "" {
-		what = kind
-	}
-	msg := fmt.Sprintf("unknown %s %q", what, name)
-	hits, _ := d.index(snap).search(name, func(dc *doc) bool { return v.serves(dc.item) }, 3)
-	var sugg []string
-	for _, h := range hits {
-		if len(sugg) == 3 {
-			break
-		}
-		sugg = append(sugg, d.index(snap).docs[h.doc].item.Name)
-	}
-	if len(sugg) > 0 {
-		msg += "; did you mean " + strings.Join(sugg, ", ") + "?"
-	}
-	return msg + " (find_tools searches every tool)"
 }

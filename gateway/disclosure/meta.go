@@ -126,6 +126,11 @@ func (d *Disclosure) find(snap *catalog.Snapshot, req Request, raw json.RawMessa
 		return toolError("find_tools: %v", err)
 	}
 	var text strings.Builder
+	if len(res.Tools) == 0 && a.Server != "" {
+		if why := d.noServer(snap, req, a.Server); why != "" {
+			return toolError("find_tools: %s", why)
+		}
+	}
 	if len(res.Tools) == 0 {
 		text.WriteString("No tool matches")
 		if a.Query != "" {
@@ -178,8 +183,11 @@ func (d *Disclosure) runFind(snap *catalog.Snapshot, req Request, a findArgs) (F
 		if !v.serves(it) {
 			return false
 		}
-		if a.Server != "" && it.Source != a.Server && !matchAny([]string{a.Server}, it.Source) {
+		if a.Server != "" && it.Source != a.Server && !matchAny([]string{a.Server}, it.Source) && it.Group != a.Server {
 			return false
+		}
+		if it.Group != "" && d.idle[it.Group] && a.Server != it.Group && strings.TrimSpace(a.Query) != "" {
+			return false // nothing to act on: not offered for a task (an empty query lists everything)
 		}
 		if a.Skill != "" && it.Skill != a.Skill {
 			return false
@@ -287,10 +295,10 @@ func (d *Disclosure) callTool(ctx context.Context, snap *catalog.Snapshot, req R
 	if string(bytes.TrimSpace(a.Arguments)) == "null" {
 		a.Arguments = nil
 	}
-	it, ok := snap.Tool(a.Name)
-	if !ok || !d.view(req.Profile).serves(it) {
-		return toolError("call_tool: %s", d.unknown(snap, d.view(req.Profile), "tool", a.Name)), nil
+	if why := d.ToolRefusal(snap, req, a.Name); why != "" {
+		return toolError("call_tool: %s", why), nil
 	}
+	it, _ := snap.Tool(a.Name)
 	return invoke(ctx, it, a.Arguments, call)
 }
 
@@ -306,9 +314,15 @@ type ActivateResult struct {
 	// Missing are requirements of activated skills that could not be
 	// activated here, with the reason.
 	Missing []string `json:"missing,omitempty"`
-	// Tools are the definitions of the targets' tools, when the client has no
-	// session to remember the activation: call them through call_tool.
+	// Available are the targets' tools when the client has no session to
+	// remember the activation (Listed is then empty: its list stays as it
+	// is): it calls them through call_tool.
+	Available []string `json:"available,omitempty"`
+	// Tools are the definitions of the Available tools.
 	Tools []json.RawMessage `json:"tools,omitempty"`
+	// NotReady says, for each activated server that is not ready, its state
+	// and last error: its tools come once it is.
+	NotReady []string `json:"not_ready,omitempty"`
 }
 
 // stateless activation returns at most this many definitions.
@@ -345,21 +359,18 @@ func (d *Disclosure) activate(snap *catalog.Snapshot, req Request, raw json.RawM
 			return toolError("deactivate: this connection has no session, so nothing was activated for it (2026-07-28 clients keep a stable list; nothing to undo)")
 		}
 		// No session to remember it: hand the definitions over instead.
+		total := 0
 		for _, it := range snap.Tools() {
-			if len(res.Tools) == maxStatelessDefs {
-				break
-			}
 			if v.serves(it) && covers(targets, it) {
-				res.Tools = append(res.Tools, it.Raw)
-				res.Listed = append(res.Listed, it.Name)
+				total++
+				if len(res.Tools) < maxStatelessDefs {
+					res.Tools = append(res.Tools, it.Raw)
+					res.Available = append(res.Available, it.Name)
+				}
 			}
 		}
-		text := fmt.Sprintf("This client has no session, so its tool list stays as it is. %d tool(s) of %s are available through call_tool(name, arguments); their definitions follow.",
-			len(res.Listed), strings.Join(res.Targets, ", "))
-		if len(res.Listed) == maxStatelessDefs {
-			text += fmt.Sprintf(" Only the first %d are shown; use find_tools to see the rest.", maxStatelessDefs)
-		}
-		return structuredResult(text+missingNote, res)
+		res.NotReady = d.notReady(targets)
+		return structuredResult(statelessText(a.Targets, res, total)+notReadyNote(res.NotReady)+missingNote, res)
 	}
 
 	st.mu.Lock()
@@ -423,7 +434,12 @@ func (d *Disclosure) activate(snap *catalog.Snapshot, req Request, raw json.RawM
 		_ = call.Notify(sdk.Notification{Method: "notifications/tools/list_changed"})
 	}
 	var text string
+	if on {
+		res.NotReady = d.notReady(changed)
+	}
 	switch {
+	case on && len(res.Listed) == 0 && len(res.NotReady) > 0:
+		text = fmt.Sprintf("Activated %s, but no tool entered your list.", strings.Join(targetNames(changed), ", "))
 	case on && len(res.Listed) == 0:
 		text = fmt.Sprintf("Activated %s; no tool entered your list (they were listed already, or have not loaded yet).", strings.Join(targetNames(changed), ", "))
 	case on:
@@ -436,7 +452,7 @@ func (d *Disclosure) activate(snap *catalog.Snapshot, req Request, raw json.RawM
 	if len(res.Unchanged) > 0 {
 		text += " Already active: " + strings.Join(res.Unchanged, ", ") + "."
 	}
-	return structuredResult(text+missingNote, res)
+	return structuredResult(text+notReadyNote(res.NotReady)+missingNote, res)
 }
 
 // why names the active target that shows it. st.mu is held.

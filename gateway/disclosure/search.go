@@ -41,7 +41,14 @@ type doc struct {
 	pdesc  []string
 	tags   []string
 	card   string // one-line description for find_tools
+	// boost scales the doc's score: the gateway's own plumbing tools
+	// (source "gateway:..."; read_artifact, the admin groups) rank below
+	// the tools of servers, which are what a query is after.
+	boost float32
 }
+
+// gatewayBoost is the boost of the gateway's own tools.
+const gatewayBoost = 0.4
 
 var fields = []field{
 	{3.0, func(d *doc) []string { return []string{d.item.Name, d.item.Original} }},
@@ -84,6 +91,10 @@ func buildIndex(snap *catalog.Snapshot) *index {
 		d.server = it.Source
 		d.params, d.pdesc, d.tags = toolParts(it.Raw)
 		d.card = cardText(it.Description, it.Title)
+		d.boost = 1
+		if strings.HasPrefix(it.Source, "gateway:") {
+			d.boost = gatewayBoost
+		}
 		ix.byNam[it.Name] = i
 		per[i] = make([]fieldTerms, len(fields))
 		for f, fl := range fields {
@@ -233,7 +244,7 @@ func (ix *index) search(query string, keep func(*doc) bool, top int) ([]hit, int
 	var out []hit
 	total := 0
 	for _, d := range touched {
-		s := scores[d]
+		s := scores[d] * ix.docs[d].boost
 		scores[d] = 0
 		if !keep(&ix.docs[d]) {
 			continue

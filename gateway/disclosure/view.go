@@ -111,11 +111,13 @@ func (v *view) takes(it *catalog.Item) bool {
 
 // servesOther is serves for prompts and resources: a profile narrowed to
 // servers or skills serves only theirs; tool globs say nothing about them.
+// An item of every skill (the skill:// file template) is served where any
+// skill is.
 func (v *view) servesOther(it *catalog.Item) bool {
 	if len(v.servers) == 0 && len(v.skills) == 0 {
 		return true
 	}
-	return v.servers[it.Source] || (it.Skill != "" && v.skills[it.Skill])
+	return v.servers[it.Source] || (it.Skill != "" && v.skills[it.Skill]) || (it.EverySkill && len(v.skills) > 0)
 }
 
 // pinnedTool reports whether it is listed without activation in

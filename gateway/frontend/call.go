@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/skillgate/skillgate/plugins/sdk"
 )
@@ -45,6 +46,15 @@ func (c *clientCall) Progress(p sdk.Progress) error {
 // notify sends a notification to the call's client and counts it, so the
 // result waits until it is written.
 func (c *clientCall) notify(method string, params map[string]any) error {
+	if ow, ok := c.ctx.Value(stdioOutKey{}).(*outWriter); ok {
+		// Written at once, before the handler's result: mcp-go would queue
+		// it for a goroutine of its own, to go out after the result.
+		var raw []byte
+		if params != nil {
+			raw = encode(params)
+		}
+		return ow.writeLine(notification(method, raw))
+	}
 	if err := c.s.mcp.SendNotificationToClient(c.ctx, method, params); err != nil {
 		return err
 	}
@@ -52,8 +62,12 @@ func (c *clientCall) notify(method string, params map[string]any) error {
 	return nil
 }
 
-// Notify implements sdk.Call.
+// Notify implements sdk.Call. A log message goes out only at a level the
+// client asked for (see loglevel.go).
 func (c *clientCall) Notify(n sdk.Notification) error {
+	if !c.s.passes(gateOf(c.ctx), n.Method, n.Params) {
+		return nil
+	}
 	var params map[string]any
 	if len(n.Params) > 0 {
 		if err := json.Unmarshal(n.Params, &params); err != nil {
@@ -66,6 +80,15 @@ func (c *clientCall) Notify(n sdk.Notification) error {
 // Request implements sdk.Call: a source's server-to-client request goes to
 // the client whose call caused it.
 func (c *clientCall) Request(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+	if need, ok := capabilityOf[method]; ok {
+		if caps, known := c.s.callerCaps(c.ctx); known && caps&need.cap == 0 {
+			if method == string(mcp.MethodListRoots) {
+				return json.RawMessage(`{"roots":[]}`), nil
+			}
+			return nil, &sdk.RPCError{Code: sdk.CodeMethodNotFound,
+				Message: "the client did not declare the " + need.name + " capability that " + method + " needs"}
+		}
+	}
 	rctx, cancel := mergeCancel(c.ctx, ctx)
 	defer cancel()
 	var (
@@ -103,6 +126,25 @@ func (c *clientCall) Request(ctx context.Context, method string, params json.Raw
 		return nil, &sdk.RPCError{Code: sdk.CodeInternalError, Message: fmt.Sprintf("%s: %v", method, err)}
 	}
 	return json.Marshal(res)
+}
+
+// callerCaps returns the capabilities for server-to-client requests that
+// the client of ctx's request declared; known is false when the front end
+// cannot tell (mcp-go then asks the client as it is). A 2026-07-28
+// request that declared any reaches its client as a round trip
+// (roundtrip.go), so one that comes here declared none.
+func (s *Server) callerCaps(ctx context.Context) (caps clientCaps, known bool) {
+	if server.IsModernRequest(ctx) {
+		return 0, true
+	}
+	id, _ := ctx.Value(clientKey{}).(string)
+	if id == stdioSession {
+		return clientCaps(s.stdioCaps.Load()), true
+	}
+	if v, ok := s.sessions.Load(id); ok && id != "" {
+		return v.(*session).caps, true
+	}
+	return 0, false
 }
 
 // CallTool implements sdk.Call: a source calls another tool of the catalog.

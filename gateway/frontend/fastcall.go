@@ -78,13 +78,11 @@ func (s *Server) serveFastCall(w http.ResponseWriter, r *http.Request, sess *ses
 	snap := s.snap.Load()
 	meta := disclosure.IsMeta(req.Params.Name)
 	it, ok := snap.Tool(req.Params.Name)
-	if !meta && !ok && dreq.Profile == "" && s.opts.UnknownToolHint != nil {
-		if hint := s.opts.UnknownToolHint(req.Params.Name); hint != "" {
-			unknownTool(w, req.ID, req.Params.Name, hint, sess == nil)
+	if !meta && (!ok || !s.Disclosure().Serves(dreq, it)) {
+		if why := s.Disclosure().ToolRefusal(snap, dreq, req.Params.Name); why != "" {
+			unknownTool(w, req.ID, why, sess == nil)
 			return true
 		}
-	}
-	if !meta && (!ok || !s.Disclosure().Serves(dreq, it)) {
 		return false
 	}
 	if sessID == "" && !meta && (*s.headerBound.Load())[it.Name] {
@@ -118,7 +116,10 @@ func (s *Server) serveFastCall(w http.ResponseWriter, r *http.Request, sess *ses
 	}
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
-	fc := &fastCall{s: s, w: w, token: token, ctx: ctx, sess: sess}
+	fc := &fastCall{s: s, w: w, token: token, ctx: ctx, sess: sess, gate: levelGate{sessID: sessID}}
+	if sess == nil {
+		fc.gate = modernGate(req.Params.Meta)
+	}
 	var call *inflightCall
 	if sessID != "" {
 		call = s.track(&fc.inflight, sessID, req.ID, cancel)
@@ -203,13 +204,14 @@ func answer(id json.RawMessage, raw json.RawMessage, err error) []byte {
 
 // rpcEnvelope is {"jsonrpc":"2.0","id":ID<member>VALUE}, in one allocation
 // with room for the newline finish may add.
-// unknownTool refuses a call of a tool the catalog does not have, as
-// mcp-go does (invalid params; HTTP 400 in 2026-07-28), saying why.
-func unknownTool(w http.ResponseWriter, id json.RawMessage, name, hint string, modern bool) {
+// unknownTool refuses a call of a tool the endpoint does not serve, as
+// mcp-go does (invalid params; HTTP 400 in 2026-07-28), with why
+// (Disclosure.ToolRefusal).
+func unknownTool(w http.ResponseWriter, id json.RawMessage, why string, modern bool) {
 	e, _ := json.Marshal(struct {
 		Code    int    `json:"code"`
 		Message string `json:"message"`
-	}{sdk.CodeInvalidParams, fmt.Sprintf("tool '%s' not found: %s", name, hint)})
+	}{sdk.CodeInvalidParams, why})
 	w.Header().Set("Content-Type", "application/json")
 	if modern {
 		w.WriteHeader(http.StatusBadRequest)
@@ -266,6 +268,9 @@ type fastCall struct {
 	token json.RawMessage
 	ctx   context.Context
 	sess  *session // nil: no legacy session (2026-07-28, extension methods)
+	// gate decides which log messages reach the client (loglevel.go);
+	// the zero gate passes all.
+	gate levelGate
 	// inflight is the call as Server.inflight holds it, for a legacy
 	// session's (it is allocated with the fastCall).
 	inflight inflightCall
@@ -364,8 +369,12 @@ func (fc *fastCall) Progress(p sdk.Progress) error {
 	return fc.event(notification(string(mcp.MethodNotificationProgress), insertMembers([]byte("{}"), members)))
 }
 
-// Notify implements sdk.Call.
+// Notify implements sdk.Call. A log message goes out only at a level the
+// client asked for (see loglevel.go).
 func (fc *fastCall) Notify(n sdk.Notification) error {
+	if !fc.s.passes(fc.gate, n.Method, n.Params) {
+		return nil
+	}
 	return fc.event(notification(n.Method, n.Params))
 }
 

@@ -56,11 +56,6 @@ type Options struct {
 	// SessionIdle ends a 2025-11-25-era session unused for this long, as a
 	// DELETE would (expiry.go); default 24 h.
 	SessionIdle time.Duration
-	// UnknownToolHint, when set, may explain why the default endpoint has
-	// no tool of that name (its server is not ready, say); "" when it has
-	// nothing to say. Profiles never hint: their clients must not learn of
-	// servers outside them.
-	UnknownToolHint func(name string) string
 }
 
 // Server is the gateway's MCP front end.
@@ -103,6 +98,13 @@ type Server struct {
 	access atomic.Pointer[HTTPOptions]
 	// modernMeta is the _meta of every 2026-07-28 result.
 	modernMeta []byte
+	// stdioCaps are the capabilities for server-to-client requests the
+	// stdio client declared in initialize (clientCaps).
+	stdioCaps atomic.Uint32
+	// levelSet holds the legacy sessions (by id; "stdio" too) whose
+	// clients sent logging/setLevel: their level applies to the log
+	// messages of their calls too (see clientCall.Notify).
+	levelSet sync.Map
 }
 
 // New builds a front end serving an empty catalog until Update is called.
@@ -125,8 +127,10 @@ func New(router Router, opts Options) *Server {
 	hooks.AddOnRegisterSession(func(_ context.Context, cs server.ClientSession) {
 		s.clients.Store(cs.SessionID(), cs)
 	})
+	hooks.AddAfterSetLevel(s.noteSetLevel)
 	hooks.AddOnUnregisterSession(func(_ context.Context, cs server.ClientSession) {
 		s.clients.Delete(cs.SessionID())
+		s.levelSet.Delete(cs.SessionID())
 		go s.endSubscriptions(cs.SessionID())
 	})
 	srvOpts := []server.ServerOption{

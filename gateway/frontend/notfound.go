@@ -1,12 +1,16 @@
 package frontend
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strings"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/skillgate/skillgate/gateway/disclosure"
 )
 
 // A client of a profile must not tell a resource outside its profile from
@@ -63,4 +67,45 @@ func (s *Server) noResourceAnswer(msg []byte, method string, modern bool) (out [
 		status = http.StatusBadRequest
 	}
 	return rpcEnvelope(id, `,"error":`, resourceNotFound(uri, modern)), status, true
+}
+
+// mcp-go refuses a tools/call of a tool it has not registered, or that the
+// tool filter drops (a tool outside the request's profile), with
+// "tool 'NAME' not found: tool not found". unknownToolAnswer puts in its
+// place what Disclosure.ToolRefusal says about NAME for the request's
+// endpoint: the closest names, the profile that does not serve it, or the
+// state of its server. Code and HTTP status stay mcp-go's.
+func (s *Server) unknownToolAnswer(msg []byte, req disclosure.Request) ([]byte, bool) {
+	suffix := "' not found: " + server.ErrToolNotFound.Error()
+	if !bytes.Contains(msg, []byte(suffix)) {
+		return msg, false
+	}
+	var env struct {
+		ID    json.RawMessage `json:"id"`
+		Error *struct {
+			Code    int             `json:"code"`
+			Message string          `json:"message"`
+			Data    json.RawMessage `json:"data,omitempty"`
+		} `json:"error"`
+	}
+	if json.Unmarshal(msg, &env) != nil || env.Error == nil || env.Error.Code != mcp.INVALID_PARAMS || len(env.ID) == 0 {
+		return msg, false
+	}
+	name, ok := strings.CutPrefix(env.Error.Message, "tool '")
+	if !ok {
+		return msg, false
+	}
+	if name, ok = strings.CutSuffix(name, suffix); !ok {
+		return msg, false
+	}
+	why := s.Disclosure().ToolRefusal(s.snap.Load(), req, name)
+	if why == "" {
+		return msg, false // served now (a reload): mcp-go's word stands
+	}
+	env.Error.Message = why
+	e, err := json.Marshal(env.Error)
+	if err != nil {
+		return msg, false
+	}
+	return rpcEnvelope(env.ID, `,"error":`, e), true
 }

@@ -69,14 +69,19 @@ type registeredResource struct {
 func (s *Server) Update(snap *catalog.Snapshot) { s.Publish(snap, nil) }
 
 // SetDisclosure replaces the disclosure rules (a configuration reload), as
-// Publish(nil, d) does: activations made under the old rules are dropped.
+// Publish(nil, d) does.
 func (s *Server) SetDisclosure(d *disclosure.Disclosure) { s.Publish(nil, d) }
 
 // Publish makes the front end serve snap (nil: the snapshot it serves)
 // under the disclosure rules d (nil: the rules it serves) as one change:
 // each client with a session is sent one list_changed for each kind of
-// list that changed (new rules count as a change of the tools), and none
-// for a kind that did not. Calls never see a listed item they cannot
+// list that changed, and none for a kind that did not. New rules keep
+// each session's activations that they still serve (Disclosure.Adopt);
+// they change the tools of every client when an endpoint lists other tools
+// without activations under them, else only of the sessions whose
+// activations they changed, each sent its own list_changed; and the
+// prompts or resources when an endpoint serves others under them. Calls
+// never see a listed item they cannot
 // reach: new items are registered before the snapshot is served, gone ones
 // removed after (when an update both adds and removes tools or prompts,
 // mcp-go's set of them is replaced at once, before). Publishes are
@@ -97,6 +102,7 @@ func (s *Server) Publish(snap *catalog.Snapshot, d *disclosure.Disclosure) {
 	// kinds mcp-go tells sessions about itself, now or with a removal.
 	var told [3]bool
 	var removals []func()
+	var adopted []string // sessions whose activated lists new rules changed
 	if toolsChanged {
 		var remove func()
 		told[0], remove = s.syncTools(snap)
@@ -113,8 +119,13 @@ func (s *Server) Publish(snap *catalog.Snapshot, d *disclosure.Disclosure) {
 		removals = append(removals, remove)
 	}
 	if d != nil {
-		s.disc.Store(d)
-		toolsChanged = true
+		// New rules may also change which prompts and resources an
+		// endpoint serves (a profile's servers: or skills:).
+		prev := s.disc.Swap(d)
+		adopted = d.Adopt(prev, snap)
+		toolsChanged = toolsChanged || d.BaseChanged(prev, snap)
+		promptsChanged = promptsChanged || d.OthersChanged(prev, snap, catalog.Prompt)
+		resourcesChanged = resourcesChanged || d.OthersChanged(prev, snap, catalog.Resource, catalog.ResourceTemplate)
 	}
 	s.snap.Store(snap)
 	// Then drop what is gone.
@@ -130,7 +141,14 @@ func (s *Server) Publish(snap *catalog.Snapshot, d *disclosure.Disclosure) {
 			s.mcp.SendNotificationToAllClients(string(methods[i]), nil)
 		}
 	}
-	if toolsChanged || promptsChanged || resourcesChanged {
+	if !toolsChanged {
+		for _, id := range adopted {
+			if err := s.mcp.SendNotificationToSpecificClient(id, string(mcp.MethodNotificationToolsListChanged), nil); err != nil {
+				s.log.Debug("tools list_changed not delivered", "session", id, "err", err)
+			}
+		}
+	}
+	if toolsChanged || promptsChanged || resourcesChanged || len(adopted) > 0 {
 		s.notified.Add(1)
 	}
 }

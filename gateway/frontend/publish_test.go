@@ -85,7 +85,9 @@ func TestPublishNotifiesOncePerKind(t *testing.T) {
 		{"a template added", build(a, source("d", nil, nil, nil, []string{"demo://d/{id}"})), nil, "map[resources:1]"},
 		// Registered by itself: no other odd resource changes meanwhile.
 		{"a template of literal text the catch-all cannot match", build(a, source("d", nil, nil, nil, []string{"demo://ü/{id}"})), nil, "map[resources:1]"},
-		{"new disclosure rules", nil, disclosure.New(disclosure.Options{}), "map[tools:1]"},
+		// Rules that list the same: no client's list changed.
+		{"new disclosure rules listing the same", nil, disclosure.New(disclosure.Options{}), "map[]"},
+		{"new disclosure rules listing less", nil, disclosure.New(disclosure.Options{Mode: disclosure.ModeProgressive}), "map[tools:1]"},
 		{"new rules and new tools", build(a, c), disclosure.New(disclosure.Options{}), "map[prompts:1 resources:1 tools:1]"},
 		{"everything removed", build(), nil, "map[prompts:1 resources:1 tools:1]"},
 	} {

@@ -132,6 +132,11 @@ type envelope struct {
 // msg itself when it is not an answer the front end rewrites. method is the
 // request's method, req who made it.
 func (s *Server) rewrite(msg []byte, method string, req disclosure.Request) []byte {
+	if method == string(mcp.MethodToolsCall) {
+		if out, ok := s.unknownToolAnswer(msg, req); ok {
+			return out
+		}
+	}
 	key, isList := listKeys[method]
 	if !isList && !bytes.Contains(msg, []byte(s.raw.prefix)) {
 		return msg // not an answer with a stand-in (e.g. a notification)

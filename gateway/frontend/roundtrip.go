@@ -119,11 +119,12 @@ func capNamed(name string) clientCaps {
 var errNoTurn = errors.New("the client went away")
 
 // newRoundTrip runs a call (run, with the round trip as its sdk.Call) on a
-// goroutine of its own.
-func (s *Server) newRoundTrip(name string, caps clientCaps, ex sdk.Call, run func(context.Context, sdk.Call) (json.RawMessage, error)) *roundTrip {
+// goroutine of its own, for the client of the request from (see
+// clientLife): a stdio client's call ends when that client goes.
+func (s *Server) newRoundTrip(from context.Context, name string, caps clientCaps, ex sdk.Call, run func(context.Context, sdk.Call) (json.RawMessage, error)) *roundTrip {
 	var b [16]byte
 	_, _ = rand.Read(b[:])
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(clientLife(from))
 	rt := &roundTrip{s: s, state: "sg1." + hex.EncodeToString(b[:]), name: name, caps: caps, cancel: cancel,
 		sent: map[string]*inputAsk{}, wake: make(chan struct{}, 1), ex: ex, busy: true}
 	go func() {
@@ -173,8 +174,8 @@ func (s *Server) resume(state, name string, inputResponses json.RawMessage, ex s
 // ask its client for input.
 func (s *Server) startRoundTrip(w http.ResponseWriter, r *http.Request, req *request, token json.RawMessage, caps clientCaps, p *fastPlan) {
 	plan := *p
-	fc := &fastCall{s: s, w: w, token: token, ctx: r.Context()}
-	rt := s.newRoundTrip(req.Params.Name, caps, fc, func(ctx context.Context, call sdk.Call) (json.RawMessage, error) {
+	fc := &fastCall{s: s, w: w, token: token, ctx: r.Context(), gate: modernGate(req.Params.Meta)}
+	rt := s.newRoundTrip(r.Context(), req.Params.Name, caps, fc, func(ctx context.Context, call sdk.Call) (json.RawMessage, error) {
 		return s.runPlan(ctx, &plan, call)
 	})
 	rt.serve(r.Context(), req.ID, fc)
@@ -182,7 +183,7 @@ func (s *Server) startRoundTrip(w http.ResponseWriter, r *http.Request, req *req
 
 // resumeRoundTrip serves a client's retry on the fast path.
 func (s *Server) resumeRoundTrip(w http.ResponseWriter, r *http.Request, req *request, token json.RawMessage) {
-	fc := &fastCall{s: s, w: w, token: token, ctx: r.Context()}
+	fc := &fastCall{s: s, w: w, token: token, ctx: r.Context(), gate: modernGate(req.Params.Meta)}
 	var state string
 	rt, err := (*roundTrip)(nil), error(&sdk.RPCError{Code: sdk.CodeInvalidParams, Message: "requestState must be the string an input_required result gave"})
 	if json.Unmarshal(req.Params.RequestState, &state) == nil {
@@ -431,7 +432,7 @@ func (s *Server) modernTurn(ctx context.Context, name string, meta *mcp.Meta, mr
 		if c == 0 {
 			return nil, false, nil
 		}
-		rt = s.newRoundTrip(name, c, ex, run)
+		rt = s.newRoundTrip(ctx, name, c, ex, run)
 	}
 	raw, err = rt.next(ctx)
 	return raw, true, err

@@ -5,6 +5,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"strconv"
@@ -31,23 +33,41 @@ import (
 //     with an integer id a float64 cannot hold reaches mcp-go under an id
 //     of the front end's, and its answer gets the client's back.
 
-// ServeStdio serves one client over in and out until in closes or ctx ends.
-// Nothing but protocol messages is written to out.
+// ServeStdio serves one client over in and out until in closes, out
+// breaks (the client stopped reading: the error wraps ErrStdoutClosed) or
+// ctx ends. Nothing but protocol messages is written to out.
 func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) error {
 	st := server.NewStdioServer(s.mcp)
 	st.SetErrorLogger(slog.NewLogLogger(s.log.Handler(), slog.LevelWarn))
 	sr := &stdioRequests{s: s, pending: map[string]*stdioRequest{}, swapped: map[string]string{}}
 	ctx = withClient(context.WithValue(ctx, profileKey{}, s.opts.StdioProfile), stdioSession)
+	// The connection's context ends when the client goes, and with it
+	// what runs for the client beyond its requests (clientLife).
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	ctx = context.WithValue(ctx, clientLifeKey{}, ctx)
 	defer s.Disclosure().EndSession(stdioSession)
-	ow := &outWriter{sr: sr, w: out}
-	iw := &inWatcher{sr: sr, r: bufio.NewReaderSize(in, 64<<10), methods: &stdioMethods{sr: sr, ctx: ctx, ow: ow}}
-	defer iw.methods.wg.Wait()
+	defer s.stdioCaps.Store(0)
+	ow := &outWriter{sr: sr, w: out, broken: func(err error) {
+		cancel(fmt.Errorf("%w: %w", ErrStdoutClosed, err))
+	}}
+	ctx = context.WithValue(ctx, stdioOutKey{}, ow)
+	methods := &stdioMethods{sr: sr, ctx: ctx, ow: ow}
+	iw := &inWatcher{sr: sr, r: bufio.NewReaderSize(in, 64<<10), methods: methods, ow: ow}
+	defer methods.wg.Wait()
 	err := st.Listen(ctx, iw, ow)
+	if cause := context.Cause(ctx); errors.Is(cause, ErrStdoutClosed) {
+		return cause
+	}
 	if err == context.Canceled || err == io.EOF {
 		return nil
 	}
 	return err
 }
+
+// stdioOutKey is the context key under which a stdio client's request
+// carries the outWriter its call's notifications are written with.
+type stdioOutKey struct{}
 
 // stdioRequests are the stdio client's requests in flight.
 type stdioRequests struct {
@@ -152,15 +172,18 @@ type inWatcher struct {
 	r       *bufio.Reader
 	buf     []byte
 	methods *stdioMethods // serves Options.Methods
+	ow      *outWriter    // for the front end's own answers
 }
 
 func (iw *inWatcher) Read(p []byte) (int, error) {
 	for len(iw.buf) == 0 {
-		line, err := iw.r.ReadBytes('\n')
-		if len(line) == 0 {
-			return 0, err
+		line, long, err := iw.readLine()
+		if long {
+			iw.tooLong()
+		} else if len(line) > 0 {
+			line = iw.see(line)
 		}
-		if line = iw.see(line); line == nil {
+		if len(line) == 0 || long {
 			if err != nil {
 				return 0, err
 			}
@@ -173,9 +196,47 @@ func (iw *inWatcher) Read(p []byte) (int, error) {
 	return n, nil
 }
 
+// readLine reads the client's next line, newline included. A line longer
+// than the HTTP front end's body cap is read to its end and dropped: long
+// is true and line nil. err is the reader's, for the last line too.
+func (iw *inWatcher) readLine() (line []byte, long bool, err error) {
+	limit := int(iw.sr.s.access.Load().BodyCap)
+	for {
+		frag, err := iw.r.ReadSlice('\n')
+		if !long {
+			if len(line)+len(frag) > limit+1 { // +1: the newline
+				long, line = true, nil
+			} else {
+				line = append(line, frag...)
+			}
+		}
+		if err != bufio.ErrBufferFull {
+			return line, long, err
+		}
+	}
+}
+
+// tooLong answers a line longer than the body cap. Its id is unknown (the
+// line was not kept), so the client learns of it as of a line that does
+// not parse, and the gateway serves the next line.
+func (iw *inWatcher) tooLong() {
+	limit := iw.sr.s.access.Load().BodyCap
+	iw.sr.s.log.Warn("stdio: a client message exceeds limits.http_body_cap and was dropped", "limit", limit)
+	_ = iw.ow.writeLine([]byte(`{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":` + strconv.Quote(fmt.Sprintf(
+		"Invalid Request: a message of more than %d bytes was dropped (limits.http_body_cap bounds a stdio line too); send smaller messages", limit)) + `}}`))
+}
+
 // see handles a client's line and returns what to hand mcp-go; nil for
 // nothing.
 func (iw *inWatcher) see(line []byte) []byte {
+	trimmed := bytes.TrimSpace(line)
+	switch {
+	case len(trimmed) == 0:
+		return nil // a blank line between messages: nothing to answer
+	case trimmed[0] == '[':
+		_ = iw.ow.writeLine([]byte(`{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"JSON-RPC batches are not supported; send one message per line"}}`))
+		return nil
+	}
 	var m stdioMessage
 	if json.Unmarshal(line, &m) != nil {
 		return line // mcp-go says what is wrong with it
@@ -185,6 +246,9 @@ func (iw *inWatcher) see(line []byte) []byte {
 		if meth, ok := iw.sr.s.opts.Methods[m.Method]; ok {
 			iw.methods.serve(meth, m.ID, line)
 			return nil
+		}
+		if m.Method == string(mcp.MethodInitialize) {
+			iw.sr.s.stdioCaps.Store(uint32(declaredCaps(line)))
 		}
 		req := &stdioRequest{}
 		if rewrites(m.Method) {
@@ -211,17 +275,27 @@ func metaVersion(meta json.RawMessage) string {
 
 // outWriter writes mcp-go's lines to the client, and the front end's.
 type outWriter struct {
-	sr  *stdioRequests
-	w   io.Writer
-	buf []byte
-	mu  sync.Mutex // whole lines: mcp-go's and the extension methods'
+	sr     *stdioRequests
+	w      io.Writer
+	buf    []byte
+	mu     sync.Mutex  // whole lines: mcp-go's and the extension methods'
+	broken func(error) // told when a write fails: the client is gone
 }
 
 // writeLine writes one protocol line of the front end's own.
 func (ow *outWriter) writeLine(msg []byte) error {
 	ow.mu.Lock()
 	defer ow.mu.Unlock()
-	_, err := ow.w.Write(append(msg[:len(msg):len(msg)], '\n'))
+	return ow.write(append(msg[:len(msg):len(msg)], '\n'))
+}
+
+// write writes whole lines to the client (ow.mu held). mcp-go only logs a
+// failed write and reads on; the front end ends the connection instead.
+func (ow *outWriter) write(b []byte) error {
+	_, err := ow.w.Write(b)
+	if err != nil && ow.broken != nil {
+		ow.broken(err)
+	}
 	return err
 }
 
@@ -239,7 +313,7 @@ func (ow *outWriter) Write(p []byte) (int, error) {
 			continue // the client cancelled the request
 		}
 		ow.mu.Lock()
-		_, err := ow.w.Write(append(out[:len(out):len(out)], '\n'))
+		err := ow.write(append(out[:len(out):len(out)], '\n'))
 		ow.mu.Unlock()
 		if err != nil {
 			return 0, err
