@@ -333,9 +333,13 @@ func (ps *pipelineSet) reloadLocked(ctx context.Context) {
 	}
 	// Told once per change: a recompile because other sources' tools
 	// changed finds the same problems again.
-	if len(problems) > 0 && (!sameProblems || !same) {
+	switch {
+	case len(problems) > 0 && (!sameProblems || !same) && onlyStarting(problems):
+		// Not a problem yet: they are served once their servers are.
+		g.log.Info("pipelines wait for servers still starting", "pipelines", len(list), "waiting", len(problems), "first", problems[0].Error())
+	case len(problems) > 0 && (!sameProblems || !same):
 		g.log.Warn("pipelines with problems are not served", "pipelines", len(list), "problems", len(problems), "first", problems[0].Error())
-	} else if !same {
+	case len(problems) == 0 && !same:
 		g.log.Info("pipelines loaded", "pipelines", len(list))
 	}
 	if len(warnings) > 0 && !sameWarnings {
@@ -359,6 +363,17 @@ func (g *Gateway) pendingTool(name string) string {
 // pendingChanged reports whether a tool of pending (tool -> why, as
 // pendingTool said at the last compile) waits for another reason now, or
 // no longer: the pipelines calling it must be compiled again.
+// onlyStarting reports whether every problem is a step's tool whose
+// server is still starting (see Gateway.pendingTool).
+func onlyStarting(problems []*pipelines.Error) bool {
+	for _, p := range problems {
+		if !strings.HasSuffix(p.Error(), " is starting") {
+			return false
+		}
+	}
+	return true
+}
+
 func (g *Gateway) pendingChanged(pending map[string]string) bool {
 	for tool, why := range pending {
 		if g.pendingTool(tool) != why {
