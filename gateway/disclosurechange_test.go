@@ -4,11 +4,8 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"sync"
 	"testing"
 	"time"
-
-	sdkmcp "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/skillgate/skillgate/gateway/config"
 )
@@ -32,36 +29,8 @@ func TestProfileChangeListChanged(t *testing.T) {
 		t.Fatalf("open the session's SSE stream: %v", err)
 	}
 	// A client we did not write sees the same: the official Go SDK's.
-	var mu sync.Mutex
-	sdkGot := map[string]int{}
-	count := func(kind string) {
-		mu.Lock()
-		defer mu.Unlock()
-		sdkGot[kind]++
-	}
-	sdkClient := sdkmcp.NewClient(&sdkmcp.Implementation{Name: "skillgate-test", Version: "1"}, &sdkmcp.ClientOptions{
-		ToolListChangedHandler:     func(context.Context, *sdkmcp.ToolListChangedRequest) { count("tools") },
-		PromptListChangedHandler:   func(context.Context, *sdkmcp.PromptListChangedRequest) { count("prompts") },
-		ResourceListChangedHandler: func(context.Context, *sdkmcp.ResourceListChangedRequest) { count("resources") },
-	})
-	cs, err := sdkClient.Connect(ctx, &sdkmcp.StreamableClientTransport{Endpoint: url, MaxRetries: -1}, &sdkmcp.ClientSessionOptions{ProtocolVersion: legacyVersion})
-	if err != nil {
-		t.Fatalf("go-sdk connect: %v", err)
-	}
-	defer cs.Close()
+	takeSDK := sdkListChanges(t, ctx, url)
 	listChanges(t, events, nil, 500*time.Millisecond) // what was queued before
-	takeSDK := func(want map[string]int) map[string]int {
-		for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-			mu.Lock()
-			got := sdkGot
-			if reached(got, want) || time.Now().After(deadline) {
-				sdkGot = map[string]int{}
-				mu.Unlock()
-				return got
-			}
-			mu.Unlock()
-		}
-	}
 	takeSDK(nil)
 
 	for _, tc := range []struct {

@@ -86,38 +86,8 @@ func TestReloadListChangedOnce(t *testing.T) {
 		t.Fatalf("open the session's SSE stream: %v", err)
 	}
 	// A client we did not write sees the same: the official Go SDK's.
-	var mu sync.Mutex
-	sdkGot := map[string]int{}
-	count := func(kind string) {
-		mu.Lock()
-		defer mu.Unlock()
-		sdkGot[kind]++
-	}
-	sdkClient := sdkmcp.NewClient(&sdkmcp.Implementation{Name: "skillgate-test", Version: "1"}, &sdkmcp.ClientOptions{
-		ToolListChangedHandler:     func(context.Context, *sdkmcp.ToolListChangedRequest) { count("tools") },
-		PromptListChangedHandler:   func(context.Context, *sdkmcp.PromptListChangedRequest) { count("prompts") },
-		ResourceListChangedHandler: func(context.Context, *sdkmcp.ResourceListChangedRequest) { count("resources") },
-	})
-	cs, err := sdkClient.Connect(ctx, &sdkmcp.StreamableClientTransport{Endpoint: r.url + "/mcp", MaxRetries: -1}, &sdkmcp.ClientSessionOptions{ProtocolVersion: legacyVersion})
-	if err != nil {
-		t.Fatalf("go-sdk connect: %v", err)
-	}
-	defer cs.Close()
+	takeSDK := sdkListChanges(t, ctx, r.url+"/mcp")
 	listChanges(t, events, nil, 500*time.Millisecond) // what was queued before
-	// takeSDK returns what the Go SDK's client counted since the last
-	// take, once it counted want's (or 30 s went by).
-	takeSDK := func(want map[string]int) map[string]int {
-		for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-			mu.Lock()
-			got := sdkGot
-			if reached(got, want) || time.Now().After(deadline) {
-				sdkGot = map[string]int{}
-				mu.Unlock()
-				return got
-			}
-			mu.Unlock()
-		}
-	}
 	takeSDK(nil)
 
 	reload := func(yaml string, extra string) {
@@ -184,5 +154,43 @@ func TestExecutorRestartLogged(t *testing.T) {
 	}
 	if !strings.Contains(line, " "+want) {
 		t.Errorf("the log says\n  %s\nbut /readyz says %s", line, want)
+	}
+}
+
+// sdkListChanges connects the official Go SDK's client to url as a
+// 2025-11-25 session (closed when the test ends) and returns take: what
+// the client counted of each list_changed kind ("tools", "prompts",
+// "resources") since the last take, once it counted want's (or 30 s went
+// by).
+func sdkListChanges(t *testing.T, ctx context.Context, url string) (take func(want map[string]int) map[string]int) {
+	t.Helper()
+	var mu sync.Mutex
+	got := map[string]int{}
+	count := func(kind string) {
+		mu.Lock()
+		defer mu.Unlock()
+		got[kind]++
+	}
+	client := sdkmcp.NewClient(&sdkmcp.Implementation{Name: "skillgate-test", Version: "1"}, &sdkmcp.ClientOptions{
+		ToolListChangedHandler:     func(context.Context, *sdkmcp.ToolListChangedRequest) { count("tools") },
+		PromptListChangedHandler:   func(context.Context, *sdkmcp.PromptListChangedRequest) { count("prompts") },
+		ResourceListChangedHandler: func(context.Context, *sdkmcp.ResourceListChangedRequest) { count("resources") },
+	})
+	cs, err := client.Connect(ctx, &sdkmcp.StreamableClientTransport{Endpoint: url, MaxRetries: -1}, &sdkmcp.ClientSessionOptions{ProtocolVersion: legacyVersion})
+	if err != nil {
+		t.Fatalf("go-sdk connect: %v", err)
+	}
+	t.Cleanup(func() { _ = cs.Close() })
+	return func(want map[string]int) map[string]int {
+		for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+			mu.Lock()
+			g := got
+			if reached(g, want) || time.Now().After(deadline) {
+				got = map[string]int{}
+				mu.Unlock()
+				return g
+			}
+			mu.Unlock()
+		}
 	}
 }

@@ -347,16 +347,7 @@ func TestToolsListURL(t *testing.T) {
 		t.Fatal(err)
 	}
 	// broken keeps /readyz at 503; wait for everything's tools.
-	for deadline := time.Now().Add(60 * time.Second); ; {
-		out, _, _ := runBin(t, bin, "servers", "--url", addr)
-		if strings.Contains(out, "everything  mcp       ready") {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("everything is not ready after 60 s:\n%s\n%s", out, p.Output())
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+	waitEverythingReady(t, bin, addr, p)
 	names := func(table string) []string {
 		var out []string
 		for _, l := range strings.Split(strings.TrimSpace(table), "\n")[1:] {
@@ -509,5 +500,21 @@ servers:
 	lines := strings.Split(strings.TrimSpace(stderr), "\n")
 	if len(lines) != 1 || !strings.HasPrefix(lines[0], "server hung ") || !strings.Contains(lines[0], "(start_timeout)") || strings.Contains(stderr, "start_wait") {
 		t.Errorf("tools list stderr is not one line for the server that was not ready:\n%s", stderr)
+	}
+}
+
+// waitEverythingReady waits until `skillgate servers --url addr` shows the
+// server named everything ready (/readyz may stay 503 for another server).
+func waitEverythingReady(t *testing.T, bin, addr string, p *testenv.Process) {
+	t.Helper()
+	for deadline := time.Now().Add(60 * time.Second); ; {
+		out, _, _ := runBin(t, bin, "servers", "--url", addr)
+		if strings.Contains(out, "everything  mcp       ready") {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("everything is not ready after 60 s:\n%s\n%s", out, p.Output())
+		}
+		time.Sleep(200 * time.Millisecond)
 	}
 }

@@ -28,16 +28,7 @@ func TestToolsListJSONShape(t *testing.T) {
 	if err := p.WaitTCP(addr, 60*time.Second); err != nil {
 		t.Fatal(err)
 	}
-	for deadline := time.Now().Add(60 * time.Second); ; {
-		out, _, _ := runBin(t, bin, "servers", "--url", addr)
-		if strings.Contains(out, "everything  mcp       ready") {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("everything is not ready after 60 s:\n%s\n%s", out, p.Output())
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+	waitEverythingReady(t, bin, addr, p)
 	type entry struct {
 		Name        string `json:"name"`
 		Description string `json:"description"`
