@@ -3,7 +3,6 @@ package gateway_test
 import (
 	"context"
 	"encoding/json"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -207,21 +206,7 @@ func TestActivateAnswers(t *testing.T) {
 // the gateway is refused with a message about that tool, not about a
 // pipeline.
 func TestSelfCallbackRefusal(t *testing.T) {
-	tools := t.TempDir()
-	if err := os.Mkdir(filepath.Join(tools, "callback"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	writeFile(t, filepath.Join(tools, "callback", "tool.yaml"), `name: callback
-description: Call a tool of the gateway and return its result.
-runtime: python
-entry: callback.py
-protocol: jsonrpc
-input_schema:
-  type: object
-  properties: {tool: {type: string}, arguments: {type: object}}
-  required: [tool]
-`)
-	writeFile(t, filepath.Join(tools, "callback", "callback.py"), callbackPy)
+	tools := callbackToolDir(t)
 	r := startGateway(t, "tools:\n  dirs: [\""+tools+"\"]\n", nil)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()

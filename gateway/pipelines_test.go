@@ -540,11 +540,11 @@ for line in sys.stdin:
     send({"id": msg["id"], "result": res})
 `
 
-// TestPipelineChainThroughScript: the call-chain guard holds across an
-// out-of-process executor calling back: a pipeline calls a script, which
-// calls the pipeline again, and that call is refused with the whole
-// chain; a script calling an ordinary tool from a pipeline works.
-func TestPipelineChainThroughScript(t *testing.T) {
+// callbackToolDir writes a tools folder holding the Python tool callback
+// (callbackPy: it calls the gateway tool it is given back through the
+// host) and returns the folder.
+func callbackToolDir(t *testing.T) string {
+	t.Helper()
 	tools := t.TempDir()
 	if err := os.Mkdir(filepath.Join(tools, "callback"), 0o755); err != nil {
 		t.Fatal(err)
@@ -560,6 +560,15 @@ input_schema:
   required: [tool]
 `)
 	writeFile(t, filepath.Join(tools, "callback", "callback.py"), callbackPy)
+	return tools
+}
+
+// TestPipelineChainThroughScript: the call-chain guard holds across an
+// out-of-process executor calling back: a pipeline calls a script, which
+// calls the pipeline again, and that call is refused with the whole
+// chain; a script calling an ordinary tool from a pipeline works.
+func TestPipelineChainThroughScript(t *testing.T) {
+	tools := callbackToolDir(t)
 	r, _, vars := pipelineGatewayVars(t, map[string]string{"loop.yaml": `name: loop
 inputs: {type: object, properties: {target: {type: string, default: pipelines__loop}}}
 steps:

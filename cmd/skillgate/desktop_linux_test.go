@@ -9,7 +9,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -32,7 +31,7 @@ func desktopCmd(bin, home string, args ...string) *exec.Cmd {
 // stdioSession starts cmd, sends initialize and tools/list on its stdin
 // and returns tools/list's response (or "" when stdout ended first) with
 // everything cmd wrote to stderr by then.
-func stdioSession(t *testing.T, cmd *exec.Cmd) (string, *testenv.Process, *lockedBuffer) {
+func stdioSession(t *testing.T, cmd *exec.Cmd) (string, *testenv.Process, *testenv.SyncBuffer) {
 	t.Helper()
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
@@ -42,7 +41,7 @@ func stdioSession(t *testing.T, cmd *exec.Cmd) (string, *testenv.Process, *locke
 	if err != nil {
 		t.Fatal(err)
 	}
-	stderr := &lockedBuffer{}
+	stderr := &testenv.SyncBuffer{}
 	cmd.Stderr = stderr
 	p := testenv.Start(t, cmd)
 	t.Cleanup(func() { _ = stdin.Close() })
@@ -214,22 +213,4 @@ func killAll(t *testing.T, bin string) {
 		time.Sleep(100 * time.Millisecond)
 	}
 	t.Errorf("skillgate run processes left: %v", runProcesses(bin))
-}
-
-// lockedBuffer collects a process's stderr while the test reads it.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }

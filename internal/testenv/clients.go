@@ -85,7 +85,7 @@ func Conformance(t testing.TB, ctx context.Context, args ...string) (exitCode in
 		defer cancel()
 	}
 	cmd := exec.Command(node, append([]string{entry}, args...)...)
-	var out syncBuffer
+	var out SyncBuffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	err := run(ctx, cmd)
 	var exitErr *exec.ExitError

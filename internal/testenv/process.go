@@ -22,7 +22,7 @@ type Process struct {
 	Cmd *exec.Cmd
 
 	name string
-	out  *syncBuffer // nil when the caller set Cmd.Stdout and Cmd.Stderr
+	out  *SyncBuffer // nil when the caller set Cmd.Stdout and Cmd.Stderr
 	done chan struct{}
 	err  error // Cmd.Wait's result; read after done is closed
 
@@ -41,7 +41,7 @@ func Start(t testing.TB, cmd *exec.Cmd) *Process {
 	t.Helper()
 	p := &Process{Cmd: cmd, name: filepath.Base(cmd.Path), done: make(chan struct{})}
 	if cmd.Stdout == nil || cmd.Stderr == nil {
-		p.out = &syncBuffer{}
+		p.out = &SyncBuffer{}
 		if cmd.Stdout == nil {
 			cmd.Stdout = p.out
 		}
@@ -197,24 +197,29 @@ func FreePort(t testing.TB) int {
 	return l.Addr().(*net.TCPAddr).Port
 }
 
-// syncBuffer is a bytes.Buffer safe for a writer and readers at once.
-type syncBuffer struct {
+// SyncBuffer is a bytes.Buffer safe for a writer and readers at once,
+// such as a process's stderr that a test reads while it runs.
+type SyncBuffer struct {
 	mu  sync.Mutex
 	buf bytes.Buffer
 }
 
-func (b *syncBuffer) Write(p []byte) (int, error) {
+// Write appends p.
+func (b *SyncBuffer) Write(p []byte) (int, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.Write(p)
 }
 
 // Bytes returns a copy of the contents.
-func (b *syncBuffer) Bytes() []byte {
+func (b *SyncBuffer) Bytes() []byte {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return bytes.Clone(b.buf.Bytes())
 }
+
+// String returns the contents as a string.
+func (b *SyncBuffer) String() string { return string(b.Bytes()) }
 
 // tail returns the last n bytes of b, marked as cut when it is longer.
 func tail(b []byte, n int) []byte {
