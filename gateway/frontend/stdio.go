@@ -277,7 +277,8 @@ func metaVersion(meta json.RawMessage) string {
 type outWriter struct {
 	sr     *stdioRequests
 	w      io.Writer
-	buf    []byte
+	bufMu  sync.Mutex  // one Write at a time: mcp-go writes from several goroutines (answers, its own sampling requests)
+	buf    []byte      // the part of a line not yet written (bufMu held)
 	mu     sync.Mutex  // whole lines: mcp-go's and the extension methods'
 	broken func(error) // told when a write fails: the client is gone
 }
@@ -300,6 +301,8 @@ func (ow *outWriter) write(b []byte) error {
 }
 
 func (ow *outWriter) Write(p []byte) (int, error) {
+	ow.bufMu.Lock()
+	defer ow.bufMu.Unlock()
 	n := len(p)
 	ow.buf = append(ow.buf, p...)
 	for {
