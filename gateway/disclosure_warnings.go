@@ -28,3 +28,30 @@ func DisclosureWarnings(g *Gateway, cfg *config.Config) []*config.Error {
 	}
 	return cfg.Unmatched(tools, skillIDs, disclosure.IsMeta)
 }
+
+// logConfigWarnings logs, once every source had its first try (at the end
+// of Start and of Reload), what `skillgate validate` and `skillgate
+// profiles` would say of cfg's disclosure rules: each skill a profile names
+// that no skills dir or fetched repository holds, and each name or glob of
+// pinned:, bundles and profiles that matches nothing served. The gateway
+// keeps serving: such an entry only leaves its endpoint without that tool
+// or skill. A one-shot command (no clients) has its own report.
+func (g *Gateway) logConfigWarnings(cfg *config.Config) {
+	if !g.clients.Load() {
+		return
+	}
+	g.mu.Lock()
+	room := g.skills
+	g.mu.Unlock()
+	if room != nil && len(cfg.Profiles) > 0 {
+		room.mu.Lock()
+		allKnown := room.repoErr == nil && len(room.repoErrs) == 0
+		room.mu.Unlock()
+		for _, p := range profileSkillProblems(cfg, room.lib.Snapshot(), allKnown) {
+			g.log.Warn("profile names an unknown skill", "problem", p.String())
+		}
+	}
+	for _, w := range DisclosureWarnings(g, cfg) {
+		g.log.Warn("disclosure rule matches nothing", "problem", w.Error())
+	}
+}

@@ -339,6 +339,7 @@ func (g *Gateway) Start(ctx context.Context) error {
 		g.pipes.reload(ctx)
 	}
 	g.refreshSkillPipelines(ctx)
+	g.logConfigWarnings(cfg)
 	return nil
 }
 

@@ -521,6 +521,7 @@ func (g *Gateway) Reload(ctx context.Context, cfg *config.Config) error {
 	slices.Sort(stopped)
 	slices.Sort(added)
 	g.log.Info("config reloaded", "from", old.Source, "to", cfg.Source, "restarted", restarted, "stopped", stopped, "added", added)
+	g.logConfigWarnings(cfg)
 	return nil
 }
 
