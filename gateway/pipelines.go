@@ -616,6 +616,10 @@ func (g *Gateway) unknownTool(name string) error {
 	msg := fmt.Sprintf("%v: %s (see `skillgate tools list`)", frontend.ErrUnknownTool, name)
 	if hint := g.unknownToolHint(name); hint != "" {
 		msg = fmt.Sprintf("%v: %s: %s", frontend.ErrUnknownTool, name, hint)
+	} else if d := g.disclosure(); d != nil {
+		if sugg := d.SimilarTools(g.store.Load(), name); len(sugg) > 0 {
+			msg = fmt.Sprintf("%v: %s; did you mean %s? (see `skillgate tools list`)", frontend.ErrUnknownTool, name, strings.Join(sugg, ", "))
+		}
 	}
 	return &unknownToolError{&sdk.RPCError{Code: sdk.CodeInvalidParams, Message: msg}}
 }

@@ -195,6 +195,11 @@ func TestPluginHostCallbacks(t *testing.T) {
 			strings.HasPrefix(err.Error(), "rpc error") {
 			t.Errorf("Gateway.CallTool of an unknown tool: %v (%T); want an *sdk.RPCError invalid params that is ErrUnknownTool and reads as its message", err, err)
 		}
+		// A misspelt name gets the suggestions a client's tools/call gets.
+		got = probeText(t, r, "probe__callback", `{"tool":"probe__calback"}`)
+		if !strings.Contains(got, "did you mean probe__callback") {
+			t.Errorf("the plugin's CallTool of a misspelt tool got %q; want it to suggest probe__callback", got)
+		}
 	})
 
 	t.Run("kill window", func(t *testing.T) {

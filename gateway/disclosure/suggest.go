@@ -76,6 +76,14 @@ func (d *Disclosure) ToolRefusal(snap *catalog.Snapshot, req Request, name strin
 	return msg + " (find_tools searches every tool)"
 }
 
+// SimilarTools returns up to three tools of snap that the default endpoint
+// serves whose names are closest to name, as a direct tools/call's refusal
+// suggests them: for the gateway's own callers (a pipeline step, an
+// executor calling back), whose unknown tool has no endpoint.
+func (d *Disclosure) SimilarTools(snap *catalog.Snapshot, name string) []string {
+	return d.similarTools(snap, d.view(""), name)
+}
+
 // similarTools returns up to three tools v serves whose names are closest
 // to name (edit distance), or, when none is close, the best search hits
 // for it.
