@@ -99,8 +99,11 @@ func TestSDKFromACopyRecipe(t *testing.T) {
 	}
 	work := filepath.Join(t.TempDir(), "executor")
 	copyTree(t, exampleDir, work)
-	// Modules other than the SDK come from this machine's module cache.
-	env := append(os.Environ(), "GOPROXY=off", "GOFLAGS=-mod=mod", "GOWORK=off", "GOTOOLCHAIN=local")
+	// Modules other than the SDK come from the module cache or, on a fresh
+	// machine, from the configured proxy: `go mod tidy` wants the go.sum
+	// lines of modules no build of this repository downloads (fatih/color's
+	// go-colorable, for one), so the cache alone is not enough.
+	env := append(os.Environ(), "GOFLAGS=-mod=mod", "GOWORK=off", "GOTOOLCHAIN=local")
 	for _, line := range cmds {
 		line = strings.ReplaceAll(line, "/path/to/skillgate", filepath.ToSlash(repo))
 		args := strings.Fields(line)
