@@ -14,6 +14,10 @@ var (
 	ErrClosed error = closedError{}
 	// ErrNotExecutable means a plugin's file cannot be executed.
 	ErrNotExecutable = errors.New("not executable")
+	// ErrUntrusted means a plugin's file, or its folder, is owned or
+	// writable by another user, who could run code as the gateway through
+	// it: Discover leaves it out.
+	ErrUntrusted = errors.New("not run: another user could change this plugin")
 	// ErrHandshake means the program started but is not an executor plugin
 	// this gateway can speak to: it printed something other than go-plugin's
 	// handshake, exited before it, or speaks another protocol version.

@@ -95,8 +95,9 @@ func checkExecutable(path string) error {
 // directly in one of dirs (symbolic links followed, subdirectories and
 // dot files skipped) is an executor named after its file name without the
 // extension ("hello.sh" is "hello"). Problems — a dir that cannot be read, a
-// file that is not executable, a name that is not valid or already taken by
-// an earlier file — are returned as errors next to the executors that were
+// file that is not executable, a file another user could change (see
+// checkTrusted), a name that is not valid or already taken by an earlier
+// file — are returned as errors next to the executors that were
 // found; none stops the search. Paths in the result are absolute.
 func Discover(dirs []string) ([]Spec, []error) {
 	var (
@@ -130,6 +131,10 @@ func Discover(dirs []string) ([]Spec, []error) {
 			}
 			if err := checkExecutable(path); err != nil {
 				errs = append(errs, fmt.Errorf("plugin %w; or move it out of the plugins dir", err))
+				continue
+			}
+			if err := checkTrusted(path); err != nil {
+				errs = append(errs, fmt.Errorf("plugin %s: %w", path, err))
 				continue
 			}
 			name := strings.TrimSuffix(file, filepath.Ext(file))
