@@ -76,7 +76,14 @@ func CallRemote(ctx context.Context, log *slog.Logger, rc RemoteCall, call sdk.C
 	if err != nil {
 		return nil, err
 	}
-	return ex.Call(ctx, sdk.CallRequest{Source: "remote", Method: "tools/call", Params: params}, call)
+	res, err := ex.Call(ctx, sdk.CallRequest{Source: "remote", Method: "tools/call", Params: params}, call)
+	var rpc *sdk.RPCError
+	if err != nil && ctx.Err() == nil && !errors.As(err, &rpc) {
+		// Connected and sent, but the answer never came: the connection
+		// ended (the gateway stopped or restarted) or broke.
+		return nil, fmt.Errorf("call %s at %s: no answer (%v); did the gateway stop? Its log, or `skillgate servers --url`, tells", rc.Tool, endpoint, err)
+	}
+	return res, err
 }
 
 // remoteError says why the gateway at endpoint could not be reached, with
