@@ -76,13 +76,34 @@ func underAny(p string, dirs []string) bool {
 }
 
 // installRoot is the directory that holds an interpreter's installation:
-// the parent of its bin directory, or its own directory.
+// the parent of its bin directory, or its own directory. A parent that is
+// the home directory or above it (an interpreter in ~/bin or /bin-like
+// folders of a user's own) is not an installation: binding it would show
+// the sandbox the whole home, so only the bin directory is bound.
 func installRoot(bin string) string {
 	dir := filepath.Dir(bin)
-	if filepath.Base(dir) == "bin" {
-		return filepath.Dir(dir)
+	if filepath.Base(dir) != "bin" {
+		return dir
 	}
-	return dir
+	root := filepath.Dir(dir)
+	if tooBroad(root) {
+		return dir
+	}
+	return root
+}
+
+// tooBroad reports whether binding dir into a sandbox would show it the
+// user's home directory, or all of the file system.
+func tooBroad(dir string) bool {
+	if dir == "/" || dir == "." {
+		return true
+	}
+	home, err := os.UserHomeDir()
+	if err != nil || home == "" {
+		return false
+	}
+	home = filepath.Clean(home)
+	return dir == home || strings.HasPrefix(home, dir+"/")
 }
 
 // ulimitArgs is the prlimit(1) command line that applies the tool's
