@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -426,12 +427,66 @@ func (d *decoder) schema(dst *json.RawMessage) func(*yaml.Node, string) {
 		if !ok {
 			return
 		}
+		d.schemaTypes(n, f)
 		b, err := json.Marshal(v)
 		if err != nil {
 			d.fail(n, f, "cannot be written as JSON: %v", err)
 			return
 		}
 		*dst = b
+	}
+}
+
+// jsonTypes are the types JSON Schema knows.
+var jsonTypes = []string{"array", "boolean", "integer", "null", "number", "object", "string"}
+
+// schemaTypes checks every `type:` of the JSON Schema at n: a name JSON
+// Schema does not know ("strng") would be served as it is, and clients
+// and argument checks would each make something different of it. A
+// mapping under a `type` key is a property named type, not a keyword, and
+// values (default, const, enum, examples) are data.
+func (d *decoder) schemaTypes(n *yaml.Node, f string) {
+	if n = d.resolve(n, f); n == nil {
+		return
+	}
+	check := func(t *yaml.Node, field string) {
+		if t.Kind != yaml.ScalarNode || slices.Contains(jsonTypes, t.Value) {
+			return
+		}
+		hint := "the types are " + strings.Join(jsonTypes, ", ")
+		if near, ok := suggestpkg.Closest(t.Value, jsonTypes); ok {
+			hint = fmt.Sprintf("did you mean %q?", near)
+		}
+		d.fail(t, field, "%q is not a JSON Schema type; %s", t.Value, hint)
+	}
+	switch n.Kind {
+	case yaml.MappingNode:
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k, v := n.Content[i], d.resolve(n.Content[i+1], f)
+			if v == nil {
+				return
+			}
+			field := f + "." + k.Value
+			switch k.Value {
+			case "default", "const", "enum", "examples", "example":
+				continue // values, where a "type" key is data
+			}
+			if k.Value == "type" && v.Kind == yaml.ScalarNode {
+				check(v, field)
+				continue
+			}
+			if k.Value == "type" && v.Kind == yaml.SequenceNode {
+				for j, t := range v.Content {
+					check(t, fmt.Sprintf("%s[%d]", field, j))
+				}
+				continue
+			}
+			d.schemaTypes(v, field)
+		}
+	case yaml.SequenceNode:
+		for j, c := range n.Content {
+			d.schemaTypes(c, fmt.Sprintf("%s[%d]", f, j))
+		}
 	}
 }
 

@@ -99,6 +99,11 @@ func TestParseYAMLProblems(t *testing.T) {
 		{"not UTF-8", "name: t\ndescription: caf\xe9\n", "tool.yaml:2:17: byte 0xe9 is not UTF-8; the file must be UTF-8 text"},
 		{"a long list", head + "input_schema: {type: object, properties: {a: {enum: [" + strings.Repeat("1, ", yamldoc.MaxAliasValues) + "1]}}}\n", ""},
 		{"an alias loop", head + "args: &a [x, *a]\n", "tool.yaml:5:14: args[1]: alias *a refers to itself"},
+		{"a misspelt type", head + "input_schema:\n  type: object\n  properties:\n    a: {type: strng}\n",
+			`tool.yaml:8:15: input_schema.properties.a.type: "strng" is not a JSON Schema type; did you mean "string"?`},
+		{"a misspelt type in a list", head + "input_schema:\n  type: object\n  properties:\n    a: {type: [\"null\", integr]}\n",
+			`tool.yaml:8:24: input_schema.properties.a.type[1]: "integr" is not a JSON Schema type; did you mean "integer"?`},
+		{"a property named type, and data", head + "input_schema:\n  type: object\n  properties:\n    type: {type: string, default: {type: zz}, enum: [{type: q}]}\n", ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
