@@ -242,7 +242,9 @@ func (c *conn) listAll(ctx context.Context, method, key string) ([]json.RawMessa
 }
 
 // request sends one request and returns its raw result. A JSON-RPC error is
-// returned as the *sdk.RPCError it is.
+// returned as the *sdk.RPCError it is. Its errors do not name the source:
+// the executor's caller does (the gateway says "tool (source name)"), and
+// those of the handshake and listing are wrapped in "load source".
 func (c *conn) request(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
 	id := c.nextID.Add(1)
 	var header http.Header
@@ -256,13 +258,18 @@ func (c *conn) request(ctx context.Context, method string, params json.RawMessag
 			return nil, fmt.Errorf("source %q: %s: %w", c.src.name, method, ctxErr)
 		}
 		if cause := c.w.cause(); cause != nil {
-			return nil, fmt.Errorf("%w: source %q: %w", sdk.ErrUnavailable, c.src.name, cause)
+			e := fmt.Errorf("%w: %w", sdk.ErrUnavailable, cause)
+			var unsent *unsentError
+			if errors.As(err, &unsent) {
+				return nil, &unsentError{err: e}
+			}
+			return nil, e
 		}
 		var re *sdk.RPCError
 		if errors.As(err, &re) {
 			return nil, re
 		}
-		return nil, fmt.Errorf("source %q: %s: %w", c.src.name, method, err)
+		return nil, err
 	}
 	if resp.err != nil {
 		return nil, resp.err

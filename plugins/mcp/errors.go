@@ -12,4 +12,33 @@ var (
 	errMisanswer = errors.New("not a server/discover result")
 	// errNotObject means params that must be a JSON object are not.
 	errNotObject = errors.New("params must be a JSON object")
+	// errSessionLost is in the cause of a remote wire that died because
+	// the server no longer knows its session (it restarted, or expired
+	// the session): the source reconnects at once.
+	errSessionLost = errors.New("the server no longer knows the session")
 )
+
+// lostSession marks err as a loss of the session (errors.Is
+// errSessionLost) without changing its message.
+func lostSession(err error) error { return &sessionLostError{err} }
+
+type sessionLostError struct{ err error }
+
+func (e *sessionLostError) Error() string   { return e.err.Error() }
+func (e *sessionLostError) Unwrap() []error { return []error{e.err, errSessionLost} }
+
+// unsentError is the error of a request the upstream never processed: it
+// was not sent, or the server refused it for its session. It is safe to
+// send again on a new session.
+type unsentError struct{ err error }
+
+func (e *unsentError) Error() string { return e.err.Error() }
+func (e *unsentError) Unwrap() error { return e.err }
+
+// resendable reports whether err is that of a request the upstream never
+// processed because it had lost the session: one to send again once the
+// source has a new session.
+func resendable(err error) bool {
+	var u *unsentError
+	return errors.As(err, &u) && errors.Is(err, errSessionLost)
+}

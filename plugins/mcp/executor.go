@@ -133,7 +133,7 @@ func (e *Executor) Load(ctx context.Context, req sdk.LoadRequest) (sdk.Definitio
 		defs, err = s.startEager(ctx)
 	}
 	if err != nil {
-		return sdk.Definitions{}, fmt.Errorf("load source %q: %w", req.Source, err)
+		return sdk.Definitions{}, fmt.Errorf("load source %q: %w", req.Source, spec.redactErr(err))
 	}
 	e.mu.Lock()
 	if e.closed {

@@ -249,11 +249,14 @@ func fault(args ...string) map[string]any {
 	return map[string]any{"command": faultServer, "args": args, "shutdown_grace": "1s"}
 }
 
-// isUnavailable checks an error is sdk.ErrUnavailable naming the source.
+// isUnavailable checks an error is sdk.ErrUnavailable saying want. It
+// names the source at most once: the executor's caller names it (the
+// gateway says "tool (source name)"), so the executor's own words need
+// not, and must not repeat it.
 func isUnavailable(t *testing.T, err error, source, want string) {
 	t.Helper()
-	if !errors.Is(err, sdk.ErrUnavailable) || !strings.Contains(err.Error(), fmt.Sprintf("%q", source)) || !strings.Contains(err.Error(), want) {
-		t.Fatalf("err = %v; want sdk.ErrUnavailable naming source %q and saying %q", err, source, want)
+	if !errors.Is(err, sdk.ErrUnavailable) || strings.Count(err.Error(), fmt.Sprintf("%q", source)) > 1 || !strings.Contains(err.Error(), want) {
+		t.Fatalf("err = %v; want sdk.ErrUnavailable saying %q, naming source %q at most once", err, want, source)
 	}
 }
 

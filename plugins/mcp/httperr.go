@@ -59,8 +59,22 @@ var mcpgoStatus = regexp.MustCompile(`request failed with status (\d{3}): ?(.*)`
 
 // explainHTTP turns an error of an HTTP exchange with spec's server into
 // a *ConnectError when it knows what it means; else it returns err. The
-// chain below is kept, for errors.Is.
+// chain below is kept, for errors.Is. The values of spec's headers are
+// masked in what the server said.
 func explainHTTP(spec *Spec, err error) error {
+	var ce *ConnectError
+	if errors.As(err, &ce) {
+		return err // explained already, and perhaps shared
+	}
+	err = explain(spec, err)
+	if errors.As(err, &ce) {
+		ce.Problem = spec.redact(ce.Problem)
+	}
+	return err
+}
+
+// explain is explainHTTP before the masking.
+func explain(spec *Spec, err error) error {
 	if err == nil {
 		return nil
 	}
@@ -76,7 +90,14 @@ func explainHTTP(spec *Spec, err error) error {
 	var badHost x509.HostnameError
 	var certErr *tls.CertificateVerificationError
 	var ue *url.Error
+	var redirect *redirectError
 	switch {
+	case errors.As(err, &redirect):
+		e.Problem = redirect.Error()
+		if redirect.from == e.URL {
+			e.Problem = "redirected to " + redirect.to + ", another origin; skillgate does not follow it"
+		}
+		e.Hint = "set url to the final URL if you trust that server (skillgate does not send the server's headers to another origin)"
 	case errors.As(err, &auth) || errors.Is(err, transport.ErrAuthorizationRequired):
 		e.Status = http.StatusUnauthorized
 		e.Problem, e.Hint = unauthorized(spec, auth)
@@ -119,15 +140,17 @@ func statusError(spec *Spec, method string, resp *http.Response, body []byte) er
 		e.Err = auth
 		return e
 	}
-	return statusProblem(e, resp.StatusCode, body)
+	e = statusProblem(e, resp.StatusCode, body)
+	e.Problem = spec.redact(e.Problem)
+	return e
 }
 
 // statusProblem fills e for an HTTP status and the start of its body.
 func statusProblem(e *ConnectError, status int, body []byte) *ConnectError {
 	e.Status = status
 	e.Problem = fmt.Sprintf("HTTP %d %s", status, http.StatusText(status))
-	if b := strings.TrimSpace(string(body)); b != "" {
-		e.Problem += ": " + truncate(b, 200)
+	if b := bodySummary(body); b != "" {
+		e.Problem += ": " + b
 	}
 	switch {
 	case status == http.StatusForbidden:
@@ -138,6 +161,58 @@ func statusProblem(e *ConnectError, status int, body []byte) *ConnectError {
 		e.Hint = "the server failed: see its logs"
 	}
 	return e
+}
+
+// bodySummary is what an error message shows of an HTTP body: its start,
+// or the title of an HTML page (the page itself is noise).
+func bodySummary(body []byte) string {
+	b := strings.TrimSpace(string(body))
+	if !strings.HasPrefix(b, "<") {
+		return truncate(b, 200)
+	}
+	lower := strings.ToLower(b)
+	if i := strings.Index(lower, "<title>"); i >= 0 {
+		if j := strings.Index(lower[i:], "</title>"); j >= 0 {
+			if title := strings.TrimSpace(b[i+len("<title>") : i+j]); title != "" {
+				return "an HTML page titled " + strconv.Quote(truncate(title, 100))
+			}
+		}
+	}
+	return "an HTML page"
+}
+
+// redirectError is the error of a redirect the wires do not follow.
+type redirectError struct{ from, to string } // masked
+
+func (e *redirectError) Error() string {
+	return fmt.Sprintf("%s redirected to %s, another origin; skillgate does not follow it", e.from, e.to)
+}
+
+// checkRedirect is the CheckRedirect of the wires' HTTP clients: a
+// redirect to another origin (scheme, host and port) is not followed, as
+// the request carries the server's headers, credentials among them (Go
+// drops only Authorization and cookies on the way). One on the same
+// origin is, headers and all.
+func checkRedirect(req *http.Request, via []*http.Request) error {
+	if len(via) >= 10 {
+		return fmt.Errorf("stopped after 10 redirects, at %s", redactURL(req.URL.String()))
+	}
+	if from := via[0].URL; origin(from) != origin(req.URL) {
+		return &redirectError{from: redactURL(from.String()), to: redactURL(req.URL.String())}
+	}
+	return nil
+}
+
+// origin is a URL's scheme, host and port, the port made explicit.
+func origin(u *url.URL) string {
+	port := u.Port()
+	if port == "" {
+		port = "80"
+		if strings.EqualFold(u.Scheme, "https") {
+			port = "443"
+		}
+	}
+	return strings.ToLower(u.Scheme) + "://" + strings.ToLower(u.Hostname()) + ":" + port
 }
 
 // unauthorized describes a 401.

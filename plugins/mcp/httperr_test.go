@@ -33,6 +33,27 @@ func TestRemoteErrors(t *testing.T) {
 	t.Cleanup(unauthorized.Close)
 	missing := httptest.NewServer(http.NotFoundHandler())
 	t.Cleanup(missing.Close)
+	htmlPage := "<!DOCTYPE html><html><head><title>Not Found</title></head><body>" + strings.Repeat("<p>lost</p>", 50) + "</body></html>"
+	web := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/healthz":
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = io.WriteString(w, `{"status":"ok"}`)
+		default:
+			w.Header().Set("Content-Type", "text/html")
+			w.WriteHeader(http.StatusNotFound)
+			_, _ = io.WriteString(w, htmlPage)
+		}
+	}))
+	t.Cleanup(web.Close)
+	// What server-everything's streamable HTTP endpoint answers a GET
+	// without a session.
+	streamable := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusBadRequest)
+		_, _ = io.WriteString(w, `{"jsonrpc":"2.0","error":{"code":-32000,"message":"Bad Request: No valid session ID provided"},"id":null}`)
+	}))
+	t.Cleanup(streamable.Close)
 
 	e := New(WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
 	t.Cleanup(func() { _ = e.Close() })
@@ -55,6 +76,12 @@ func TestRemoteErrors(t *testing.T) {
 			"HTTP 401 Unauthorized", "it refused the Authorization header set in the server's headers: check the token"}},
 		{"not an SSE endpoint", map[string]any{"url": missing.URL + "/nowhere", "transport": "sse"}, 404, []string{
 			"HTTP 404 Not Found", "is url the server's MCP endpoint? check its path"}},
+		{"not an MCP endpoint", map[string]any{"url": web.URL + "/healthz"}, 200, []string{
+			web.URL + "/healthz: ", "is url the server's MCP endpoint?"}},
+		{"an HTML 404 page", map[string]any{"url": web.URL + "/nowhere", "transport": "sse"}, 404, []string{
+			"HTTP 404 Not Found", "is url the server's MCP endpoint? check its path"}},
+		{"sse on a streamable endpoint", map[string]any{"url": streamable.URL + "/mcp", "transport": "sse"}, 400, []string{
+			"HTTP 400", "type: http"}},
 		{"a legacy server pinned to streamable HTTP", map[string]any{"url": missing.URL + "/sse", "transport": "streamable-http"}, 0, []string{
 			"may serve only the legacy HTTP+SSE transport", "set transport: sse"}},
 	} {
@@ -71,7 +98,7 @@ func TestRemoteErrors(t *testing.T) {
 					t.Errorf("err = %v\nwant it to say %q", err, want)
 				}
 			}
-			for _, noise := range []string{"failed to send request", "source unavailable", "initialize:"} {
+			for _, noise := range []string{"failed to send request", "source unavailable", "initialize:", "upstream connection closed", "<p>", "RPC id"} {
 				if strings.Contains(err.Error(), noise) {
 					t.Errorf("err = %v; want no %q", err, noise)
 				}

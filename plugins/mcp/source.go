@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"slices"
 	"sort"
 	"strings"
@@ -62,6 +63,7 @@ type source struct {
 	nextTry  time.Time
 	conn     *conn         // the live connection, when ready
 	attempt  chan struct{} // closed when the current start attempt ends
+	moved    chan struct{} // closed, and made anew, at each change of state
 	running  bool          // the supervisor is running
 	defs     sdk.Definitions
 	subs     map[string]bool // resources clients subscribed to
@@ -73,8 +75,8 @@ type source struct {
 
 func newSource(e *Executor, name string, spec *Spec) *source {
 	s := &source{
-		e: e, name: name, spec: spec, log: e.log.With("source", name),
-		done: make(chan struct{}), subs: map[string]bool{}, state: StateStopped,
+		e: e, name: name, spec: spec, log: maskLog(e.log.With("source", name), spec),
+		done: make(chan struct{}), subs: map[string]bool{}, state: StateStopped, moved: make(chan struct{}),
 	}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	return s
@@ -117,12 +119,14 @@ func (s *source) setStateQuiet(state string, pid int, lastErr string) {
 }
 
 func (s *source) record(state string, pid int, lastErr string, quiet bool) {
-	lastErr = redactURLs(lastErr)
+	lastErr = s.spec.redact(lastErr)
 	s.mu.Lock()
 	s.state, s.pid = state, pid
 	if lastErr != "" || state == StateReady {
 		s.lastErr = lastErr
 	}
+	close(s.moved)
+	s.moved = make(chan struct{})
 	st := s.statusLocked()
 	msg, level := "upstream "+state, slog.LevelInfo
 	switch {
@@ -211,7 +215,9 @@ func (s *source) supervise(first chan<- error) {
 			state = StateRestarting
 			s.mu.Lock()
 			s.restarts++
-			s.attempt = make(chan struct{})
+			if s.attempt == nil {
+				s.attempt = make(chan struct{})
+			}
 			s.mu.Unlock()
 		}
 		s.setState(state, 0, "")
@@ -264,16 +270,30 @@ func (s *source) supervise(first chan<- error) {
 
 		select {
 		case <-c.w.dead():
+			cause := c.w.cause()
+			// A server that forgot the session (it restarted, or expired
+			// it) is up: a new session starts at once, and the calls
+			// meanwhile wait for it. A session that did not last
+			// quickLoss is retried with backoff, against a server that
+			// forgets every session.
+			quick := errors.Is(cause, errSessionLost) && time.Since(up) >= quickLoss
 			s.mu.Lock()
 			s.conn = nil
 			if time.Since(up) >= healthyAfter {
 				backoff = minBackoff
 			}
-			s.nextTry = time.Now().Add(backoff)
+			s.nextTry = time.Now()
+			if quick {
+				s.attempt = make(chan struct{})
+			} else {
+				s.nextTry = s.nextTry.Add(backoff)
+			}
 			s.mu.Unlock()
-			cause := c.w.cause()
 			s.setState(StateFailed, c.w.pid(), cause.Error())
 			c.close()
+			if quick {
+				continue
+			}
 			if !waitCtx(s.ctx, backoff) {
 				s.setState(StateStopped, 0, "")
 				return
@@ -387,8 +407,10 @@ func (s *source) dialHTTP(ctx context.Context, kind, version string) (*conn, err
 		err = c.initialize(ctx, version)
 	}
 	if err != nil {
+		// Explained before the close, whose cause would mask the real one.
+		err = s.startError(ctx, step, err, c)
 		c.close()
-		return nil, s.startError(ctx, step, err, c)
+		return nil, err
 	}
 	return c, nil
 }
@@ -427,10 +449,14 @@ func (s *source) startTimedOut(step string, c *conn) error {
 			b.WriteString(" It wrote nothing on stdout")
 		}
 		b.WriteString(w.stderrTail())
+		b.WriteString(".")
 	} else {
 		fmt.Fprintf(&b, ": is %s an MCP endpoint, and is the server up?", redactURL(s.spec.URL))
+		if s.spec.transport() == TransportSSE {
+			b.WriteString(" A legacy SSE server names its endpoint at once; for a streamable HTTP endpoint, set type: http (or transport: streamable-http).")
+		}
 	}
-	b.WriteString(". If it is only slow to start (a first npx download, say), raise start_timeout")
+	b.WriteString(" If it is only slow to start (a first npx download, say), raise start_timeout")
 	return errors.New(b.String())
 }
 
@@ -462,11 +488,11 @@ func (s *source) acquire(ctx context.Context) (*conn, error) {
 			case <-attempt:
 				continue
 			case <-ctx.Done():
-				return nil, fmt.Errorf("source %q: waiting for the upstream to start: %w", s.name, ctx.Err())
+				return nil, fmt.Errorf("waiting for the upstream to start: %w", ctx.Err())
 			}
 		}
-		err := fmt.Errorf("%w: source %q is %s: %s; next start in %s", sdk.ErrUnavailable, s.name,
-			s.state, s.lastErr, time.Until(s.nextTry).Round(time.Millisecond))
+		err := fmt.Errorf("%w: the upstream is %s: %s; next start in %s", sdk.ErrUnavailable,
+			s.state, s.lastErr, max(0, time.Until(s.nextTry)).Round(time.Millisecond))
 		s.mu.Unlock()
 		return nil, err
 	}
@@ -613,9 +639,21 @@ func (s *source) call(ctx context.Context, req sdk.CallRequest, call sdk.Call) (
 	}
 	c, err := s.acquire(ctx)
 	if err != nil {
-		return nil, err
+		return nil, s.spec.redactErr(err)
 	}
 	res, err := c.call(ctx, method, params, req.Client, call)
+	if err != nil && resendable(err) && s.ctx.Err() == nil {
+		// The server never saw the request: send it again, once, on the
+		// session the supervisor starts instead.
+		s.log.Info("the server lost the session before it took the request; sending it again on a new session", "method", method)
+		if c, err = s.reacquire(ctx, c); err != nil {
+			return nil, s.spec.redactErr(err)
+		}
+		res, err = c.call(ctx, method, params, req.Client, call)
+	}
+	if err != nil {
+		s.refused(err)
+	}
 	if err != nil && s.ctx.Err() != nil && errors.Is(err, sdk.ErrUnavailable) {
 		// Cut short by a stop, not by a failure of the upstream.
 		s.mu.Lock()
@@ -631,7 +669,66 @@ func (s *source) call(ctx context.Context, req sdk.CallRequest, call sdk.Call) (
 			s.subscribe(p.URI, method == "resources/subscribe")
 		}
 	}
-	return res, err
+	return res, s.spec.redactErr(err)
+}
+
+// quickLoss is how long a session must have lasted for its loss to start
+// a new one at once (see supervise).
+const quickLoss = time.Second
+
+// reacquire returns a connection other than old, whose session the server
+// lost: the one the supervisor starts next, waiting through its backoff
+// and one start attempt; when that attempt fails, acquire's error.
+func (s *source) reacquire(ctx context.Context, old *conn) (*conn, error) {
+	attempted := false
+	for {
+		s.mu.Lock()
+		c, attempt, moved := s.conn, s.attempt, s.moved
+		s.mu.Unlock()
+		switch {
+		case s.ctx.Err() != nil:
+			return s.acquire(ctx)
+		case c != nil && c != old:
+			return c, nil
+		case attempt != nil:
+			attempted = true
+			select {
+			case <-attempt:
+				continue
+			case <-ctx.Done():
+				return nil, fmt.Errorf("waiting for a new session with the upstream: %w", ctx.Err())
+			}
+		case c == nil && attempted:
+			return s.acquire(ctx)
+		}
+		select {
+		case <-moved:
+		case <-ctx.Done():
+			return nil, fmt.Errorf("waiting for a new session with the upstream: %w", ctx.Err())
+		}
+	}
+}
+
+// refused records a call's refusal by a remote server (HTTP 401 or 403:
+// the credentials, or what they may access) as the source's last error,
+// where operators look. The state stays as it is: the server is up, and
+// other tools may work.
+func (s *source) refused(err error) {
+	var ce *ConnectError
+	if !errors.As(err, &ce) || ce.Status != http.StatusUnauthorized && ce.Status != http.StatusForbidden {
+		return
+	}
+	msg := s.spec.redact(err.Error())
+	s.mu.Lock()
+	if s.lastErr == msg {
+		s.mu.Unlock()
+		return
+	}
+	s.lastErr = msg
+	st := s.statusLocked()
+	s.mu.Unlock()
+	s.log.Warn("upstream refused a call", "error", msg)
+	s.e.broadcast(sdk.Change{Source: s.name, Status: &st})
 }
 
 // sameDefinitions compares two sets byte for byte.

@@ -26,7 +26,9 @@ import (
 // on a goroutine of its own.
 type wire interface {
 	// roundTrip sends a request and waits for its response, ctx, or the
-	// wire's death (then the error wraps the cause).
+	// wire's death (then the error wraps the cause). The error of a
+	// request the upstream cannot have processed (the wire was dead, or
+	// the server refused it for its session) is an *unsentError.
 	roundTrip(ctx context.Context, req *rpcRequest) (*rpcResponse, error)
 	// notify sends a notification.
 	notify(ctx context.Context, method string, params json.RawMessage) error

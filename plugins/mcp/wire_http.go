@@ -14,6 +14,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/mark3labs/mcp-go/client/transport"
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
@@ -46,7 +47,11 @@ func startHTTP(ctx context.Context, spec *Spec, listen bool, log *slog.Logger, h
 	w.ctx, w.cancel = context.WithCancel(context.Background())
 	// A pool of its own, so that closing the wire closes its connections.
 	w.http = http.DefaultTransport.(*http.Transport).Clone()
-	client := &http.Client{Transport: wireTransport{base: w.http, note: h.notification, lost: w.die}}
+	client := &http.Client{CheckRedirect: checkRedirect, Transport: &wireTransport{
+		base: w.http, headers: spec.Headers, note: h.notification, lost: w.die,
+		overflow: func(err error) { log.Warn("dropped an event of the server's stream", "err", err) },
+		url:      redactURL(spec.URL),
+	}}
 	quiet := slog.New(debugOnly{log.Handler()})
 	opts := []transport.StreamableHTTPCOption{transport.WithHTTPHeaders(spec.Headers), transport.WithHTTPLogger(quiet), transport.WithHTTPBasicClient(client)}
 	if listen {
@@ -95,7 +100,7 @@ func (w *httpWire) setProtocolVersion(v string) {
 
 func (w *httpWire) roundTrip(ctx context.Context, req *rpcRequest) (*rpcResponse, error) {
 	if err := w.cause(); err != nil {
-		return nil, err
+		return nil, &unsentError{err: err}
 	}
 	// The notifications on this request's response stream are its own.
 	ctx = context.WithValue(ctx, streamKey{}, true)
@@ -103,20 +108,47 @@ func (w *httpWire) roundTrip(ctx context.Context, req *rpcRequest) (*rpcResponse
 	// kept here (see rawErrorData).
 	raw := &rawErrorData{}
 	ctx = context.WithValue(ctx, rawErrorKey{}, raw)
+	ex := &exchange{}
+	ctx = context.WithValue(ctx, exchangeKey{}, ex)
 	r := transport.JSONRPCRequest{JSONRPC: mcpgo.JSONRPC_VERSION, ID: mcpgo.NewRequestId(req.id), Method: req.method, Header: req.header}
 	if len(req.params) > 0 {
 		r.Params = req.params
 	}
 	resp, err := w.t.SendRequest(ctx, r)
+	ex.mu.Lock()
+	posted, rejected, tooBig, status := ex.posted, ex.rejected, ex.tooBig, ex.status
+	ex.mu.Unlock()
+	switch {
+	case rejected, err != nil && !posted && errors.Is(err, transport.ErrSessionTerminated):
+		// Refused for its session, or never sent for it: the server
+		// never processed it.
+		if cause := w.cause(); cause != nil {
+			return nil, &unsentError{err: cause}
+		}
+	case tooBig:
+		return nil, fmt.Errorf("%s: the server's answer to %s is over the %d-byte limit on one message; the gateway dropped it",
+			redactURL(w.spec.URL), req.method, maxMessageBytes)
+	}
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
+		}
+		if notJSONRPC(err) && posted {
+			return nil, ex.notMCP(w.spec, req.method, err)
 		}
 		err = explainHTTP(w.spec, redactErr(err))
 		if fatalHTTP(err) {
 			w.die(err)
 		}
 		return nil, err
+	}
+	if resp.Error == nil && len(resp.Result) == 0 && status >= 400 {
+		ex.mu.Lock()
+		head := ex.head
+		ex.mu.Unlock()
+		e := statusProblem(&ConnectError{URL: redactURL(w.spec.URL), Err: fmt.Errorf("POST answered HTTP %d", status)}, status, head)
+		e.Problem = w.spec.redact(e.Problem)
+		return nil, e
 	}
 	if resp.Error != nil {
 		e := &sdk.RPCError{Code: int64(resp.Error.Code), Message: resp.Error.Message}
@@ -209,32 +241,212 @@ func (w *httpWire) close() error {
 	return err
 }
 
-// wireTransport is the wire's http.RoundTripper. It reads the
-// notifications out of response streams (readNotes), and it notices a
-// server that has forgotten the session (restarted, or expired it) but says
-// so with 400 rather than the 404 the spec asks for, as the TypeScript
-// SDK's servers do: mcp-go's client would then fail every request for good,
-// so the wire dies instead, and the source reconnects.
+// wireTransport is the wire's http.RoundTripper. It puts the spec's
+// headers on every request (mcp-go leaves them off the session's DELETE),
+// bounds each answer, or each event of an event stream, to
+// maxMessageBytes, reads the notifications out of response streams
+// (readNotes), and notices a server that has forgotten the session
+// (restarted, or expired it): with the 404 the spec asks for, or with 400,
+// as the TypeScript SDK's servers say it. The wire then dies and the
+// source starts a new session; mcp-go's client would fail every request
+// after a 400 for good, and after a 404 on its standing GET stream would
+// wait for the next request to find out.
 type wireTransport struct {
-	base http.RoundTripper
-	note func(ctx context.Context, method string, params json.RawMessage)
-	lost func(error)
+	base     http.RoundTripper
+	headers  map[string]string
+	note     func(ctx context.Context, method string, params json.RawMessage)
+	lost     func(error)
+	overflow func(error) // an event of the standing GET stream was too big
+	url      string      // the server's, masked
+
+	// opened is the session the standing GET stream last opened on: a
+	// 404 to the stream means the session is lost only after it opened
+	// (before, that the server offers no stream).
+	opened atomic.Pointer[string]
 }
 
-func (t wireTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+func (t *wireTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	req = t.withHeaders(req)
+	ex, _ := req.Context().Value(exchangeKey{}).(*exchange)
+	post := req.Method == http.MethodPost
+	if ex != nil && post {
+		ex.mu.Lock()
+		ex.posted = true
+		ex.mu.Unlock()
+	}
 	resp, err := t.base.RoundTrip(req)
 	if err != nil {
 		return resp, err
 	}
-	if resp.StatusCode == http.StatusBadRequest && req.Header.Get(transport.HeaderKeySessionID) != "" {
-		if msg, ok := sessionRejected(resp); ok {
-			t.lost(fmt.Errorf("the server no longer knows the session (HTTP 400: %s); reconnecting", msg))
+	if session := req.Header.Get(transport.HeaderKeySessionID); session != "" {
+		if why, lost := t.sessionLost(req, resp, session); lost {
+			if ex != nil && post {
+				ex.mu.Lock()
+				ex.rejected = true
+				ex.mu.Unlock()
+			}
+			t.lost(fmt.Errorf("%s: %w (%s answered %s); reconnecting", t.url, errSessionLost, req.Method, why))
+			return resp, nil
 		}
-		return resp, nil
 	}
+	if ex != nil && post {
+		ex.mu.Lock()
+		ex.status, ex.ctype = resp.StatusCode, resp.Header.Get("Content-Type")
+		ex.mu.Unlock()
+	}
+	capBody(resp, ex, t.overflow, t.url)
 	readNotes(req, resp, t.note)
 	keepErrorData(req, resp)
 	return resp, nil
+}
+
+// withHeaders returns req with the spec's headers, cloned when it lacks
+// one of them.
+func (t *wireTransport) withHeaders(req *http.Request) *http.Request {
+	for k, v := range t.headers {
+		if req.Header.Get(k) != v {
+			req = req.Clone(req.Context())
+			for k, v := range t.headers {
+				req.Header.Set(k, v)
+			}
+			return req
+		}
+	}
+	return req
+}
+
+// sessionLost reports whether resp, to req made on session, says the
+// server no longer knows the session, and how it said so.
+func (t *wireTransport) sessionLost(req *http.Request, resp *http.Response, session string) (string, bool) {
+	switch resp.StatusCode {
+	case http.StatusOK:
+		if req.Method == http.MethodGet {
+			t.opened.Store(&session)
+		}
+	case http.StatusNotFound:
+		if req.Method != http.MethodGet {
+			return "HTTP 404", true
+		}
+		if opened := t.opened.Load(); opened != nil && *opened == session {
+			return "HTTP 404 to the stream that was open on it", true
+		}
+	case http.StatusBadRequest:
+		if msg, ok := sessionRejected(resp); ok {
+			return "HTTP 400: " + msg, true
+		}
+	}
+	return "", false
+}
+
+// exchangeKey carries a request's *exchange in its context.
+type exchangeKey struct{}
+
+// exchange is what the wire's RoundTripper saw of the HTTP exchanges of
+// one request, for roundTrip to explain how it ended.
+type exchange struct {
+	mu       sync.Mutex
+	posted   bool   // the POST went out
+	rejected bool   // the server refused the POST for its session
+	status   int    // the POST's HTTP status
+	ctype    string // its Content-Type
+	head     []byte // the start of its body, as read
+	tooBig   bool   // its answer, or an event of it, outgrew maxMessageBytes
+}
+
+// headMax bounds exchange.head.
+const headMax = 200
+
+// notMCP is the error of a POST whose answer is not JSON-RPC: the URL is
+// some other web service's, or not its MCP endpoint.
+func (ex *exchange) notMCP(spec *Spec, method string, err error) error {
+	ex.mu.Lock()
+	defer ex.mu.Unlock()
+	problem := fmt.Sprintf("the answer to %s is not JSON-RPC (HTTP %d, Content-Type %q", method, ex.status, ex.ctype)
+	if b := bodySummary(ex.head); b != "" {
+		problem += ": " + b
+	}
+	return &ConnectError{URL: redactURL(spec.URL), Status: ex.status, Err: err, Problem: spec.redact(problem + ")"),
+		Hint: "is url the server's MCP endpoint? check its path (often /mcp; /sse for legacy SSE servers)"}
+}
+
+// notJSONRPC reports whether err is mcp-go's for an answer that is not a
+// JSON-RPC message.
+func notJSONRPC(err error) bool {
+	m := err.Error()
+	return strings.Contains(m, "response should contain RPC id") || strings.Contains(m, "unexpected content type") ||
+		strings.Contains(m, "failed to decode response")
+}
+
+// capBody bounds resp's body to maxMessageBytes: a JSON answer as a
+// whole, an event stream event by event. It keeps the start of the body
+// in ex, and marks ex when the bound is hit; a too big event of the
+// standing GET stream (no ex) goes to overflow.
+func capBody(resp *http.Response, ex *exchange, overflow func(error), url string) {
+	mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	resp.Body = &cappedBody{ReadCloser: resp.Body, events: mt == "text/event-stream", max: maxMessageBytes, ex: ex,
+		over: func() error {
+			err := fmt.Errorf("%s: a message of the server is over the %d-byte limit", url, maxMessageBytes)
+			if ex != nil {
+				ex.mu.Lock()
+				ex.tooBig = true
+				ex.mu.Unlock()
+			} else {
+				overflow(err)
+			}
+			return err
+		}}
+}
+
+// cappedBody fails a body, or an event of an event stream, that outgrows
+// max bytes.
+type cappedBody struct {
+	io.ReadCloser
+	events bool // count per SSE event, not per body
+	max    int
+	ex     *exchange
+	over   func() error
+
+	n     int  // bytes of the body, or of the event so far
+	solid bool // the current line has bytes other than CR (events)
+	err   error
+}
+
+func (b *cappedBody) Read(p []byte) (int, error) {
+	if b.err != nil {
+		return 0, b.err
+	}
+	n, err := b.ReadCloser.Read(p)
+	if ex := b.ex; ex != nil && n > 0 {
+		ex.mu.Lock()
+		if len(ex.head) < headMax {
+			ex.head = append(ex.head, p[:min(n, headMax-len(ex.head))]...)
+		}
+		ex.mu.Unlock()
+	}
+	if !b.events {
+		b.n += n
+	} else {
+		for chunk := p[:n]; len(chunk) > 0; {
+			i := bytes.IndexByte(chunk, '\n')
+			if i < 0 {
+				b.n += len(chunk)
+				b.solid = b.solid || len(bytes.Trim(chunk, "\r")) > 0
+				break
+			}
+			line := chunk[:i]
+			b.n += i + 1
+			if !b.solid && len(bytes.Trim(line, "\r")) == 0 {
+				b.n = 0 // a blank line ends the event
+			}
+			b.solid = false
+			chunk = chunk[i+1:]
+		}
+	}
+	if b.n > b.max {
+		b.err = b.over()
+		return 0, b.err
+	}
+	return n, err
 }
 
 // rawErrorKey carries a request's *rawErrorData in its context.

@@ -68,7 +68,7 @@ func startSSE(ctx context.Context, spec *Spec, log *slog.Logger, h wireHandlers)
 		death: death{ch: make(chan struct{})}, readDone: make(chan struct{}),
 	}
 	w.pool = http.DefaultTransport.(*http.Transport).Clone()
-	w.client = &http.Client{Transport: w.pool}
+	w.client = &http.Client{Transport: w.pool, CheckRedirect: checkRedirect}
 	w.ctx, w.cancel = context.WithCancel(context.Background())
 
 	// The stream lives as long as the wire; ctx bounds only this wait.
@@ -96,7 +96,13 @@ func startSSE(ctx context.Context, spec *Spec, log *slog.Logger, h wireHandlers)
 	if resp.StatusCode != http.StatusOK {
 		body, _ := io.ReadAll(io.LimitReader(resp.Body, 4<<10))
 		_ = resp.Body.Close()
-		return fail(statusError(spec, http.MethodGet, resp, body))
+		err := statusError(spec, http.MethodGet, resp, body)
+		var ce *ConnectError
+		if errors.As(err, &ce) && (ce.Status == http.StatusBadRequest || ce.Status == http.StatusMethodNotAllowed || ce.Status == http.StatusNotAcceptable) {
+			// What a streamable HTTP endpoint answers a GET without a session.
+			ce.Hint = "is url a streamable HTTP endpoint? Then set type: http (or transport: streamable-http), or leave it out: skillgate tries streamable HTTP first"
+		}
+		return fail(err)
 	}
 	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt != "text/event-stream" {
 		_ = resp.Body.Close()
@@ -147,7 +153,7 @@ func (w *sseWire) setHeaders(h http.Header) {
 
 func (w *sseWire) roundTrip(ctx context.Context, req *rpcRequest) (*rpcResponse, error) {
 	if err := w.cause(); err != nil {
-		return nil, err
+		return nil, &unsentError{err: err}
 	}
 	ch := make(chan *rpcResponse, 1)
 	w.calls.add(req.id, ch)
@@ -232,9 +238,10 @@ func (w *sseWire) post(ctx context.Context, msg []byte, extra ...http.Header) er
 	err = statusError(&Spec{URL: w.endpoint.String(), Headers: w.headers}, http.MethodPost, resp, body)
 	if resp.StatusCode == http.StatusNotFound ||
 		resp.StatusCode == http.StatusBadRequest && strings.Contains(strings.ToLower(string(body)), "session") {
-		// The server restarted, or dropped the session: start over.
-		w.die(fmt.Errorf("the server no longer knows the session; reconnecting: %w", err))
-		return w.cause()
+		// The server restarted, or dropped the session: start over. The
+		// server did not take the message.
+		w.die(fmt.Errorf("%w; reconnecting: %w", errSessionLost, err))
+		return &unsentError{err: w.cause()}
 	}
 	return err
 }
@@ -263,7 +270,8 @@ func (w *sseWire) readLoop(body io.ReadCloser, endpoint chan struct{}) {
 			case w.closing.Load():
 				w.die(errors.New("upstream connection closed"))
 			case errors.Is(err, io.EOF):
-				w.die(errors.New("the server ended the SSE stream"))
+				// The session lives as long as the stream.
+				w.die(lostSession(errors.New("the server ended the SSE stream, and the session with it")))
 			default:
 				w.die(fmt.Errorf("the SSE stream broke: %w", err))
 			}
@@ -275,7 +283,7 @@ func (w *sseWire) readLoop(body io.ReadCloser, endpoint chan struct{}) {
 				"start", truncate(string(line), 120))
 			if id, ok := sniffResponseID(line[min(len(line), len("data:")):]); ok {
 				w.calls.deliver(id, &rpcResponse{err: &sdk.RPCError{Code: sdk.CodeInternalError,
-					Message: fmt.Sprintf("the upstream's response is over the %d-byte limit", maxMessageBytes)}})
+					Message: fmt.Sprintf("%s: the server's answer is over the %d-byte limit on one message; the gateway dropped it", redactURL(w.base.String()), maxMessageBytes)}})
 			}
 			continue
 		}
