@@ -146,11 +146,15 @@ func (d *dockerEngine) Inspect(ctx context.Context, id string) (Container, error
 	}
 	if st := r.State; st != nil {
 		c.State, c.ExitCode = string(st.Status), st.ExitCode
+		c.StartedAt, _ = time.Parse(time.RFC3339Nano, st.StartedAt) // zero when it never started
 		if h := st.Health; h != nil {
 			c.Health = string(h.Status)
 			if n := len(h.Log); n > 0 {
 				last := h.Log[n-1]
-				c.HealthLog = fmt.Sprintf("exit %d: %s", last.ExitCode, strings.TrimSpace(last.Output))
+				c.HealthLog = fmt.Sprintf("exit %d", last.ExitCode)
+				if out := strings.TrimSpace(last.Output); out != "" {
+					c.HealthLog += ": " + out
+				}
 			}
 		}
 	}

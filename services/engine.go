@@ -72,6 +72,9 @@ type Container struct {
 	// State is created, running, paused, restarting, removing, exited or dead.
 	State    string
 	ExitCode int
+	// StartedAt is when it last started, by the engine's clock (set by
+	// Inspect; zero when the engine does not say).
+	StartedAt time.Time
 	// Health is "" (no health check), starting, healthy or unhealthy.
 	Health string
 	// HealthLog is the output of the last health check, with its exit code.

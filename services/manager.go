@@ -817,6 +817,12 @@ func (m *Manager) create(ctx context.Context, eng Engine, s *svc) (string, error
 		if err = eng.Start(ctx, id); err == nil {
 			return id, nil
 		}
+		if ctx.Err() != nil {
+			// m was closed or handed over meanwhile: the container stays
+			// for the manager that takes over to adopt (removing it here
+			// would race that manager's start), or for Close to remove.
+			return "", fmt.Errorf("service %s: %w", name, ctx.Err())
+		}
 		lastErr = err
 		_ = eng.Remove(context.WithoutCancel(ctx), id)
 		if !portTaken(err) {
@@ -960,6 +966,7 @@ func (m *Manager) waitReady(ctx context.Context, eng Engine, s *svc, id string, 
 	name := s.spec.Name
 	deadline := time.Now().Add(timeout)
 	delay := 50 * time.Millisecond
+	var run runWatch
 	for {
 		c, err := eng.Inspect(ctx, id)
 		if err != nil {
@@ -970,7 +977,7 @@ func (m *Manager) waitReady(ctx context.Context, eng Engine, s *svc, id string, 
 		case c.State == "exited" || c.State == "dead":
 			return fmt.Errorf("service %s: %w: its container exited with code %d before it was ready; last output:\n%s",
 				name, ErrUnhealthy, c.ExitCode, m.tail(eng, id, 10))
-		case c.Running() && (c.Health == "" || c.Health == "healthy"):
+		case c.Running() && (c.Health == "healthy" || c.Health == "" && run.settled(c, time.Now())):
 			lvl := slog.LevelInfo
 			if prev.ready() && prev.id == id {
 				lvl = slog.LevelDebug // the routine check of a healthy service
@@ -986,6 +993,11 @@ func (m *Manager) waitReady(ctx context.Context, eng Engine, s *svc, id string, 
 			if c.HealthLog != "" {
 				last = quoteOutput(c.HealthLog)
 			}
+			if c.Health == "" {
+				// No health check: it kept restarting (a restart policy).
+				return fmt.Errorf("service %s: %w: not running for %s in a row within %s (state %s, last exit code %d); last output:\n%s",
+					name, ErrUnhealthy, settleTime, timeout, c.State, c.ExitCode, m.tail(eng, id, 10))
+			}
 			return fmt.Errorf("service %s: %w: not healthy after %s (state %s, health %s); last health check: %s; raise start_timeout or see: %s",
 				name, ErrUnhealthy, timeout, c.State, cmpOr(c.Health, "none"), last, m.hint("logs", name))
 		}
@@ -996,6 +1008,32 @@ func (m *Manager) waitReady(ctx context.Context, eng Engine, s *svc, id string, 
 		}
 		delay = min(delay*2, 250*time.Millisecond)
 	}
+}
+
+// settleTime is how long a container without a health check must have
+// run to be ready: one that exits at once (a wrong command, a missing
+// setting) fails its start, with its exit code and output, instead of
+// passing for ready until the next check.
+const settleTime = time.Second
+
+// runWatch follows one wait's view of a container without a health check.
+type runWatch struct {
+	started time.Time // the container's StartedAt last seen
+	seen    time.Time // when this wait first saw it running since then
+}
+
+// settled reports whether running container c has run for settleTime: by
+// the engine's clock, or by this wait's when the clocks disagree (a remote
+// engine). An engine that does not say when it started c is taken at its
+// word.
+func (w *runWatch) settled(c Container, now time.Time) bool {
+	if c.StartedAt.IsZero() {
+		return true
+	}
+	if !c.StartedAt.Equal(w.started) {
+		w.started, w.seen = c.StartedAt, now // it (re)started since the last look
+	}
+	return now.Sub(c.StartedAt) >= settleTime || now.Sub(w.seen) >= settleTime
 }
 
 func quoteOutput(s string) string {

@@ -2,10 +2,12 @@ package script
 
 import (
 	"archive/zip"
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/skillgate/skillgate/plugins/sdk/sdktest"
 	"github.com/skillgate/skillgate/plugins/toolspec"
@@ -47,8 +49,13 @@ func TestPipDependencies(t *testing.T) {
 		map[string]string{"main.py": "import sgdemo\nprint(sgdemo.shout('hi'))\n"})
 	writeWheel(t, filepath.Join(dir, "sgdemo-1.0-py3-none-any.whl"))
 	h.mustLoad("dep", dir, toolspec.Limits{})
+	// The first call creates a venv and installs into it: a minute or more
+	// on a busy 2-core machine, longer than h.call's bound. Bound it by the
+	// install's own timeout instead.
+	ctx, cancel := context.WithTimeout(context.Background(), installTimeout+time.Minute)
+	defer cancel()
 	rec := &sdktest.Recorder{}
-	r := h.call("dep", "dep", nil, rec)
+	r := h.callCtx(ctx, "dep", "dep", nil, rec)
 	if r.IsError || r.text() != "HI" {
 		t.Fatalf("result: %s", r.raw)
 	}
@@ -64,7 +71,7 @@ func TestPipDependencies(t *testing.T) {
 	bad := folder(t, "name: bad\ndescription: d\nruntime: python\nentry: main.py\ndependencies: {pip: [./missing-pkg]}\n",
 		map[string]string{"main.py": ""})
 	h.mustLoad("bad", bad, toolspec.Limits{})
-	r = h.call("bad", "bad", nil, nil)
+	r = h.callCtx(ctx, "bad", "bad", nil, nil) // a venv again, then pip's failure
 	if !r.IsError || !strings.Contains(r.text(), "./missing-pkg") {
 		t.Fatalf("failed install: %s", r.raw)
 	}

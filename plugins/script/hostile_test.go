@@ -124,7 +124,10 @@ for line in sys.stdin:
         time.sleep(300)
     print(json.dumps({"jsonrpc": "2.0", "id": m["id"], "result": {"content": [{"type": "text", "text": "ok"}]}}), flush=True)
 `
-	dir := folder(t, "name: p\ndescription: d\nruntime: python\nentry: p.py\nprotocol: jsonrpc\nmode: persistent\nstall_timeout: 500ms\n",
+	// The stall clock of a call to a process that has just started includes
+	// the interpreter's start, which takes over a second on a busy 2-core
+	// machine: a stall timeout shorter than that stalls the healthy calls.
+	dir := folder(t, "name: p\ndescription: d\nruntime: python\nentry: p.py\nprotocol: jsonrpc\nmode: persistent\nstall_timeout: 5s\n",
 		map[string]string{"p.py": code})
 	h.mustLoad("p", dir, toolspec.Limits{})
 	if r := h.call("p", "p", map[string]any{}, nil); r.text() != "ok" {

@@ -3,10 +3,12 @@
 //
 //	kv serve [-addr :6379]     serve until killed
 //	kv health [-addr ...]      exit 0 when the server answers PING, else 1
+//	kv quiet                   exit 0 and print nothing (a silent health check)
 //
 // The protocol is one line per request: PING, SET key value, GET key.
 // With KV_HEALTH_FAIL set, health always fails and says so, so tests get an
-// unhealthy container; with KV_EXIT set, serve exits at once with that code.
+// unhealthy container; with KV_EXIT set, serve exits at once with that code,
+// or after KV_EXIT_AFTER (a Go duration) when that is set too.
 package main
 
 import (
@@ -34,6 +36,8 @@ func main() {
 		serve(*addr)
 	case "health":
 		os.Exit(health(*addr))
+	case "quiet":
+		os.Exit(0)
 	default:
 		fmt.Fprintln(os.Stderr, "unknown command", os.Args[1])
 		os.Exit(2)
@@ -68,6 +72,9 @@ func health(addr string) int {
 func serve(addr string) {
 	if v := os.Getenv("KV_EXIT"); v != "" {
 		code, _ := strconv.Atoi(v)
+		if d, err := time.ParseDuration(os.Getenv("KV_EXIT_AFTER")); err == nil {
+			time.Sleep(d)
+		}
 		fmt.Println("exiting with", code, "as KV_EXIT asks")
 		os.Exit(code)
 	}
