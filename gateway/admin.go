@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -11,6 +12,7 @@ import (
 	"github.com/skillgate/skillgate/gateway/catalog"
 	"github.com/skillgate/skillgate/gateway/config"
 	"github.com/skillgate/skillgate/gateway/disclosure"
+	"github.com/skillgate/skillgate/gateway/frontend"
 	"github.com/skillgate/skillgate/plugins/sdk"
 )
 
@@ -27,6 +29,79 @@ var adminGroups = map[string]string{
 // adminExecutors serve the groups other than "admin"; a feature registers
 // its group here and in adminGroups from an init func of its own file.
 var adminExecutors = map[string]func(*Gateway) sdk.Executor{}
+
+// adminWrites are the management tools that change what the gateway runs,
+// by group: they write tools, pipelines or skills repositories that then
+// run as the gateway's user, or start and remove containers. admin.writes
+// decides who may call them (writeRefusal); the groups' other tools only
+// read, and every client may call them. A group's tool that is not marked
+// readOnlyHint must be listed here (TestAdminWritesClassified).
+var adminWrites = map[string][]string{
+	toolGroup:     {"register", "build_wasm", "update", "delete", "rollback"},
+	pipelineGroup: {"create", "update", "delete"},
+	skillGroup:    {"repo_add", "repo_update", "repo_remove"},
+	serviceGroup:  {"up", "down", "rm", "prune"},
+}
+
+// isAdminWrite reports whether it is one of adminWrites.
+func isAdminWrite(it *catalog.Item) bool {
+	return it.Group != "" && it.Kind == catalog.Tool && it.Source == adminSourceID(it.Group) &&
+		slices.Contains(adminWrites[it.Group], it.Original)
+}
+
+// writeRefusal returns the isError result that refuses ctx's caller a
+// call of it, or nil when admin.writes lets the caller make it (or it is
+// no write). Under "trusted" (the default) the stdio client, HTTP requests
+// that presented a token of auth.tokens and the gateway's own commands
+// (frontend.TransportProcess) may; anything else may not, a request that
+// carries no Origin included. Tools called for a client by a pipeline or
+// a script carry that client's Origin.
+func (g *Gateway) writeRefusal(ctx context.Context, it *catalog.Item) json.RawMessage {
+	if !isAdminWrite(it) {
+		return nil
+	}
+	g.mu.Lock()
+	cfg := g.cfg
+	g.mu.Unlock()
+	where := writesWhere(cfg)
+	o, ok := frontend.OriginOf(ctx)
+	var msg string
+	switch {
+	case cfg.Admin.Writes == config.WritesAll:
+		return nil
+	case cfg.Admin.Writes == config.WritesNone:
+		msg = it.Name + " " + writesNone(cfg)
+	case ok && (o.Transport == frontend.TransportStdio || o.Transport == frontend.TransportProcess || o.Token):
+		return nil
+	case ok && o.Transport == frontend.TransportHTTP:
+		msg = fmt.Sprintf("%s changes what the gateway runs (what it writes runs as the gateway's user), so over HTTP it needs "+
+			"a token of auth.tokens, and the config sets none: add auth: {tokens: [\"${SKILLGATE_TOKEN}\"]} and send Authorization: Bearer <token>, "+
+			"or run the client over stdio (skillgate run --stdio), or set admin.writes: all %s if every client that reaches "+
+			"this port may run code as the gateway's user", it.Name, where)
+	default:
+		msg = fmt.Sprintf("%s changes what the gateway runs, and this call comes from no client the gateway trusts "+
+			"(admin.writes: trusted admits the stdio client and HTTP requests with a token of auth.tokens); set admin.writes: all %s to allow it", it.Name, where)
+	}
+	g.log.Warn("management tool refused (admin.writes)", "tool", it.Name, "transport", o.Transport, "writes", cfg.Admin.Writes)
+	return toolError(msg)
+}
+
+// writesWhere says where admin.writes is, or would be, set in cfg.
+func writesWhere(cfg *config.Config) string {
+	if p := cfg.Where("admin.writes"); p.Line > 0 {
+		return "at " + p.String()
+	}
+	if cfg.Source == "<builtin>" {
+		return "in a config file (the built-in default has none: run with -c FILE)"
+	}
+	return "in " + cmp.Or(cfg.Source, "skillgate.yaml")
+}
+
+// writesNone is why admin.writes: none refuses a write tool, after its name.
+func writesNone(cfg *config.Config) string {
+	return fmt.Sprintf("changes what the gateway runs, and admin.writes: none (%s) lets no client call it; "+
+		"set admin.writes: trusted to let the stdio client and HTTP requests with a token of auth.tokens call it", writesWhere(cfg))
+}
 
 // adminSourceID is the catalog source of an admin group. The colon keeps it
 // apart from server names, which cannot contain one.
@@ -144,6 +219,15 @@ func newDisclosure(cfg *config.Config, gw func() *Gateway) *disclosure.Disclosur
 	}
 	if len(cfg.Services) == 0 {
 		opts.IdleGroups = []string{serviceGroup} // nothing for its tools to act on
+	}
+	if cfg.Admin.Writes == config.WritesNone {
+		why := "it " + writesNone(cfg)
+		opts.Withheld = func(it *catalog.Item) string {
+			if isAdminWrite(it) {
+				return why
+			}
+			return ""
+		}
 	}
 	for name, b := range cfg.Bundles {
 		opts.Bundles[name] = disclosure.Bundle{Description: b.Description, Include: b.Include}

@@ -175,17 +175,17 @@ type goClient struct {
 	prog  []float64
 }
 
-func newGoClient(t *testing.T, ctx context.Context, url, era string) *goClient {
+func newGoClient(t *testing.T, ctx context.Context, url, era string, opts ...transport.StreamableHTTPCOption) *goClient {
 	t.Helper()
-	c, err := client.NewStreamableHttpClient(url)
+	c, err := client.NewStreamableHttpClient(url, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var opts []client.ClientOption
+	var copts []client.ClientOption
 	if era == mcp.ProtocolVersion20251125 {
-		opts = append(opts, client.WithProtocolVersion(era))
+		copts = append(copts, client.WithProtocolVersion(era))
 	}
-	gc := &goClient{Client: client.NewClient(c.GetTransport(), opts...)}
+	gc := &goClient{Client: client.NewClient(c.GetTransport(), copts...)}
 	if err := gc.Start(ctx); err != nil {
 		t.Fatal(err)
 	}

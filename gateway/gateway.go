@@ -150,6 +150,8 @@ func New(opts Options) (*Gateway, error) {
 			Separator: cfg.Names.Separator,
 			Policy:    cfg.Names.Collisions,
 			Reserved:  Reserved,
+			// skill:// is the skills server's alone (catalog.Options).
+			ReservedSchemes: map[string]string{"skill": skillsSourceID},
 		}),
 		cfgLoaded: time.Now(),
 	}
@@ -167,6 +169,7 @@ func New(opts Options) (*Gateway, error) {
 		Methods:      g.skillsMethods(),
 		Extensions:   skillsExtensions(cfg),
 		HTTP:         httpAccess(cfg),
+		MaxSessions:  cfg.Limits.MaxSessions,
 	})
 	return g, nil
 }
@@ -220,9 +223,14 @@ func stateWhy(st SourceStatus) string {
 // httpAccess is the HTTP endpoint's access rules in cfg; a reload applies
 // them to the requests that follow.
 func httpAccess(cfg *config.Config) frontend.HTTPOptions {
+	hosts := cfg.Listen.AllowedHosts
+	// The name listen.http binds (gw.lan:8811) is the gateway's own.
+	if h, _, err := net.SplitHostPort(cfg.Listen.HTTP); err == nil && h != "" && net.ParseIP(h) == nil && !config.LoopbackAddr(h) {
+		hosts = append(slices.Clone(hosts), h)
+	}
 	return frontend.HTTPOptions{
 		AllowedOrigins: cfg.Listen.AllowedOrigins,
-		AllowedHosts:   cfg.Listen.AllowedHosts,
+		AllowedHosts:   hosts,
 		Tokens:         cfg.Auth.Tokens,
 		BodyCap:        int64(cfg.Limits.HTTPBodyCap),
 	}
@@ -680,12 +688,20 @@ func (g *Gateway) Serve(ctx context.Context, ln net.Listener) error {
 	g.clients.Store(true)
 	started, stopStart := g.startAsync(ctx)
 	defer stopStart()
-	srv := &http.Server{Handler: g.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	// No ReadTimeout, which would end the long-lived streams: bodies get
+	// deadlines of their own (frontend.Server.BoundBodies).
+	srv := &http.Server{Handler: g.fe.BoundBodies(g.Handler()), ReadHeaderTimeout: 10 * time.Second}
 	// Shutdown waits for connections to go idle, and a stream never does.
 	srv.RegisterOnShutdown(g.fe.EndStreams)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	g.log.Info("serving MCP", "url", "http://"+ln.Addr().String()+"/mcp")
+	g.mu.Lock()
+	cfg := g.cfg
+	g.mu.Unlock()
+	if w := cfg.ListenWarning(ln.Addr().String()); w != nil {
+		g.log.Warn("the MCP endpoint is open beyond loopback without auth.tokens", "problem", w.Error())
+	}
 	shutdown := func(reason error) {
 		g.mu.Lock()
 		drain := time.Duration(g.cfg.Limits.DrainTimeout)
@@ -995,6 +1011,11 @@ var (
 // the upstream, and limits.max_request_timeout in all (DESIGN.md §7).
 func (r router) dispatch(ctx context.Context, it *catalog.Item, method string, params json.RawMessage, call sdk.Call) (json.RawMessage, error) {
 	g := r.g
+	if method == "tools/call" {
+		if refused := g.writeRefusal(ctx, it); refused != nil {
+			return refused, nil // admin.writes (admin.go)
+		}
+	}
 	rt := g.routes.Load()
 	src, timeout := rt.sources[it.Source], rt.timeout
 	if src == nil {
@@ -1079,8 +1100,20 @@ func (c progressCall) Progress(p sdk.Progress) error {
 // tools/call would, and returns the CallToolResult JSON. A name the catalog
 // lacks is a JSON-RPC invalid-params error (*sdk.RPCError, as
 // docs/EXECUTORS.md documents for an executor's Call.CallTool) that
-// matches frontend.ErrUnknownTool.
+// matches frontend.ErrUnknownTool. A ctx that carries no frontend.Origin
+// is the gateway's own process (the CLI's commands), which admin.writes:
+// trusted lets call the management tools that change what the gateway
+// runs.
 func (g *Gateway) CallTool(ctx context.Context, name string, args json.RawMessage, call sdk.Call) (json.RawMessage, error) {
+	if _, ok := frontend.OriginOf(ctx); !ok {
+		ctx = frontend.WithOrigin(ctx, frontend.Origin{Transport: frontend.TransportProcess})
+	}
+	return g.callTool(ctx, name, args, call)
+}
+
+// callTool is CallTool for a caller whose ctx carries the Origin of the
+// client it calls for: a call with none is refused a write (admin.go).
+func (g *Gateway) callTool(ctx context.Context, name string, args json.RawMessage, call sdk.Call) (json.RawMessage, error) {
 	it, ok := g.store.Load().Tool(name)
 	if !ok {
 		return nil, g.unknownTool(name)

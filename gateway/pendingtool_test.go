@@ -41,6 +41,7 @@ servers:
     args: `+late+`
 pipelines: {dirs: [pipelines]}
 skills: {dirs: [skills]}
+admin: {writes: all}
 `, nil)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -49,7 +50,16 @@ skills: {dirs: [skills]}
 	if res := gc.call(t, ctx, "activate", map[string]any{"targets": []string{"@pipeline"}}, nil); res.IsError {
 		t.Fatal(resultText(res))
 	}
-	res := gc.call(t, ctx, "pipeline__create", map[string]any{"name": "usebroken", "yaml": "steps:\n  - {id: a, tool: broken__x}\n"}, nil)
+	// The gateway retries a failed server with backoff; while a retry runs
+	// the server is "starting" (with its last error), and an answer given
+	// then says so. Ask again until that retry has failed too.
+	var res *mcp.CallToolResult
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		res = gc.call(t, ctx, "pipeline__create", map[string]any{"name": "usebroken", "yaml": "steps:\n  - {id: a, tool: broken__x}\n"}, nil)
+		if !res.IsError || !strings.Contains(resultText(res), "server broken is starting: ") || time.Now().After(deadline) {
+			break
+		}
+	}
 	if got := resultText(res); !res.IsError || !strings.Contains(got, "steps[0].tool: broken__x: server broken is failed: ") ||
 		!strings.Contains(got, "boom") || strings.Contains(got, "unknown tool") {
 		t.Errorf("pipeline__create over a failed server's tool: %s", got)

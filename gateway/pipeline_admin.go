@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -228,6 +229,7 @@ func (ps *pipelineSet) save(ctx context.Context, create bool, name, src string) 
 	snap := g.store.Load()
 	known := catalogTools(snap)
 	l := PipelineLoader(cfg, func(t string) bool { return others[t] || known(t) })
+	l.ToolNames = func() []string { return append(slices.Sorted(maps.Keys(others)), catalogToolNames(snap)()...) }
 	l.Inline = nil
 	l.ToolPending = g.pendingTool
 	got, err := l.Parse(strings.NewReader(src), path)
@@ -419,6 +421,9 @@ func FormatRun(r pipelines.Record) string {
 		fmt.Fprintf(&b, "  %-16s %-10s %10s  attempts %d", s.ID, s.Status, s.Duration.Round(time.Microsecond), s.Attempts)
 		if s.Items > 0 {
 			fmt.Fprintf(&b, ", items %d (%d failed)", s.Items, s.ItemsFailed)
+		}
+		if s.Queued >= time.Millisecond {
+			fmt.Fprintf(&b, ", queued %s", s.Queued.Round(time.Millisecond))
 		}
 		fmt.Fprintf(&b, "  %s", s.Tool)
 		if s.Error != "" {

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -71,7 +72,37 @@ type pipelineSet struct {
 }
 
 func newPipelineSet(g *Gateway) *pipelineSet {
-	return &pipelineSet{g: g, byName: map[string]*pipelines.Pipeline{}}
+	ps := &pipelineSet{g: g, byName: map[string]*pipelines.Pipeline{}}
+	ps.runner.Prepare = g.ensurePipelineServices
+	return ps
+}
+
+// ensurePipelineServices starts the services p requires and waits until
+// they are healthy (pipelines.Runner.Prepare), saying which it waits for
+// and in what state each is, through wait and the log.
+func (g *Gateway) ensurePipelineServices(ctx context.Context, p *pipelines.Pipeline, wait func(string)) error {
+	if len(p.Requires) == 0 {
+		return nil
+	}
+	if m := g.svcs(); m != nil {
+		for _, name := range p.Requires {
+			st, ok := m.Cached(name)
+			if !ok || st.Ready() {
+				continue
+			}
+			state := st.State
+			if state == "" {
+				state = "not started"
+			}
+			msg := fmt.Sprintf("waiting for service %s (%s)", name, state)
+			wait(msg)
+			g.log.Info("pipeline waits for a service", "pipeline", p.Name, "service", name, "state", state)
+		}
+	}
+	if _, err := g.EnsureServices(ctx, p.Requires...); err != nil {
+		return fmt.Errorf("requires %s: %w", strings.Join(p.Requires, ", "), err)
+	}
+	return nil
 }
 
 // pipelinesConfigured reports whether cfg has any pipeline to serve.
@@ -82,7 +113,8 @@ func pipelinesConfigured(cfg *config.Config) bool {
 // PipelineLoader returns a Loader compiling cfg's pipelines as the gateway
 // does: names pipelines__<name> (with cfg's separator), the environment
 // cfg allows, cfg's inline pipelines. tools checks step tool names; nil
-// accepts every name. Load it with cfg.Pipelines.Dirs.
+// accepts every name. A requires naming a service cfg lacks is a
+// problem. Load it with cfg.Pipelines.Dirs.
 func PipelineLoader(cfg *config.Config, tools func(string) bool) *pipelines.Loader {
 	sep := cfg.Names.Separator
 	if sep == "" {
@@ -94,8 +126,10 @@ func PipelineLoader(cfg *config.Config, tools func(string) bool) *pipelines.Load
 	for _, k := range cfg.Pipelines.Env {
 		env[k] = os.Getenv(k)
 	}
+	svcs := slices.Sorted(maps.Keys(cfg.Services))
 	return &pipelines.Loader{
 		Tools:      tools,
+		Services:   func() []string { return svcs },
 		ToolName:   func(name string) string { return catalog.ExposedName(pipelinesNamespace, sep, name) },
 		Env:        env,
 		Inline:     cfg.Pipelines.Inline,
@@ -336,11 +370,11 @@ func (ps *pipelineSet) reloadLocked(ctx context.Context) {
 	switch {
 	case len(problems) > 0 && (!sameProblems || !same) && onlyStarting(problems):
 		// Not a problem yet: they are served once their servers are.
-		g.log.Info("pipelines wait for servers still starting", "pipelines", len(list), "waiting", len(problems), "first", problems[0].Error())
+		g.log.Info("pipelines wait for servers still starting", "served", len(list), "steps_waiting", len(problems), "first", problems[0].Error())
 	case len(problems) > 0 && (!sameProblems || !same):
-		g.log.Warn("pipelines with problems are not served", "pipelines", len(list), "problems", len(problems), "first", problems[0].Error())
+		g.log.Warn("pipelines with problems are not served", "served", len(list), "problems", len(problems), "first", problems[0].Error())
 	case len(problems) == 0 && !same:
-		g.log.Info("pipelines loaded", "pipelines", len(list))
+		g.log.Info("pipelines loaded", "served", len(list))
 	}
 	if len(warnings) > 0 && !sameWarnings {
 		g.log.Warn("pipelines are served with warnings", "warnings", len(warnings), "first", warnings[0].Error())
@@ -523,8 +557,8 @@ func (e pipelinesExec) Load(_ context.Context, req sdk.LoadRequest) (sdk.Definit
 func (e pipelinesExec) Unload(context.Context, string) error { return nil }
 
 // Call runs one pipeline. Its steps' progress reaches the caller as
-// notifications whose progress counts finished steps (with a fraction for
-// the events in between, so it always increases) of the total.
+// notifications whose progress counts finished steps, with the fraction
+// done of those running, of the total (see runProgress).
 func (e pipelinesExec) Call(ctx context.Context, req sdk.CallRequest, call sdk.Call) (json.RawMessage, error) {
 	name, args, err := pipelineCall(req)
 	if err != nil {
@@ -559,30 +593,114 @@ func (ps *pipelineSet) run(ctx context.Context, p *pipelines.Pipeline, args json
 	if call == nil {
 		call = nopCall{}
 	}
-	if len(p.Requires) > 0 {
-		if _, err := ps.g.EnsureServices(ctx, p.Requires...); err != nil {
-			return toolError(fmt.Sprintf("pipeline %s requires %s: %v", p.Name, strings.Join(p.Requires, ", "), err)), nil
-		}
-	}
-	var (
-		lastDone = -1
-		events   int
-	)
-	progress := func(pr pipelines.Progress) {
-		// The Runner reports one event at a time.
-		if pr.Done != lastDone {
-			lastDone, events = pr.Done, 0
-		}
-		events++
-		v := float64(pr.Done) + 1 - 1/float64(events)
-		_ = call.Progress(sdk.Progress{Progress: v, Total: float64(pr.Total), Message: pr.Pipeline + " " + pr.String()})
-	}
-	res, err := ps.runner.Run(ctx, p, args, stepCaller{g: ps.g, call: call}, progress)
+	res, err := ps.runner.Run(ctx, p, args, stepCaller{g: ps.g, call: call}, pipelineProgress(ctx, p, call))
 	var ce *pipelines.ChainError
 	if errors.As(err, &ce) {
 		return toolError(ce.Error()), nil
 	}
 	return res, err
+}
+
+// pipelineProgress returns the progress function of a run of p for the
+// call made with ctx: each event becomes a notification of call (see
+// runProgress), until ctx is done: a caller that canceled wants nothing
+// more about the run it gave up.
+func pipelineProgress(ctx context.Context, p *pipelines.Pipeline, call sdk.Call) func(pipelines.Progress) {
+	meter := newRunProgress(p)
+	return func(pr pipelines.Progress) { // the Runner reports one event at a time
+		if ctx.Err() != nil {
+			return
+		}
+		if v, ok := meter.next(pr); ok {
+			_ = call.Progress(sdk.Progress{Progress: v, Total: float64(pr.Total), Message: pr.Pipeline + " " + pr.String()})
+		}
+	}
+}
+
+// runProgress turns the events of one run into the progress of the
+// pipeline's call: the steps finished plus, for each step running, the
+// fraction it has done when its tool says (progress of a total) or, for a
+// for_each, its items finished. It never goes back; an event that moves
+// nothing still moves the value a hundredth of the way to what the steps
+// running can reach, since MCP wants every notification's progress above
+// the last one's. Fallback steps count as part of the step they stand in
+// for, which their events do not name, so they move nothing themselves.
+type runProgress struct {
+	p     *pipelines.Pipeline
+	last  float64
+	steps map[string]*stepShare
+}
+
+// stepShare is what one running step has done.
+type stepShare struct {
+	frac      float64         // without for_each: the tool's progress/total
+	items     int             // with for_each: the items, and
+	itemsDone int             // those finished (or failed), and
+	item      map[int]float64 // the fraction of each one running
+}
+
+func newRunProgress(p *pipelines.Pipeline) *runProgress {
+	return &runProgress{p: p, last: -1, steps: map[string]*stepShare{}}
+}
+
+// fraction is how much of its step sh has done, short of all of it.
+func (sh *stepShare) fraction() float64 {
+	f := sh.frac
+	if sh.items > 0 {
+		sum := float64(sh.itemsDone)
+		for _, v := range sh.item {
+			sum += v
+		}
+		f = sum / float64(sh.items)
+	}
+	return min(max(f, 0), 0.999)
+}
+
+// next takes the run's next event and returns the progress to report, or
+// false when there is none above the last one.
+func (rp *runProgress) next(pr pipelines.Progress) (float64, bool) {
+	if s := rp.p.Step(pr.Step); s != nil && !s.Fallback {
+		sh := rp.steps[pr.Step]
+		if sh == nil {
+			sh = &stepShare{item: map[int]float64{}}
+			rp.steps[pr.Step] = sh
+		}
+		if pr.Item > 0 {
+			sh.items = pr.Items
+		}
+		switch {
+		case pr.Event == "progress" && pr.StepTotal > 0:
+			f := min(pr.StepProgress/pr.StepTotal, 1)
+			if pr.Item > 0 {
+				sh.item[pr.Item] = max(sh.item[pr.Item], f)
+			} else {
+				sh.frac = max(sh.frac, f)
+			}
+		case pr.Item > 0 && pr.Event != "progress" && pr.Event != "retrying":
+			sh.itemsDone++ // an item finished or failed
+			delete(sh.item, pr.Item)
+		case pr.Item == 0 && pr.Event != "progress" && pr.Event != "retrying" && pr.Event != "started":
+			delete(rp.steps, pr.Step) // the step settled: Done counts it
+		}
+	}
+	v := float64(pr.Done)
+	for _, sh := range rp.steps {
+		v += sh.fraction()
+	}
+	total := float64(pr.Total)
+	v = min(v, total)
+	if v <= rp.last {
+		reach := min(float64(pr.Done+len(rp.steps)), total)
+		if reach <= rp.last {
+			reach = total
+		}
+		v = rp.last + (reach-rp.last)/100
+	}
+	if v <= rp.last || v > total {
+		return 0, false
+	}
+	rp.last = v
+	return v, true
 }
 
 // stepCaller is the Caller of pipeline runs: a step's call goes through the
@@ -675,7 +793,7 @@ func (c *chainCall) CallTool(ctx context.Context, name string, args json.RawMess
 	defer cancel()
 	stop := context.AfterFunc(c.outer, cancel)
 	defer stop()
-	return c.g.CallTool(ctx, name, args, nestedCall{c.Call})
+	return c.g.callTool(ctx, name, args, nestedCall{c.Call}) // with the Origin of c.outer's client, or none
 }
 
 // nestedCall is the sdk.Call of a tool called by another tool: its

@@ -164,9 +164,9 @@ func (g *Gateway) refreshSkillPipelines(ctx context.Context) {
 		switch {
 		case told == sp.told:
 		case told != "":
-			g.log.Warn("skill pipelines with problems are not served", "skill", id, "pipelines", len(list), "problems", len(problems), "first", problems[0].Error())
+			g.log.Warn("skill pipelines with problems are not served", "skill", id, "served", len(list), "problems", len(problems), "first", problems[0].Error())
 		default:
-			g.log.Info("skill pipelines served", "skill", id, "pipelines", len(list))
+			g.log.Info("skill pipelines served", "skill", id, "served", len(list))
 		}
 		sp.told = told
 	}

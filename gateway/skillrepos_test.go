@@ -81,7 +81,7 @@ func TestSkillRepos(t *testing.T) {
 	flat, commitFlat := gitRepo(t)
 	flatFirst := commitFlat(map[string]string{"sql-review/SKILL.md": skillMD("sql-review", "Review SQL migrations for locks.")})
 
-	r := startGateway(t, fmt.Sprintf("skills:\n  repos:\n    - {name: public, url: 'file://%s', ref: %s}\n", public, first[:10]), nil)
+	r := startGateway(t, fmt.Sprintf("skills:\n  repos:\n    - {name: public, url: 'file://%s', ref: %s}\nadmin: {writes: all}\n", public, first[:10]), nil)
 	r.waitReady(t)
 	ctx := context.Background()
 	gc := newGoClient(t, ctx, r.url+"/mcp", mcp.ProtocolVersion20251125)

@@ -107,6 +107,9 @@ type skillsRoom struct {
 	repos    *gitsource.Manager // nil when repoErr says why (repoManager)
 	repoErr  error              // why repos is nil
 	repoErrs map[string]string  // config repositories that failed, by name
+	// profileKey is the profiles' skill names resolved to IDs that the
+	// disclosure rules were last given (applyProfileSkills).
+	profileKey string
 
 	// syncMu makes the start's and a reload's syncRepos take turns.
 	syncMu sync.Mutex
@@ -192,13 +195,15 @@ func (g *Gateway) startSkills(ctx context.Context, cfg *config.Config) {
 	opts := SkillsOptions(cfg)
 	opts.Logger = g.log.With("room", "skills")
 	opts.Executor = lazyExec{g: g, name: "script", inprocess: g.isolation("script")}
-	opts.StateDir = filepath.Join(stateRoot(), "skills")
-	opts.MaxTimeout = time.Duration(cfg.Limits.MaxRequestTimeout)
 	opts.Artifacts = shape.NewStore(0, 0)
 	opts.OnChange = func(*skills.Snapshot) { g.skillsChanged(room) }
 	room.lib = skills.New(opts)
 	room.srv = skills.NewServer(room.lib)
 	room.srv.Scope(g.profileSeesSkill, frontend.ProfileOf)
+	room.srv.OnResourceUpdated(func(uri string) {
+		params, _ := json.Marshal(map[string]string{"uri": uri})
+		g.fe.Notify("notifications/resources/updated", params)
+	})
 	room.src = &source{
 		id: skillsSourceID, execName: "gateway", namespace: "", order: skillsOrder,
 		kind: "skills", internal: true,
@@ -227,7 +232,8 @@ func (g *Gateway) startSkills(ctx context.Context, cfg *config.Config) {
 	room.repos, room.repoErr = repos, err
 	room.mu.Unlock()
 	g.syncRepos(ctx, room, cfg.Skills.Repos)
-	for _, p := range room.lib.Snapshot().Check(cfg.ServerOrder, mapKeys(cfg.Services)) {
+	snap := room.lib.Snapshot()
+	for _, p := range append(snap.Check(cfg.ServerOrder, mapKeys(cfg.Services)), skills.EntryProblems(snap)...) {
 		g.log.Warn("skill", "problem", p.String())
 	}
 	g.mu.Lock()
@@ -236,8 +242,12 @@ func (g *Gateway) startSkills(ctx context.Context, cfg *config.Config) {
 		return
 	}
 	runCtx := g.execs.runCtx
-	g.wg.Add(1)
+	g.wg.Add(2) // the library and the subscriptions
 	g.mu.Unlock()
+	go func() {
+		defer g.wg.Done()
+		room.srv.WatchSubscriptions(runCtx, skills.DefaultInterval)
+	}()
 	go func() {
 		defer g.wg.Done()
 		defer room.lib.Close()
@@ -357,12 +367,16 @@ func (g *Gateway) skillsChanged(room *skillsRoom) {
 		return
 	}
 	g.publish(room.src, room.srv.Definitions())
+	room.srv.CheckSubscriptions() // a SKILL.md edited, a skill gone
 
 	g.mu.Lock()
 	ctx := g.execs.runCtx
 	closed := g.closed
 	cfg := g.cfg
 	g.mu.Unlock()
+	if !closed {
+		g.applyProfileSkills(room, cfg, false)
+	}
 	if closed || ctx == nil {
 		return
 	}
@@ -583,4 +597,5 @@ func (g *Gateway) reloadSkills(ctx context.Context, cfg *config.Config) {
 		g.log.Warn("skills hooks not reloaded", "err", err)
 	}
 	g.syncRepos(ctx, room, cfg.Skills.Repos)
+	g.applyProfileSkills(room, cfg, true)
 }

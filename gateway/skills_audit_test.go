@@ -170,7 +170,7 @@ func TestSkillRepoAddReportsDropped(t *testing.T) {
 	})
 	dir := t.TempDir()
 	writeFiles(t, dir, map[string]string{"hello/SKILL.md": skillMD("hello", "Local hello.")})
-	r := startGateway(t, "skills: {dirs: ["+dir+"]}\n", nil)
+	r := startGateway(t, "skills: {dirs: ["+dir+"]}\nadmin: {writes: all}\n", nil)
 	r.waitReady(t)
 	ctx := context.Background()
 	gc := newGoClient(t, ctx, r.url+"/mcp", mcp.ProtocolVersion20251125)

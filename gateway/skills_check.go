@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/skillgate/skillgate/gateway/catalog"
 	"github.com/skillgate/skillgate/gateway/config"
@@ -82,14 +83,18 @@ func NonServerNamespaces(ctx context.Context, cfg *config.Config) ([]string, err
 
 // SkillsOptions are the skills.Options the gateway opens cfg's skills
 // with (without the executor, logger and callbacks): its dirs and hooks,
-// the namespaces skills may not take and the output budget. The CLI opens
-// the same library.
+// the namespaces skills may not take, the output budget, the longest a
+// script may run and the state folder scripts get (SKILLGATE_STATE_DIR,
+// under $XDG_STATE_HOME/skillgate/skills). The CLI opens the same library,
+// so `skillgate skills run` gives scripts the state the gateway does.
 func SkillsOptions(cfg *config.Config) skills.Options {
 	return skills.Options{
 		Dirs:               cfg.Skills.Dirs,
 		HooksDirs:          cfg.Skills.HooksDirs,
 		ReservedNamespaces: config.ReservedNamespaces(),
 		OutputBudget:       SkillsBudget(cfg),
+		StateDir:           filepath.Join(stateRoot(), "skills"),
+		MaxTimeout:         time.Duration(cfg.Limits.MaxRequestTimeout),
 	}
 }
 
@@ -105,6 +110,7 @@ func SkillsOptions(cfg *config.Config) skills.Options {
 //     only a running gateway knows);
 //   - requires naming skills that are not installed and, when withConfig,
 //     servers and services cfg lacks;
+//   - skills too large for the skills extension's skills/list;
 //   - no skill at all in a folder that was given.
 //
 // `skillgate skills validate` prints them; `skillgate validate` calls it
@@ -162,6 +168,7 @@ func CheckSkills(cfg *config.Config, lib *skills.Library, withConfig bool) []ski
 		}
 	}
 	out = append(out, snap.Check(servers, services)...)
+	out = append(out, skills.EntryProblems(snap)...)
 	return out
 }
 

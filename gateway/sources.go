@@ -557,5 +557,5 @@ func sameDisclosure(a, b *config.Config) bool {
 	return a.Disclosure == b.Disclosure && slices.Equal(a.Pinned, b.Pinned) &&
 		reflect.DeepEqual(a.Bundles, b.Bundles) && reflect.DeepEqual(a.Profiles, b.Profiles) &&
 		slices.Equal(a.ServerOrder, b.ServerOrder) && (len(a.Services) == 0) == (len(b.Services) == 0) &&
-		a.Skills.Configured() == b.Skills.Configured()
+		a.Skills.Configured() == b.Skills.Configured() && a.Admin == b.Admin
 }

@@ -71,7 +71,10 @@ type toolFolder struct {
 	fp      uint64 // files when last loaded (0: load again)
 	spec    []byte // spec last loaded
 	gen     int    // toolFolders.gen when last loaded
-	src     *source
+	// the config's services when last loaded, for a tool that requires
+	// some: a change of them checks its requires again
+	services string
+	src      *source
 
 	building bool
 	buildFP  uint64 // files when a build last failed
@@ -239,7 +242,8 @@ func (t *toolFolders) scan(ctx context.Context) {
 			continue
 		}
 		spec, tool, perr := t.spec(f)
-		if s.fp == f.fp && string(spec) == string(f.spec) && f.retryAt.IsZero() {
+		if s.fp == f.fp && string(spec) == string(f.spec) && f.retryAt.IsZero() &&
+			(tool == nil || len(tool.Requires) == 0 || f.services == strings.Join(t.serviceNames(), "\n")) {
 			f.gen = t.gen // a config change that leaves this tool alone
 			continue
 		}
@@ -290,6 +294,13 @@ func (t *toolFolders) spec(f *toolFolder) ([]byte, *toolspec.Tool, error) {
 	return b, tool, err
 }
 
+// serviceNames are the names of the config's services, sorted.
+func (t *toolFolders) serviceNames() []string {
+	// Never nil: with no services, every name a tool requires is unknown
+	// (toolspec.LoadFor skips the check on nil).
+	return append([]string{}, slices.Sorted(maps.Keys(t.cfg.Services))...)
+}
+
 // load (re)loads one folder. It runs without t.mu held by anyone else
 // touching f: scans are serialized and each folder is loaded once per scan.
 func (t *toolFolders) load(ctx context.Context, f *toolFolder, s found, spec []byte, tool *toolspec.Tool, perr error) {
@@ -304,7 +315,10 @@ func (t *toolFolders) load(ctx context.Context, f *toolFolder, s found, spec []b
 		}
 	}
 	if perr == nil {
-		_, perr = toolspec.Load(f.dir)
+		// A service the config lacks fails every call; say so now.
+		svcs := t.serviceNames()
+		f.services = strings.Join(svcs, "\n")
+		_, perr = toolspec.LoadFor(f.dir, svcs)
 	}
 	if perr != nil {
 		t.invalid(ctx, f, s, perr.Error())

@@ -44,7 +44,7 @@ var toolAdminTools = []json.RawMessage{
 	toolDef("delete", "Delete a tool",
 		"Remove a tool's folder; it keeps it as its newest version, so tool__rollback restores it.",
 		`{"type":"object","properties":{"name":{"type":"string"}},"required":["name"]}`,
-		true, true),
+		true, false),
 	toolDef("versions", "Tool versions",
 		"List a tool's versions, oldest first: number, time, description, and which one is live.",
 		`{"type":"object","properties":{"name":{"type":"string"}},"required":["name"]}`,

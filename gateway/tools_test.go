@@ -223,7 +223,7 @@ func TestToolManagement(t *testing.T) {
 	needInterpreters(t, "python3", "go")
 	t.Setenv("XDG_STATE_HOME", t.TempDir())
 	dir := t.TempDir()
-	r := startGateway(t, toolsConfig(dir, "limits: {request_timeout: 5m}\n"), nil)
+	r := startGateway(t, toolsConfig(dir, "limits: {request_timeout: 5m}\nadmin: {writes: all}\n"), nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	gc := newGoClient(t, ctx, r.url+"/mcp", legacy)

@@ -43,9 +43,11 @@ func (l *Loader) crossCheck(ps []*Pipeline, heads []head) ([]*Pipeline, []*Error
 			switch callee := byTool[s.Tool]; {
 			case callee != nil:
 				for _, e := range argProblems(p, s, callee.inputs) {
+					e.Pipeline = p.Name
 					errs = append(errs, e)
 					bad[p] = true
 				}
+				p.Warnings = append(p.Warnings, argTypeWarnings(p, s, callee.inputs)...)
 			case inBatch[s.Tool] || l.ToolSchema == nil:
 				// a pipeline that did not compile: holdBack reports it
 			default:
@@ -53,6 +55,7 @@ func (l *Loader) crossCheck(ps []*Pipeline, heads []head) ([]*Pipeline, []*Error
 					e.Warning = true
 					p.Warnings = append(p.Warnings, e)
 				}
+				p.Warnings = append(p.Warnings, argTypeWarnings(p, s, toolSchema(s.Tool))...)
 			}
 		}
 	}
@@ -63,6 +66,7 @@ func (l *Loader) crossCheck(ps []*Pipeline, heads []head) ([]*Pipeline, []*Error
 	// may not run (if, for_each, a fallback) may never close, so it is a
 	// warning.
 	for _, c := range cycles(ps, byTool, false) {
+		c.Error.Pipeline = c.from.Name
 		errs = append(errs, c.Error)
 		bad[c.from] = true
 	}
@@ -146,6 +150,129 @@ func argProblems(p *Pipeline, s *Step, schema map[string]any) []*Error {
 			Msg: fmt.Sprintf("%s requires the arguments %s and %s; add them to with", s.Tool, strings.Join(missing[:len(missing)-1], ", "), missing[len(missing)-1])})
 	}
 	return errs
+}
+
+// argTypeWarnings checks the type of each argument step s of p writes in
+// with, where the loader knows it (a constant, text with ${{ }} in it, or
+// one expression whose type the checker found), against the type schema
+// gives it. A mismatch is a warning: the value may still convert, and the
+// tool's server has the last word.
+func argTypeWarnings(p *Pipeline, s *Step, schema map[string]any) []*Error {
+	if schema == nil || s.args == nil || s.with == nil {
+		return nil
+	}
+	props, _ := schema["properties"].(map[string]any)
+	field := labelled(p.label, fmt.Sprintf("steps[%d].with", s.index))
+	var out []*Error
+	for _, a := range s.args {
+		want := schemaTypes(asMap(props[a.name]))
+		got, what := argType(s.with, a.name)
+		if len(want) == 0 || got == "" || typeFits(got, want) {
+			continue
+		}
+		out = append(out, &Error{Pos: a.pos, Field: join(field, a.name), Warning: true,
+			Msg: fmt.Sprintf("step %s passes %s as %s (%s), but %s's input schema wants %s; convert it, as in string(...) or int(...), or fix the schema",
+				s.ID, withArticle(got), a.name, what, s.Tool, orList(want))})
+	}
+	return out
+}
+
+// argType is the JSON type of argument name of with, when the loader
+// knows it, and how it is written.
+func argType(with *tmpl, name string) (typ, what string) {
+	var v *tmpl
+	switch with.kind {
+	case tConst:
+		m, _ := with.val.(map[string]any)
+		if x, ok := m[name]; ok {
+			return constType(x), "a constant"
+		}
+	case tMap:
+		if i := slices.Index(with.keys, name); i >= 0 {
+			v = with.items[i]
+		}
+	}
+	if v == nil {
+		return "", ""
+	}
+	switch v.kind {
+	case tConst:
+		return constType(v.val), "a constant"
+	case tInterp:
+		return "string", "text with ${{ }} in it"
+	case tExpr:
+		if v.prog != nil {
+			return jsonTypeName(v.prog.typ), "${{ " + v.prog.src + " }}"
+		}
+	}
+	return "", ""
+}
+
+// constType is the JSON type of a constant of a pipeline file.
+func constType(v any) string {
+	switch v.(type) {
+	case string:
+		return "string"
+	case bool:
+		return "boolean"
+	case int, int64, uint64:
+		return "integer"
+	case float64:
+		return "number"
+	case []any:
+		return "array"
+	case map[string]any:
+		return "object"
+	}
+	return "" // null: an optional argument left empty
+}
+
+// schemaTypes lists the types a property schema allows by its type
+// keyword, or none when it does not say.
+func schemaTypes(prop map[string]any) []string {
+	switch t := prop["type"].(type) {
+	case string:
+		return []string{t}
+	case []any:
+		var out []string
+		for _, x := range t {
+			if s, ok := x.(string); ok {
+				out = append(out, s)
+			}
+		}
+		return out
+	}
+	return nil
+}
+
+// typeFits reports whether a value of JSON type got is one of want: an
+// integer is a number too. A number may hold a whole value, so it is not
+// held against integer.
+func typeFits(got string, want []string) bool {
+	for _, w := range want {
+		if w == got || got == "integer" && w == "number" || got == "number" && w == "integer" {
+			return true
+		}
+	}
+	return false
+}
+
+func withArticle(t string) string {
+	if t == "integer" || t == "array" || t == "object" {
+		return "an " + t
+	}
+	return "a " + t
+}
+
+func orList(l []string) string {
+	a := make([]string, len(l))
+	for i, t := range l {
+		a[i] = withArticle(t)
+	}
+	if len(a) == 1 {
+		return a[0]
+	}
+	return strings.Join(a[:len(a)-1], ", ") + " or " + a[len(a)-1]
 }
 
 // closedObject reports whether schema names every argument it allows in

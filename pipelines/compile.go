@@ -108,6 +108,12 @@ func (l *Loader) compileDoc(d *decoder, eng *engine, n *yaml.Node, name string, 
 					d.fail(nodes[i], k, "%q is not a service name", n)
 					continue
 				}
+				if l.Services != nil {
+					if known := l.Services(); !slices.Contains(known, n) {
+						d.fail(nodes[i], fmt.Sprintf("%s[%d]", k, i), "unknown service %q; %s", n, serviceHint(n, known))
+						continue
+					}
+				}
 				p.Requires = append(p.Requires, n)
 			}
 		default:
@@ -168,8 +174,12 @@ func (c *pcomp) steps(n *yaml.Node) {
 	if n = d.resolve(n, "steps"); n == nil {
 		return
 	}
-	if n.Kind != yaml.SequenceNode || len(n.Content) == 0 {
-		d.fail(n, "steps", "want a list of steps, each with an id and a tool")
+	if n.Kind == yaml.SequenceNode && len(n.Content) == 0 {
+		d.fail(n, "steps", "the list of steps is empty; add at least one step, with an id and a tool")
+		return
+	}
+	if n.Kind != yaml.SequenceNode {
+		d.fail(n, "steps", "want a list of steps, each with an id and a tool, got %s", kindName(n))
 		return
 	}
 	type raw struct {
@@ -222,7 +232,8 @@ func (c *pcomp) steps(n *yaml.Node) {
 			v := valueOf(raws[i].pairs, "on_error")
 			switch {
 			case fb == nil:
-				d.fail(v, field, "%q is neither fail, continue nor a step id; %s", s.OnError, suggest(s.OnError, append([]string{"fail", "continue"}, c.stepIDs()...)))
+				others := slices.DeleteFunc(c.stepIDs(), func(id string) bool { return id == s.ID })
+				d.fail(v, field, "%q is neither fail, continue nor a step id; %s", s.OnError, didYouMean(s.OnError, append([]string{"fail", "continue"}, others...), "the choices"))
 			case fb == s:
 				d.fail(v, field, "a step cannot be its own fallback")
 			default:
@@ -554,9 +565,9 @@ func (c *pcomp) value(n *yaml.Node, field string, env *typeEnv, check func(strin
 		if p == nil {
 			return nil
 		}
-		return &tmpl{kind: tExpr, prog: p}
+		return &tmpl{kind: tExpr, prog: p, pos: d.at(n)}
 	}
-	t := &tmpl{kind: tInterp}
+	t := &tmpl{kind: tInterp, pos: d.at(n)}
 	for _, sg := range segs {
 		if !sg.isExpr {
 			t.parts = append(t.parts, tpart{lit: sg.text})
@@ -576,6 +587,14 @@ func (c *pcomp) expr(n *yaml.Node, field, src string, off int, env *typeEnv, che
 	p, probs := c.eng.compile(src, env, check)
 	for _, pr := range probs {
 		c.d.errs = append(c.d.errs, &Error{Pos: exprPos(c.d, n, off+pr.off), Field: field, Expr: src, Msg: pr.msg})
+	}
+	if _, declared := c.p.inputs["properties"]; p != nil && !declared {
+		// Without properties, inputs takes any name, and one no caller
+		// passes is null (or "" in text) when the pipeline runs.
+		for _, r := range p.inputReads {
+			c.p.Warnings = append(c.p.Warnings, &Error{Pos: exprPos(c.d, n, off+r.off), Field: field, Expr: src, Warning: true,
+				Msg: fmt.Sprintf("inputs.%s is not declared: the pipeline's inputs schema has no properties, so nothing tells a caller to pass %s, and it is null when it runs; declare it, as in inputs: {type: object, properties: {%s: {type: string}}, required: [%s]}", r.id, r.id, r.id, r.id)})
+		}
 	}
 	return p
 }

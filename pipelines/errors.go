@@ -41,6 +41,9 @@ type Error struct {
 	Expr string
 	// Msg says what is wrong and what to do about it.
 	Msg string
+	// Pipeline names the pipeline the problem is about, when the loader
+	// knows it (a YAML syntax error of a file may stop it from knowing).
+	Pipeline string
 	// Warning marks a finding that does not hold the pipeline back, such
 	// as an argument a tool's input schema does not list. Warnings are
 	// found in Pipeline.Warnings, never in the error of Load.

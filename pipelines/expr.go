@@ -32,7 +32,9 @@ type Limits struct {
 	// Nodes is the most AST nodes an expression may have (default 1000).
 	Nodes int
 	// Memory is the expr VM's memory budget per evaluation, in its own
-	// units, roughly values allocated (default 1,000,000).
+	// units, roughly values allocated (default 1,000,000). The values in
+	// the lists and objects that builtins such as split, concat and
+	// fromJSON build are held to it too, counted apart from the VM's.
 	Memory int
 	// Iterations is the most predicate calls (map, filter, all, ...) one
 	// evaluation may make, nested loops included (default 1,000,000).
@@ -71,7 +73,20 @@ const (
 	addName   = "__add"
 	catName   = "__cat"
 	objName   = "__obj"
+	sizedName = "__sized"  // a builtin's result, charged by its size
+	sizedStr  = "__sizeds" // the same for a builtin that returns a string
 )
+
+// sizedBuiltins are expr's builtins that build a new string, list or
+// object as big as their arguments, whose allocations expr's own memory
+// budget does not count: the guard charges each result to the meter, so
+// such a call in a loop (map(l, split(s, ""))) cannot grow without bound.
+var sizedBuiltins = map[string]bool{
+	"trim": true, "trimPrefix": true, "trimSuffix": true, "upper": true, "lower": true,
+	"split": true, "splitAfter": true, "toBase64": true, "fromBase64": true, "fromJSON": true,
+	"keys": true, "values": true, "toPairs": true, "fromPairs": true, "reverse": true, "uniq": true,
+	"concat": true, "flatten": true, "sort": true, "sortBy": true, "groupBy": true, "take": true,
+}
 
 // meter counts the work of one evaluation. It lives only as long as that
 // evaluation, which is why it may hold the evaluation's context.
@@ -81,6 +96,53 @@ type meter struct {
 	limit int
 	bytes int // string bytes built by the engine's functions
 	max   int // the most bytes
+	// values built by builtins (items of lists and objects, see
+	// sizedBuiltins), and the most
+	values    int
+	maxValues int
+}
+
+// size charges v, the result of a builtin of sizedBuiltins: a string by
+// its bytes, a list or object by its values (every value inside, for
+// fromJSON's, which are all new).
+func (m *meter) size(v any, deep bool) error {
+	if s, ok := v.(string); ok {
+		return m.charge(len(s))
+	}
+	n := 0
+	if deep {
+		n = countValues(v, m.maxValues-m.values+1)
+	} else if rv := reflect.ValueOf(v); rv.Kind() == reflect.Slice || rv.Kind() == reflect.Map {
+		n = rv.Len()
+	}
+	m.values += n
+	if m.values > m.maxValues {
+		return fmt.Errorf("%w: the expression built more than %d values in lists and objects (with functions such as split, concat or fromJSON); work on less data, or split the work over steps", ErrBudget, m.maxValues)
+	}
+	return nil
+}
+
+// countValues counts the values in v, lists and objects included, stopping
+// once it passes limit.
+func countValues(v any, limit int) int {
+	n := 1
+	switch x := v.(type) {
+	case []any:
+		for _, it := range x {
+			if n > limit {
+				break
+			}
+			n += countValues(it, limit-n)
+		}
+	case map[string]any:
+		for _, it := range x {
+			if n > limit {
+				break
+			}
+			n += countValues(it, limit-n)
+		}
+	}
+	return n
 }
 
 // charge counts n bytes of built strings against the budget.
@@ -135,6 +197,12 @@ func newEngine(lim Limits) *engine {
 		expr.Function(tickBool, func(p ...any) (any, error) {
 			return p[1], p[0].(*meter).tick()
 		}, new(func(*meter, bool) bool)),
+		expr.Function(sizedName, func(p ...any) (any, error) {
+			return p[1], p[0].(*meter).size(p[1], p[2].(bool))
+		}, new(func(*meter, any, bool) any)),
+		expr.Function(sizedStr, func(p ...any) (any, error) {
+			return p[1], p[0].(*meter).size(p[1], false)
+		}, new(func(*meter, string) string)),
 		expr.Function(catName, func(p ...any) (any, error) {
 			a, b := p[1].(string), p[2].(string)
 			if len(a)+len(b) > max {
@@ -341,6 +409,8 @@ type program struct {
 	refs []string     // step ids it reads, in first-use order
 	item bool         // reads item or index
 	vars bool         // reads inputs or env
+	// inputs.NAME reads, with their offsets
+	inputReads []stepRef
 }
 
 // exprProblem is a compile error at a byte offset of the expression.
@@ -402,13 +472,20 @@ func (e *engine) compile(src string, env *typeEnv, steps func(id string, off int
 			probs = append(probs, steps(r.id, r.off)...)
 		}
 	}
-	p.item, p.vars = w.item, w.vars
+	p.item, p.vars, p.inputReads = w.item, w.vars, w.inputs
 	probs = append(probs, envProblems(env.types, w.env)...)
 	if len(probs) > 0 {
 		return nil, probs
 	}
 	if _, err := checker.Check(tree, cfg); err != nil {
-		return nil, []exprProblem{fileProblem(src, err)}
+		pr := fileProblem(src, err)
+		if field, ok := strings.CutPrefix(pr.msg, "unknown field "); ok {
+			field, _, _ = strings.Cut(field, ";")
+			if near, ok := closest(field, fieldNames(env.types)); ok && near != field {
+				pr.msg = fmt.Sprintf("unknown field %s; did you mean %s?", field, near)
+			}
+		}
+		return nil, []exprProblem{pr}
 	}
 	p.typ = tree.Node.Type()
 	if p.typ != nil && p.typ.Kind() == reflect.Interface {
@@ -429,6 +506,21 @@ func (e *engine) compile(src string, env *typeEnv, steps func(id string, off int
 	}
 	p.prog = prog
 	return p, nil
+}
+
+// fieldNames are the field names expressions of env may read: a step's
+// (outputs, status, error) and the inputs schema's properties.
+func fieldNames(env types.Map) []string {
+	names := []string{"outputs", "status", "error"}
+	if in, ok := env["inputs"].(types.Map); ok {
+		for k := range in {
+			if k != types.Extra {
+				names = append(names, k)
+			}
+		}
+	}
+	slices.Sort(names[3:])
+	return names
 }
 
 // envProblems reports the env.NAME reads of names env does not allow.
@@ -504,12 +596,13 @@ type stepRef struct {
 
 // refWalker finds steps.<id> references and the names an expression reads.
 type refWalker struct {
-	src   string
-	refs  []stepRef
-	env   []stepRef // env.NAME reads
-	probs []exprProblem
-	item  bool
-	vars  bool
+	src    string
+	refs   []stepRef
+	env    []stepRef // env.NAME reads
+	inputs []stepRef // inputs.NAME reads
+	probs  []exprProblem
+	item   bool
+	vars   bool
 }
 
 func (w *refWalker) Visit(n *ast.Node) {
@@ -519,6 +612,12 @@ func (w *refWalker) Visit(n *ast.Node) {
 		if ok && id.Value == "env" {
 			if prop, ok := v.Property.(*ast.StringNode); ok {
 				w.env = append(w.env, stepRef{id: prop.Value, off: runeOffset(w.src, prop.Location().From)})
+			}
+			return
+		}
+		if ok && id.Value == "inputs" {
+			if prop, ok := v.Property.(*ast.StringNode); ok {
+				w.inputs = append(w.inputs, stepRef{id: prop.Value, off: runeOffset(w.src, prop.Location().From)})
 			}
 			return
 		}
@@ -586,6 +685,15 @@ func (g *guard) Visit(n *ast.Node) {
 		call := &ast.CallNode{Callee: &ast.IdentifierNode{Value: name}, Arguments: []ast.Node{meterIdent(), v.Node}}
 		call.SetLocation(v.Node.Location())
 		v.Node = call
+	case *ast.BuiltinNode:
+		if !sizedBuiltins[v.Name] {
+			return
+		}
+		call := &ast.CallNode{Callee: &ast.IdentifierNode{Value: sizedStr}, Arguments: []ast.Node{meterIdent(), v}}
+		if !isKind(v.Type(), reflect.String) {
+			call = &ast.CallNode{Callee: &ast.IdentifierNode{Value: sizedName}, Arguments: []ast.Node{meterIdent(), v, &ast.BoolNode{Value: v.Name == "fromJSON"}}}
+		}
+		ast.Patch(n, call)
 	case *ast.CallNode:
 		id, ok := v.Callee.(*ast.IdentifierNode)
 		if !ok || !meteredNames[id.Value] {
@@ -634,7 +742,7 @@ func isOther(t reflect.Type) bool {
 
 // eval runs p with env (which it may modify) under the engine's budgets.
 func (e *engine) eval(ctx context.Context, p *program, env map[string]any) (any, error) {
-	env[meterName] = &meter{ctx: ctx, limit: e.lim.Iterations, max: e.lim.String}
+	env[meterName] = &meter{ctx: ctx, limit: e.lim.Iterations, max: e.lim.String, maxValues: e.lim.Memory}
 	m := vm.VM{MemoryBudget: uint(e.lim.Memory)}
 	out, err := m.Run(p.prog, env)
 	if err != nil {

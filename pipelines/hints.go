@@ -37,6 +37,17 @@ func didYouMean(name string, known []string, what string) string {
 // suggest names the closest known key, or lists them all.
 func suggest(key string, known []string) string { return didYouMean(key, known, "known keys") }
 
+// serviceHint says what to do about a requires naming no service.
+func serviceHint(name string, known []string) string {
+	if near, ok := closest(name, known); ok {
+		return fmt.Sprintf("did you mean %q?", near)
+	}
+	if len(known) == 0 {
+		return "the config declares no services; define it under services: or remove it"
+	}
+	return "the services are " + strings.Join(known, ", ") + "; define it under services: or remove it"
+}
+
 func suggestStep(id string, ids []string) string { return didYouMean(id, ids, "the steps") }
 
 // toolHint says what to do about an unknown tool: the nearest known name,

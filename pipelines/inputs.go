@@ -53,7 +53,10 @@ func (d *decoder) inputsSchema(n *yaml.Node, v map[string]any) *jsonschema.Schem
 	before := len(d.errs)
 	d.schemaKeywords(n, "inputs")
 	if len(d.errs) > before {
-		return nil // the metaschema would only repeat them, less clearly
+		// The metaschema would only repeat them, less clearly; the
+		// defaults of the properties that compile alone are still checked.
+		d.propertyDefaults(n, v)
+		return nil
 	}
 	b, err := json.Marshal(v)
 	if err != nil {
@@ -74,9 +77,10 @@ func (d *decoder) inputsSchema(n *yaml.Node, v map[string]any) *jsonschema.Schem
 	}
 	s, err := c.Compile(loc)
 	if err == nil {
-		d.checkDefaults(n, c, loc, v, nil)
+		d.checkDefaults(n, c, loc, v, nil, nil)
 		return s
 	}
+	defer d.propertyDefaults(n, v)
 	var sve *jsonschema.SchemaValidationError
 	var ve *jsonschema.ValidationError
 	var re *jsonschema.InvalidRegexError
@@ -110,17 +114,48 @@ func (d *decoder) inputsSchema(n *yaml.Node, v map[string]any) *jsonschema.Schem
 	return nil
 }
 
+// propertyDefaults checks the defaults of each property of the inputs
+// schema v (at n) whose own schema compiles alone, for a schema that does
+// not compile as a whole: its other problems do not hide theirs.
+func (d *decoder) propertyDefaults(n *yaml.Node, v map[string]any) {
+	props, _ := v["properties"].(map[string]any)
+	for _, name := range sortedKeys(props) {
+		sub, ok := props[name].(map[string]any)
+		if !ok {
+			continue
+		}
+		b, err := json.Marshal(sub)
+		if err != nil {
+			continue
+		}
+		doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(b))
+		if err != nil {
+			continue
+		}
+		c := jsonschema.NewCompiler()
+		c.UseLoader(noLoader{})
+		const loc = "urn:skillgate:inputs:property"
+		if c.AddResource(loc, doc) != nil {
+			continue
+		}
+		if _, err := c.Compile(loc); err == nil {
+			d.checkDefaults(n, c, loc, sub, []string{"properties", name}, nil)
+		}
+	}
+}
+
 // checkDefaults checks each default written in schema m (at JSON pointer
-// tokens path of the inputs schema at n, compiled by c as loc) against
-// the schema it is written in, so a default that could never be used is
-// a load error and not a failure of every call that leaves it out.
-func (d *decoder) checkDefaults(n *yaml.Node, c *jsonschema.Compiler, loc string, m map[string]any, path []string) {
+// tokens path of the schema compiled by c as loc, which is at tokens at
+// of the inputs schema at n) against the schema it is written in, so a
+// default that could never be used is a load error and not a failure of
+// every call that leaves it out.
+func (d *decoder) checkDefaults(n *yaml.Node, c *jsonschema.Compiler, loc string, m map[string]any, at, path []string) {
 	if def, ok := m["default"]; ok {
-		d.checkDefault(n, c, loc, def, path)
+		d.checkDefault(n, c, loc, def, at, path)
 	}
 	sub := func(v any, toks ...string) {
 		if sm, ok := v.(map[string]any); ok {
-			d.checkDefaults(n, c, loc, sm, append(slices.Clone(path), toks...))
+			d.checkDefaults(n, c, loc, sm, at, append(slices.Clone(path), toks...))
 		}
 	}
 	for _, k := range sortedKeys(m) {
@@ -144,7 +179,7 @@ func (d *decoder) checkDefaults(n *yaml.Node, c *jsonschema.Compiler, loc string
 }
 
 // checkDefault checks def, the default of the schema at path, against it.
-func (d *decoder) checkDefault(n *yaml.Node, c *jsonschema.Compiler, loc string, def any, path []string) {
+func (d *decoder) checkDefault(n *yaml.Node, c *jsonschema.Compiler, loc string, def any, at, path []string) {
 	ptr := ""
 	for _, tok := range path {
 		ptr += "/" + strings.ReplaceAll(strings.ReplaceAll(tok, "~", "~0"), "/", "~1")
@@ -173,8 +208,8 @@ func (d *decoder) checkDefault(n *yaml.Node, c *jsonschema.Compiler, loc string,
 			msgs = append(msgs, m)
 		}
 	}
-	at, field := schemaNode(n, append(slices.Clone(path), "default"))
-	d.fail(at, field, "the default %s does not fit its own schema, so every call that leaves it out would fail: %s; change the default or the schema",
+	node, field := schemaNode(n, slices.Concat(at, path, []string{"default"}))
+	d.fail(node, field, "the default %s does not fit its own schema, so every call that leaves it out would fail: %s; change the default or the schema",
 		jsonText(def), strings.Join(msgs, "; "))
 }
 

@@ -56,6 +56,11 @@ type Loader struct {
 	// since steps call pipelines by that name and the recursion guard
 	// compares it.
 	ToolName func(name string) string
+	// Services, when set, lists the services (Docker) a pipeline's
+	// requires may name: a name it does not list is a problem of the
+	// pipeline, with the nearest name. Nil accepts every name. It is
+	// called at most once per pipeline that has requires.
+	Services func() []string
 	// Env is the environment expressions may read as env.NAME: only what
 	// the gateway allows, with "" for an allowed variable that is not set
 	// (so unsetting one does not stop pipelines from loading). Its keys are
@@ -349,6 +354,7 @@ func (l *Loader) batch(docs []doc, errs []*Error) ([]*Pipeline, error) {
 		p := l.compileDoc(dc.d, eng, dc.node, dc.name, tools, toolList)
 		for _, e := range dc.d.errs {
 			e.Field = labelled(dc.label, e.Field)
+			e.Pipeline = heads[i].name
 		}
 		errs = append(errs, dc.d.errs...)
 		if p != nil && !rejected[i] {
@@ -417,7 +423,7 @@ func (l *Loader) duplicates(name string, idx []int, heads []head, rejected map[i
 		if i != keep {
 			rejected[i] = true
 		}
-		errs = append(errs, &Error{Pos: heads[i].pos, Field: labelled(heads[i].label, "name"), Msg: msg})
+		errs = append(errs, &Error{Pos: heads[i].pos, Field: labelled(heads[i].label, "name"), Msg: msg, Pipeline: name})
 	}
 	return errs
 }
@@ -462,7 +468,7 @@ func (l *Loader) holdBack(ps []*Pipeline, heads []head) ([]*Pipeline, []*Error) 
 				if !inBatch || served[s.Tool] {
 					continue
 				}
-				errs = append(errs, &Error{Pos: s.toolPos, Field: labelled(p.label, fmt.Sprintf("steps[%d].tool", i)),
+				errs = append(errs, &Error{Pos: s.toolPos, Field: labelled(p.label, fmt.Sprintf("steps[%d].tool", i)), Pipeline: p.Name,
 					Msg: fmt.Sprintf("pipeline %s (%s, %s) has problems and is not served; %s is held back until it loads", callee.name, s.Tool, callee.pos, p.Name)})
 				served[p.ToolName], changed = false, true
 				break

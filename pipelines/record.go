@@ -30,12 +30,23 @@ type StepRecord struct {
 	ID     string `json:"id"`
 	Tool   string `json:"tool"`
 	Status string `json:"status"`
-	// Started is zero until the step starts.
+	// Started is when the step's first tool call began, once it had a
+	// slot of the run's concurrency; zero until then, and for a step that
+	// called nothing (skipped).
 	Started time.Time `json:"started,omitzero"`
-	// Duration is how long the step took; JSON has it as duration_ms.
+	// Duration is how long the step took from Started; JSON has it as
+	// duration_ms.
 	Duration time.Duration `json:"-"`
-	// Attempts counts tool calls made, retries and for_each items included.
+	// Queued is how long the step waited for its first slot, after its
+	// dependencies had settled; JSON has it as queued_ms.
+	Queued time.Duration `json:"-"`
+	// Attempts is how many times the step's call was tried: 1, or more
+	// when it was retried. For a for_each, it is the most any item took
+	// (Items counts the calls).
 	Attempts int `json:"attempts"`
+	// Calls counts the tool calls made, retries and for_each items
+	// included, the ones still running too.
+	Calls int `json:"calls"`
 	// Items and ItemsFailed count a for_each step's items.
 	Items       int    `json:"items,omitempty"`
 	ItemsFailed int    `json:"items_failed,omitempty"`
@@ -51,13 +62,15 @@ func (r Record) MarshalJSON() ([]byte, error) {
 	}{plain(r), millis(r.Duration)})
 }
 
-// MarshalJSON writes the step's record with its duration as duration_ms.
+// MarshalJSON writes the step's record with its duration as duration_ms
+// and its time queued as queued_ms.
 func (s StepRecord) MarshalJSON() ([]byte, error) {
 	type plain StepRecord
 	return json.Marshal(struct {
 		plain
 		DurationMS float64 `json:"duration_ms"`
-	}{plain(s), millis(s.Duration)})
+		QueuedMS   float64 `json:"queued_ms,omitempty"`
+	}{plain(s), millis(s.Duration), millis(s.Queued)})
 }
 
 // millis is d in milliseconds, to the microsecond.

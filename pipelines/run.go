@@ -10,6 +10,7 @@ import (
 	"math"
 	"reflect"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -33,8 +34,9 @@ type Progress struct {
 	Step string
 	Tool string
 	// Event is started, progress, retrying, finished, failed, skipped or
-	// canceled. A progress event passes on what the step's tool reported
-	// while it ran (see StepProgress).
+	// canceled; or waiting, about no step, while Runner.Prepare waits. A
+	// progress event passes on what the step's tool reported while it ran
+	// (see StepProgress).
 	Event string
 	// Item and Items are the for_each item (from 1) and count, when the
 	// event is about one item; zero otherwise.
@@ -55,6 +57,9 @@ type Progress struct {
 // String is a one-line message for a progress notification.
 func (p Progress) String() string {
 	s := fmt.Sprintf("[%d/%d] %s %s", p.Done, p.Total, p.Step, p.Event)
+	if p.Step == "" {
+		s = fmt.Sprintf("[%d/%d] %s", p.Done, p.Total, p.Event)
+	}
 	if p.Event == "progress" {
 		// At most two decimals: a nested pipeline's progress is a fraction
 		// such as 2/3.
@@ -102,6 +107,13 @@ type Runner struct {
 	MaxDepth int
 	// Keep is how many runs Runs remembers (default 100).
 	Keep int
+	// Prepare, when set, is called once per run, after the arguments are
+	// checked and before any step, with the run's ctx: the gateway starts
+	// the services the pipeline requires here. What it passes to wait is
+	// reported as a waiting event of the run (with no step), for the
+	// caller to see why nothing happens yet. An error fails the run, which
+	// is recorded with it, as a step's would be.
+	Prepare func(ctx context.Context, p *Pipeline, wait func(message string)) error
 
 	mu   sync.Mutex
 	ring []*Record
@@ -118,6 +130,7 @@ type stepState struct {
 	outputs any
 	err     error
 	view    map[string]any // what steps.<id> shows
+	ready   time.Time      // when the step began, before waiting for a slot
 }
 
 type run struct {
@@ -188,6 +201,17 @@ func (r *Runner) Run(ctx context.Context, p *Pipeline, args json.RawMessage, cal
 	}
 	rn.inputs = in
 
+	if r.Prepare != nil {
+		wait := func(msg string) { rn.emit(Progress{Event: "waiting", Message: msg}, false) }
+		if err := r.Prepare(ctx, p, wait); err != nil {
+			if cerr := ctx.Err(); cerr != nil {
+				rn.finish(StatusCanceled, cerr.Error())
+				return nil, cerr
+			}
+			return rn.end(err), nil
+		}
+	}
+
 	if p.Timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeoutCause(ctx, p.Timeout, errPipelineTimeout)
@@ -232,9 +256,27 @@ func (r *Runner) Run(ctx context.Context, p *Pipeline, args json.RawMessage, cal
 	case errors.As(cause, &f):
 		return rn.end(f), nil
 	case cause == errPipelineTimeout || context.Cause(parent) == errPipelineTimeout:
-		return rn.end(fmt.Errorf("the pipeline timed out after %s", p.Timeout)), nil
+		msg := fmt.Sprintf("the pipeline timed out after %s", p.Timeout)
+		if running := rn.stopped(); len(running) > 0 {
+			msg += " while " + strings.Join(running, " and ") + " ran; raise timeout, or the step's own"
+		}
+		return rn.end(errors.New(msg)), nil
 	}
 	return rn.outputs(ctx)
+}
+
+// stopped names the steps that were stopped while they ran (canceled,
+// with the error that stopped them), as "step b (x__y)".
+func (rn *run) stopped() []string {
+	var out []string
+	rn.r.update(func() {
+		for _, sr := range rn.rec.Steps {
+			if sr.Status == StatusCanceled && sr.Error != "" {
+				out = append(out, fmt.Sprintf("step %s (%s)", sr.ID, sr.Tool))
+			}
+		}
+	})
+	return out
 }
 
 // arguments decodes args, fills in the schema's defaults, turns whole
@@ -304,7 +346,7 @@ func (rn *run) outputs(ctx context.Context) (json.RawMessage, error) {
 		var err error
 		v, err = p.outputs.eval(ctx, p.eng, map[string]any{"inputs": rn.inputs, "env": p.env, "steps": all})
 		if err != nil {
-			return rn.end(fmt.Errorf("outputs: %w", err)), nil
+			return rn.end(place("outputs", err)), nil
 		}
 	}
 	res, err := okResult(v, resultLimit)
@@ -446,7 +488,8 @@ func (rn *run) runStep(ctx context.Context, s *Step) {
 // exec runs one step: its if, then its call or its for_each calls.
 func (rn *run) exec(ctx context.Context, s *Step, steps map[string]any) (any, string, error) {
 	p := rn.p
-	rn.recStep(s, func(sr *StepRecord) { sr.Started, sr.Status = time.Now(), StatusRunning })
+	rn.states[s.index].ready = time.Now()
+	rn.recStep(s, func(sr *StepRecord) { sr.Status = StatusRunning })
 	env := func() map[string]any {
 		return map[string]any{"inputs": rn.inputs, "env": p.env, "steps": steps}
 	}
@@ -470,7 +513,7 @@ func (rn *run) exec(ctx context.Context, s *Step, steps map[string]any) (any, st
 	}
 	v, err := s.forEach.eval(ctx, p.eng, env())
 	if err != nil {
-		return nil, "", fmt.Errorf("for_each: %w", err)
+		return nil, "", place("for_each", err)
 	}
 	items, err := toList(v)
 	if err != nil {
@@ -511,6 +554,7 @@ func (rn *run) fanOut(ctx context.Context, s *Step, steps map[string]any, items 
 		mu       sync.Mutex
 		firstErr error
 		failed   int
+		canceled int // items stopped because another failed
 		wg       sync.WaitGroup
 	)
 	limit := make(chan struct{}, s.Concurrency)
@@ -529,6 +573,12 @@ loop:
 			out, err := rn.call(ctx, s, env, i+1, len(items))
 			if err != nil {
 				mu.Lock()
+				if firstErr != nil && ctx.Err() != nil {
+					canceled++
+					mu.Unlock()
+					rn.emit(Progress{Step: s.ID, Tool: s.Tool, Event: "canceled", Item: i + 1, Items: len(items)}, false)
+					return
+				}
 				failed++
 				if firstErr == nil {
 					firstErr = fmt.Errorf("item %d: %w", i+1, err)
@@ -547,7 +597,10 @@ loop:
 	}
 	wg.Wait()
 	if firstErr != nil {
-		if failed > 1 {
+		switch {
+		case canceled > 0:
+			firstErr = fmt.Errorf("%d of %d items failed and %d were canceled; first: %w", failed, len(items), canceled, firstErr)
+		case failed > 1:
 			firstErr = fmt.Errorf("%d of %d items failed; first: %w", failed, len(items), firstErr)
 		}
 		if s.OnError == "continue" {
@@ -568,7 +621,7 @@ func (rn *run) call(ctx context.Context, s *Step, env map[string]any, item, item
 	if args == nil {
 		v, err := s.with.eval(ctx, rn.p.eng, env)
 		if err != nil {
-			return nil, fmt.Errorf("with: %w", err)
+			return nil, place("with", err)
 		}
 		if _, ok := v.(map[string]any); !ok {
 			return nil, fmt.Errorf("with: the arguments must be an object, got %s", typeOf(v))
@@ -583,7 +636,7 @@ func (rn *run) call(ctx context.Context, s *Step, env map[string]any, item, item
 	}
 	backoff := s.Retry.Backoff
 	for attempt := 1; ; attempt++ {
-		out, err := rn.attempt(cctx, s, args, item, items)
+		out, err := rn.attempt(cctx, s, args, attempt, item, items)
 		if err == nil {
 			return out, nil
 		}
@@ -611,17 +664,26 @@ func (rn *run) call(ctx context.Context, s *Step, env map[string]any, item, item
 	}
 }
 
-// attempt makes one call, within the run's parallelism and s's timeout,
-// for the for_each item of items (0 when s has none). What the tool
-// reports while it runs becomes progress events of s.
-func (rn *run) attempt(ctx context.Context, s *Step, args json.RawMessage, item, items int) (any, error) {
+// attempt makes attempt n of one call, within the run's parallelism and
+// s's timeout, for the for_each item of items (0 when s has none). What
+// the tool reports while it runs becomes progress events of s. The step's
+// record starts with its first call, once that has a slot: the time
+// before is queued.
+func (rn *run) attempt(ctx context.Context, s *Step, args json.RawMessage, n, item, items int) (any, error) {
 	select {
 	case rn.sem <- struct{}{}:
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
 	defer func() { <-rn.sem }()
-	rn.recStep(s, func(sr *StepRecord) { sr.Attempts++ })
+	now, ready := time.Now(), rn.states[s.index].ready
+	rn.recStep(s, func(sr *StepRecord) {
+		if sr.Started.IsZero() {
+			sr.Started, sr.Queued = now, now.Sub(ready)
+		}
+		sr.Attempts = max(sr.Attempts, n)
+		sr.Calls++
+	})
 	cctx := ctx
 	if s.Timeout > 0 {
 		var cancel context.CancelFunc

@@ -2,6 +2,7 @@ package pipelines
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 )
@@ -27,6 +28,43 @@ type tmpl struct {
 	parts []tpart
 	items []*tmpl
 	keys  []string
+	pos   Pos // where an expression or interpolation is written
+}
+
+// placedError is the error of a value's expression at run time, with
+// where it is in the value (such as "with.text" or "outputs.items[2]")
+// and in its file.
+type placedError struct {
+	path string
+	pos  Pos
+	err  error
+}
+
+func (e *placedError) Error() string {
+	if p := e.pos.String(); p != "" {
+		return fmt.Sprintf("%s (%s): %v", e.path, p, e.err)
+	}
+	return fmt.Sprintf("%s: %v", e.path, e.err)
+}
+
+func (e *placedError) Unwrap() error { return e.err }
+
+// place puts err, from the evaluation of the value at key, under key: the
+// path of a placedError grows, any other error is prefixed.
+func place(key string, err error) error {
+	var pe *placedError
+	if !errors.As(err, &pe) {
+		return fmt.Errorf("%s: %w", key, err)
+	}
+	switch {
+	case pe.path == "":
+		pe.path = key
+	case strings.HasPrefix(pe.path, "["):
+		pe.path = key + pe.path
+	default:
+		pe.path = key + "." + pe.path
+	}
+	return pe
 }
 
 type tpart struct {
@@ -39,7 +77,11 @@ func (t *tmpl) eval(ctx context.Context, e *engine, env map[string]any) (any, er
 	case tConst:
 		return t.val, nil
 	case tExpr:
-		return e.eval(ctx, t.prog, env)
+		v, err := e.eval(ctx, t.prog, env)
+		if err != nil {
+			return nil, &placedError{pos: t.pos, err: err}
+		}
+		return v, nil
 	case tInterp:
 		var b strings.Builder
 		for _, p := range t.parts {
@@ -49,14 +91,14 @@ func (t *tmpl) eval(ctx context.Context, e *engine, env map[string]any) (any, er
 			}
 			v, err := e.eval(ctx, p.prog, env)
 			if err != nil {
-				return nil, err
+				return nil, &placedError{pos: t.pos, err: err}
 			}
 			s, err := stringify(v, e.lim.String)
 			if err != nil {
-				return nil, err
+				return nil, &placedError{pos: t.pos, err: err}
 			}
 			if b.Len()+len(s) > e.lim.String {
-				return nil, fmt.Errorf("%w: the text built from %q is longer than the %d bytes allowed", ErrBudget, p.prog.src, e.lim.String)
+				return nil, &placedError{pos: t.pos, err: fmt.Errorf("%w: the text built from %q is longer than the %d bytes allowed", ErrBudget, p.prog.src, e.lim.String)}
 			}
 			b.WriteString(s)
 		}
@@ -66,7 +108,7 @@ func (t *tmpl) eval(ctx context.Context, e *engine, env map[string]any) (any, er
 		for i, it := range t.items {
 			v, err := it.eval(ctx, e, env)
 			if err != nil {
-				return nil, err
+				return nil, place(fmt.Sprintf("[%d]", i), err)
 			}
 			out[i] = v
 		}
@@ -76,7 +118,7 @@ func (t *tmpl) eval(ctx context.Context, e *engine, env map[string]any) (any, er
 		for i, k := range t.keys {
 			v, err := t.items[i].eval(ctx, e, env)
 			if err != nil {
-				return nil, err
+				return nil, place(k, err)
 			}
 			out[k] = v
 		}

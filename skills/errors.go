@@ -19,6 +19,9 @@ var (
 	ErrNotScript = errors.New("not a script of the skill")
 	// ErrNoExecutor: the library has no script executor.
 	ErrNoExecutor = errors.New("no script executor")
+	// ErrTooLarge: a skill's files total more than the skills extension
+	// lists for one skill.
+	ErrTooLarge = errors.New("skill too large")
 	// ErrDenied: a pre hook refused the run.
 	ErrDenied = errors.New("denied by a hook")
 )

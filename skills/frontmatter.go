@@ -287,6 +287,7 @@ func (p *fmParser) meta(root *yaml.Node, m *Meta) {
 		}
 	}
 	seen := map[string]bool{}
+	values := map[string]*yaml.Node{} // where a problem with a key's value is
 	var metadata *yaml.Node
 	for i := 0; i+1 < len(root.Content); i += 2 {
 		k, v := root.Content[i], root.Content[i+1]
@@ -296,6 +297,7 @@ func (p *fmParser) meta(root *yaml.Node, m *Meta) {
 			continue
 		}
 		seen[key] = true
+		values[key] = v
 		switch key {
 		case "name":
 			m.Name = p.str(v, key)
@@ -335,16 +337,18 @@ func (p *fmParser) meta(root *yaml.Node, m *Meta) {
 	case !seen["name"]:
 		p.fail(root, "name", "missing; name the skill like its folder: %s", nameRule)
 	case m.Name == "":
-		p.fail(root, "name", "empty; name the skill like its folder: %s", nameRule)
+		p.fail(values["name"], "name", "empty; name the skill like its folder: %s", nameRule)
 	case !nameRE().MatchString(m.Name):
-		p.fail(root, "name", "%q is not a skill name: %s", m.Name, nameRule)
+		p.fail(values["name"], "name", "%q is not a skill name: %s", m.Name, nameRule)
 	}
 	switch {
 	case p.failed("description"):
-	case !seen["description"] || m.Description == "":
+	case !seen["description"]:
 		p.fail(root, "description", "missing; say what the skill does and when to use it, the model reads it to pick skills")
+	case m.Description == "":
+		p.fail(values["description"], "description", "empty; say what the skill does and when to use it, the model reads it to pick skills")
 	case len(m.Description) > 1024:
-		p.warn(root, "description", "longer than 1024 characters; cards show the start only")
+		p.warn(values["description"], "description", "longer than 1024 characters; cards show the start only")
 	}
 }
 

@@ -3,6 +3,7 @@ package skills
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -17,6 +18,9 @@ import (
 
 // DefaultHookTimeout bounds one hook run.
 const DefaultHookTimeout = 10 * time.Second
+
+// hookTimeout is DefaultHookTimeout; tests shorten it.
+var hookTimeout = DefaultHookTimeout
 
 // hookSet is the pre and post hook files of a folder (absolute paths, in
 // name order).
@@ -94,8 +98,23 @@ var envNameRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile
 // runHook runs one hook file with ev on stdin and returns its decision.
 // A hook that fails (exits non-zero, times out, prints something that is
 // not a JSON object) fails the run: hooks guard scripts, so they fail
-// closed.
+// closed, and the run is denied (a *DeniedError naming the hook file).
 func (r *runner) runHook(ctx context.Context, path string, ev *HookEvent, call sdk.Call) (*HookDecision, error) {
+	d, err := r.hook(ctx, path, ev, call)
+	if err != nil {
+		return nil, hookFailed(path, err.Error())
+	}
+	return d, nil
+}
+
+// hookFailed is the error of a run whose hook at path misbehaved: the
+// run is denied (hooks fail closed), and the reason names the file.
+func hookFailed(path, why string) *DeniedError {
+	return &DeniedError{Hook: filepath.Base(path), Reason: fmt.Sprintf("the hook %s %s", path, why)}
+}
+
+// hook is runHook; its errors say what went wrong, not which hook.
+func (r *runner) hook(ctx context.Context, path string, ev *HookEvent, call sdk.Call) (*HookDecision, error) {
 	args, err := json.Marshal(ev)
 	if err != nil {
 		return nil, err
@@ -103,12 +122,12 @@ func (r *runner) runHook(ctx context.Context, path string, ev *HookEvent, call s
 	dir, file := filepath.Split(path)
 	rt, err := runtimeOf(path)
 	if err != nil {
-		return nil, fmt.Errorf("hook %s: %v", path, err)
+		return nil, fmt.Errorf("cannot run: %v", err)
 	}
-	pol := Policy{Timeout: DefaultHookTimeout, StallTimeout: DefaultHookTimeout}
+	pol := Policy{Timeout: hookTimeout, StallTimeout: hookTimeout}
 	res, err := r.call(ctx, scriptKey{dir: filepath.Clean(dir), entry: file, runtime: rt, policy: pol.key(), hook: true}, pol, nil, args, call)
 	if err != nil {
-		return nil, fmt.Errorf("hook %s: %w", path, err)
+		return nil, fmt.Errorf("could not run: %w", err)
 	}
 	var cr struct {
 		IsError           bool            `json:"isError"`
@@ -117,9 +136,12 @@ func (r *runner) runHook(ctx context.Context, path string, ev *HookEvent, call s
 			Type string `json:"type"`
 			Text string `json:"text"`
 		} `json:"content"`
+		Meta struct {
+			Status string `json:"skillgate/status"`
+		} `json:"_meta"`
 	}
 	if err := json.Unmarshal(res, &cr); err != nil {
-		return nil, fmt.Errorf("hook %s: bad result: %v", path, err)
+		return nil, fmt.Errorf("returned a bad result: %v", err)
 	}
 	var text string
 	for _, c := range cr.Content {
@@ -128,7 +150,7 @@ func (r *runner) runHook(ctx context.Context, path string, ev *HookEvent, call s
 		}
 	}
 	if cr.IsError {
-		return nil, fmt.Errorf("hook %s failed: %s", filepath.Base(path), strings.TrimSpace(text))
+		return nil, errors.New(hookFailure(cr.Meta.Status, strings.TrimSpace(text)))
 	}
 	var d HookDecision
 	raw := cr.StructuredContent
@@ -139,14 +161,32 @@ func (r *runner) runHook(ctx context.Context, path string, ev *HookEvent, call s
 		raw = json.RawMessage(text)
 	}
 	if err := json.Unmarshal(raw, &d); err != nil {
-		return nil, fmt.Errorf("hook %s printed something that is not a decision object ({\"decision\": ..., \"reason\": ...}): %v", filepath.Base(path), err)
+		return nil, fmt.Errorf("printed something that is not a decision object ({\"decision\": ..., \"reason\": ...}): %v", err)
 	}
 	for k := range d.Env {
 		if !envNameRE().MatchString(k) || strings.HasPrefix(k, "SKILLGATE_") {
-			return nil, fmt.Errorf("hook %s: env %q is not a variable name a hook may set", filepath.Base(path), k)
+			return nil, fmt.Errorf("set env %q, which is not a variable name a hook may set", k)
 		}
 	}
 	return &d, nil
+}
+
+// hookFailure says how a hook failed, from the script executor's status
+// and text. The executor speaks of tools and their tool.yaml, which a
+// hook has not: a hook's limits are fixed.
+func hookFailure(status, text string) string {
+	_, output, _ := strings.Cut(text, "\n\n") // what it printed, after the executor's sentence
+	var msg string
+	switch status {
+	case "timeout", "stalled":
+		msg = fmt.Sprintf("was still running after %v, the time a hook gets, and was killed; make it faster", hookTimeout)
+	default:
+		return "failed: " + text
+	}
+	if output != "" {
+		msg += "\n\n" + output
+	}
+	return msg
 }
 
 // DeniedError is the error of a run a hook refused or failed.

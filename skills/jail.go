@@ -98,8 +98,17 @@ type File struct {
 	Data []byte `json:"-"`
 	// Truncated is set when the file goes on past Data.
 	Truncated bool `json:"truncated,omitempty"`
-	// Binary is set when Data is not UTF-8 text.
+	// Binary is set when Data is not text: it holds a NUL byte, or it is
+	// not valid UTF-8 and the file's name does not say text. Data is then
+	// the file's bytes from Offset, as many as fit.
 	Binary bool `json:"binary,omitempty"`
+	// Invalid is set for text (by its name, such as a Latin-1 .md) that is
+	// not valid UTF-8: Data holds U+FFFD in place of each invalid byte.
+	Invalid bool `json:"invalid,omitempty"`
+	// End is the offset just past the file's bytes in Data: where the next
+	// page starts when Truncated. Text pages start and end on whole
+	// characters, so Offset may be past the offset asked for.
+	End int64 `json:"end,omitempty"`
 }
 
 // ReadFile reads a file of the skill: rel is relative to the skill folder
@@ -134,13 +143,78 @@ func (l *Library) readFile(sk *Skill, rel string, offset, limit int64) (*File, e
 	}
 	if int64(len(data)) > limit {
 		data = data[:limit]
-		// Do not split a UTF-8 sequence.
-		for i := 0; i < utf8.UTFMax && len(data) > 0 && !utf8.Valid(data); i++ {
-			data = data[:len(data)-1]
-		}
 		out.Truncated = true
 	}
+	// A page may start or end inside a UTF-8 sequence (an offset chosen
+	// by hand, a cut): that alone does not make text binary.
+	lead, tail := 0, 0
+	if offset > 0 {
+		lead = continuation(data)
+	}
+	if out.Truncated {
+		tail = partialRune(data[lead:])
+	}
+	core := data[lead : len(data)-tail]
+	nul := strings.IndexByte(string(data[:min(len(data), 8000)]), 0) >= 0
+	valid := utf8.Valid(core)
+	if !valid {
+		// Not UTF-8 anyway: its first bytes are characters of their own.
+		lead, core = 0, data[:len(data)-tail]
+	}
+	switch {
+	case nul || !valid && !isTextType(clean):
+		out.Binary = true
+	default:
+		// Text, from the first whole character to the last.
+		data, out.Offset = core, offset+int64(lead)
+		if !valid {
+			out.Invalid = true
+			data = []byte(strings.ToValidUTF8(string(core), string(utf8.RuneError)))
+		}
+	}
+	out.End = out.Offset + int64(len(data))
+	if out.Invalid {
+		out.End = out.Offset + int64(len(core))
+	}
 	out.Data = data
-	out.Binary = !utf8.Valid(data) || strings.ContainsRune(string(data[:min(len(data), 8000)]), 0)
 	return out, nil
+}
+
+// continuation counts the UTF-8 continuation bytes data starts with (at
+// most 3: a character's tail, when a read starts inside it).
+func continuation(data []byte) int {
+	n := 0
+	for n < len(data) && n < utf8.UTFMax-1 && !utf8.RuneStart(data[n]) {
+		n++
+	}
+	return n
+}
+
+// partialRune counts the bytes at the end of data that start a UTF-8
+// sequence data does not finish (a read cut inside a character).
+func partialRune(data []byte) int {
+	for i := len(data) - 1; i >= 0 && i >= len(data)-utf8.UTFMax; i-- {
+		if utf8.RuneStart(data[i]) {
+			if utf8.FullRune(data[i:]) {
+				return 0
+			}
+			return len(data) - i
+		}
+	}
+	return 0
+}
+
+// isTextType reports whether a file's name says it holds text (Markdown,
+// source, JSON, YAML...): such a file that is not valid UTF-8 (Latin-1,
+// say) is still read as text.
+func isTextType(p string) bool {
+	m := mimeOf(p)
+	if strings.HasPrefix(m, "text/") {
+		return true
+	}
+	switch strings.ToLower(path.Ext(p)) {
+	case ".json", ".yaml", ".yml", ".toml", ".xml", ".js", ".ts", ".csv", ".tsv", ".txt", ".ini", ".cfg", ".rb", ".go", ".rs", ".java":
+		return true
+	}
+	return false
 }

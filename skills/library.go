@@ -434,6 +434,7 @@ func (sc *scanner) root(r root) {
 	// A root that is itself a skill folder is that one skill.
 	if fileExists(filepath.Join(r.dir, FileName)) {
 		sc.skill(r, r.dir, "", filepath.Base(r.dir))
+		sc.nested(r.dir, insideSkill)
 		return
 	}
 	entries, err := os.ReadDir(r.dir)
@@ -448,6 +449,7 @@ func (sc *scanner) root(r root) {
 		}
 		if fileExists(filepath.Join(dir, FileName)) {
 			sc.skill(r, dir, "", e.Name())
+			sc.nested(dir, insideSkill)
 			continue
 		}
 		sc.stampPath(dir)
@@ -466,12 +468,46 @@ func (sc *scanner) root(r root) {
 			}
 			if fileExists(filepath.Join(sd, FileName)) {
 				sc.skill(r, sd, e.Name(), s.Name())
+				sc.nested(sd, insideSkill)
 			} else {
 				sc.stampPath(sd)
-				sc.misnamed(sd)
+				if !sc.misnamed(sd) {
+					sc.nested(sd, tooDeep)
+				}
 			}
 		}
 	}
+}
+
+// Why nested reports a SKILL.md it finds.
+const (
+	insideSkill = "not served: it is inside the folder of the skill %s (which has a SKILL.md), so it is one of that skill's files; move its folder out, next to that skill or into a team folder"
+	tooDeep     = "not served: skills are read at most two levels down (<skills dir>/<skill>/SKILL.md, or <skills dir>/<team>/<skill>/SKILL.md) and this one is deeper, under %s; move its folder up"
+)
+
+// nestedDepth bounds how far below a folder nested looks.
+const nestedDepth = 4
+
+// nested warns about each SKILL.md under dir (dir's own aside, up to
+// nestedDepth levels down), which the scan does not serve: why says why,
+// with dir for its %s.
+func (sc *scanner) nested(dir, why string) {
+	base := strings.Count(dir, string(filepath.Separator))
+	_ = filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil || p == dir {
+			return nil
+		}
+		if d.IsDir() {
+			if skipName(d.Name()) || strings.Count(p, string(filepath.Separator))-base >= nestedDepth {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if d.Name() == FileName && filepath.Dir(p) != dir {
+			sc.problems = append(sc.problems, Problem{Path: sc.rel(p), Warning: true, Msg: fmt.Sprintf(why, sc.rel(dir))})
+		}
+		return nil
+	})
 }
 
 // misnamed reports (and warns about) a folder whose SKILL.md is spelled
@@ -572,7 +608,7 @@ func (sc *scanner) skill(r root, dir, team, folder string) {
 	}
 	if other, dup := sc.seen[sk.ID]; dup {
 		sc.problems = append(sc.problems, Problem{Path: rel, Field: "name",
-			Msg: "skill " + sk.ID + " is also defined in " + other + "; the first one is served, rename this one"})
+			Msg: "skill " + sk.ID + " is also defined in " + sc.rel(filepath.Join(other, FileName)) + "; the first one is served, rename this one"})
 		return
 	}
 	sc.seen[sk.ID] = dir

@@ -186,11 +186,11 @@ func (l *Library) RunScript(ctx context.Context, req RunRequest, call sdk.Call) 
 		case "deny", "block", "fail":
 			return nil, &DeniedError{Hook: filepath.Base(h), Reason: d.Reason}
 		default:
-			return nil, fmt.Errorf("hook %s: decision %q is not deny or empty", filepath.Base(h), d.Decision)
+			return nil, hookFailed(h, fmt.Sprintf("gave the decision %q, which is not deny or empty", d.Decision))
 		}
 		if d.Args != nil {
 			if len(*d.Args) > MaxArgs {
-				return nil, fmt.Errorf("hook %s: %d arguments; at most %d", filepath.Base(h), len(*d.Args), MaxArgs)
+				return nil, hookFailed(h, fmt.Sprintf("gave %d arguments; at most %d", len(*d.Args), MaxArgs))
 			}
 			ev.Args = *d.Args
 		}
@@ -237,7 +237,7 @@ func (l *Library) RunScript(ctx context.Context, req RunRequest, call sdk.Call) 
 		case "fail", "deny", "block":
 			return nil, &DeniedError{Hook: filepath.Base(h), Reason: d.Reason}
 		default:
-			return nil, fmt.Errorf("hook %s: decision %q is not fail or empty", filepath.Base(h), d.Decision)
+			return nil, hookFailed(h, fmt.Sprintf("gave the decision %q, which is not fail or empty", d.Decision))
 		}
 		if d.Result != nil {
 			res = asResult(d.Result)

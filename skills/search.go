@@ -36,10 +36,25 @@ func keywords(sk *Skill) []term {
 	return out
 }
 
+// words are the words of s, in lower case, without stop words ("a",
+// "the", "use when": every description has them, so they rank nothing).
 func words(s string) []string {
-	return strings.FieldsFunc(strings.ToLower(s), func(r rune) bool {
+	all := strings.FieldsFunc(strings.ToLower(s), func(r rune) bool {
 		return !unicode.IsLetter(r) && !unicode.IsDigit(r)
 	})
+	return slices.DeleteFunc(all, func(w string) bool { return stopWords[w] })
+}
+
+// stopWords are words too common in descriptions and queries to find a
+// skill by.
+var stopWords = map[string]bool{
+	"a": true, "an": true, "the": true, "to": true, "of": true, "in": true, "on": true, "for": true,
+	"and": true, "or": true, "with": true, "by": true, "from": true, "is": true, "it": true, "its": true,
+	"this": true, "that": true, "as": true, "at": true, "be": true, "me": true, "my": true, "i": true,
+	"you": true, "your": true, "we": true, "our": true, "into": true, "can": true, "will": true,
+	"please": true, "some": true, "use": true, "used": true, "using": true, "via": true, "are": true,
+	"do": true, "does": true, "how": true, "what": true, "which": true, "should": true, "if": true,
+	"then": true, "when": true, "need": true, "needs": true, "claude": true, "user": true, "asks": true,
 }
 
 // stem trims common English endings so "forms" finds "form".
@@ -60,10 +75,13 @@ type Match struct {
 
 // Find ranks the snapshot's skills against query: every word of the query
 // scores where it appears (ID and name count most, then tags, then the
-// description; prefixes count a little). An empty query returns every
-// skill in ID order. tag, when set, keeps only skills with that tag.
+// description; prefixes count a little; stop words not at all). An empty
+// query returns every skill in ID order. tag, when set, keeps only skills with that tag.
 func (s *Snapshot) Find(query, tag string) []Match {
 	qs := words(query)
+	if len(qs) == 0 && strings.TrimSpace(query) != "" {
+		return nil // stop words alone find nothing, rather than everything
+	}
 	for i, q := range qs {
 		qs[i] = stem(q)
 	}

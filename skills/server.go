@@ -1,6 +1,7 @@
 package skills
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/base64"
@@ -11,6 +12,7 @@ import (
 	"io"
 	"mime"
 	"path"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"strconv"
@@ -50,6 +52,15 @@ type Server struct {
 
 	pagesMu sync.Mutex
 	pages   map[pageKey]listPage // skills/list answers
+
+	subMu  sync.Mutex
+	subs   map[string]fileStamp // subscribed URIs, with their file's last stamp
+	notify func(uri string)     // OnResourceUpdated
+
+	digestMu   sync.Mutex
+	digests    map[string]digested // by file path (Entry)
+	warnedSnap *Snapshot           // the snapshot warned holds the warnings of
+	warned     map[string]string   // skill ID -> why it is not listed, logged
 }
 
 // pageKey identifies a skills/list page: its first index and, for a
@@ -147,7 +158,8 @@ func (s *Server) Load(context.Context, sdk.LoadRequest) (sdk.Definitions, error)
 func (s *Server) Unload(context.Context, string) error { return nil }
 
 // Call implements sdk.Executor for tools/call, prompts/get,
-// resources/read, skills/list and skills/get.
+// resources/read, resources/subscribe and resources/unsubscribe,
+// skills/list and skills/get.
 func (s *Server) Call(ctx context.Context, req sdk.CallRequest, call sdk.Call) (json.RawMessage, error) {
 	switch req.Method {
 	case "tools/call":
@@ -171,6 +183,16 @@ func (s *Server) Call(ctx context.Context, req sdk.CallRequest, call sdk.Call) (
 		}
 		_ = json.Unmarshal(req.Params, &p)
 		return s.readResource(ctx, p.URI)
+	case "resources/subscribe", "resources/unsubscribe":
+		var p struct {
+			URI string `json:"uri"`
+		}
+		_ = json.Unmarshal(req.Params, &p)
+		if !strings.HasPrefix(p.URI, "skill://") {
+			return nil, &sdk.RPCError{Code: sdk.CodeInvalidParams, Message: fmt.Sprintf("%s: %q is not a skill:// URI", req.Method, p.URI)}
+		}
+		s.subscribe(p.URI, req.Method == "resources/subscribe")
+		return json.RawMessage(`{}`), nil
 	case "skills/list":
 		return s.listEntries(ctx, req.Params)
 	case "skills/get":
@@ -199,11 +221,14 @@ func (s *Server) CallTool(ctx context.Context, name string, args json.RawMessage
 		Path    string          `json:"path"`
 		Offset  int64           `json:"offset"`
 		Script  string          `json:"script"`
-		Args    []string        `json:"args"`
+		Args    scriptArgs      `json:"args"`
 		Input   json.RawMessage `json:"input"`
 		Handle  string          `json:"handle"`
 	}
 	if err := json.Unmarshal(args, &a); err != nil {
+		if name == ToolRun {
+			return runError(fmt.Errorf("%s: %s", name, argsMsg(err))), nil
+		}
 		return toolError("%s: %s", name, argsMsg(err)), nil
 	}
 	switch name {
@@ -221,7 +246,7 @@ func (s *Server) CallTool(ctx context.Context, name string, args json.RawMessage
 		if err != nil {
 			return runError(err), nil
 		}
-		res, err := s.lib.RunScript(ctx, RunRequest{Skill: sk.ID, Script: a.Script, Args: a.Args, Input: a.Input}, call)
+		res, err := s.lib.RunScript(ctx, RunRequest{Skill: sk.ID, Script: a.Script, Args: []string(a.Args), Input: a.Input}, call)
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
@@ -445,16 +470,27 @@ func (s *Server) readFile(ctx context.Context, name, rel string, offset int64) j
 	if err != nil {
 		return toolError("read_skill_file: %v", err)
 	}
+	uri := "skill://" + sk.ID + "/" + f.Path
 	if f.Binary {
-		out, _ := json.Marshal(map[string]any{"content": []any{map[string]any{"type": "resource", "resource": map[string]any{
-			"uri": "skill://" + sk.ID + "/" + f.Path, "mimeType": mimeOf(f.Path), "blob": base64.StdEncoding.EncodeToString(f.Data),
-		}}}})
+		content := []any{map[string]any{"type": "resource", "resource": map[string]any{
+			"uri": uri, "mimeType": mimeOf(f.Path), "blob": base64.StdEncoding.EncodeToString(f.Data),
+		}}}
+		if f.Truncated || f.Offset > 0 {
+			note := fmt.Sprintf("[the blob is bytes %d-%d of %d of %s, not the whole file", f.Offset, f.End, f.Size, f.Path)
+			if f.Truncated {
+				note += fmt.Sprintf("; read_skill_file with offset: %d for the next part, and join the parts' bytes", f.End)
+			}
+			content = append(content, map[string]any{"type": "text", "text": note + "]"})
+		}
+		out, _ := json.Marshal(map[string]any{"content": content})
 		return out
 	}
 	text := string(f.Data)
+	if f.Invalid {
+		text = fmt.Sprintf("[%s is not valid UTF-8 (Latin-1, say): its invalid bytes show as \uFFFD; resources/read %s gives the exact bytes]\n", f.Path, uri) + text
+	}
 	if f.Truncated {
-		next := f.Offset + int64(len(f.Data))
-		text += fmt.Sprintf("\n[bytes %d-%d of %d; read_skill_file with offset: %d for more]", f.Offset, next, f.Size, next)
+		text += fmt.Sprintf("\n[bytes %d-%d of %d; read_skill_file with offset: %d for more]", f.Offset, f.End, f.Size, f.End)
 	}
 	return textResult(text)
 }
@@ -500,15 +536,20 @@ func (s *Server) prompt(ctx context.Context, name string) (json.RawMessage, erro
 // resolveURI splits skill://<skill-path>/<file> into the skill and the
 // file ("SKILL.md" when the URI names the skill alone).
 func (s *Server) resolveURI(ctx context.Context, uri string) (*Skill, string, error) {
+	return s.resolveURIIn(s.lib.Snapshot(), func(sk *Skill) bool { return s.sees(ctx, sk) }, uri)
+}
+
+// resolveURIIn is resolveURI in snap among the skills sees accepts (nil:
+// all).
+func (s *Server) resolveURIIn(snap *Snapshot, sees func(*Skill) bool, uri string) (*Skill, string, error) {
 	rest, ok := strings.CutPrefix(uri, "skill://")
 	if !ok {
 		return nil, "", fmt.Errorf("%q is not a skill:// URI", uri)
 	}
 	rest = strings.TrimSuffix(rest, "/")
-	snap := s.lib.Snapshot()
 	segs := strings.SplitN(rest, "/", 3)
 	byID := func(id string) *Skill {
-		if sk := snap.byID[id]; sk != nil && s.sees(ctx, sk) {
+		if sk := snap.byID[id]; sk != nil && (sees == nil || sees(sk)) {
 			return sk
 		}
 		return nil
@@ -550,9 +591,14 @@ func (s *Server) readResource(ctx context.Context, uri string) (json.RawMessage,
 		return nil, err
 	}
 	c := map[string]any{"uri": uri, "mimeType": mimeOf(file)}
-	if isText(data) {
+	switch {
+	case isText(data):
 		c["text"] = string(data)
-	} else {
+	case isTextType(file):
+		// Exact bytes, and a word on why text comes as a blob.
+		c["blob"] = base64.StdEncoding.EncodeToString(data)
+		c["_meta"] = map[string]string{"skillgate/note": file + " is not valid UTF-8 text (Latin-1, say): its bytes are sent as they are, base64-encoded"}
+	default:
 		c["blob"] = base64.StdEncoding.EncodeToString(data)
 	}
 	return json.Marshal(map[string]any{"contents": []any{c}})
@@ -582,32 +628,117 @@ const (
 	maxEntryBytes = 16 << 20
 )
 
+// entryFile is one file of a skill, stat'ed for its skills-extension entry.
+type entryFile struct {
+	rel  string
+	path string
+	size int64
+	mod  time.Time
+}
+
+// entryFiles lists the files of sk's entry with their sizes, without
+// reading them, and fails when they total more than the skills extension
+// takes for one skill, naming the largest.
+func entryFiles(sk *Skill) ([]entryFile, error) {
+	var files []entryFile
+	var total int64
+	largest := -1
+	for _, rel := range listFiles(sk.Dir, "", maxEntryFiles) {
+		f, fi, err := openInSkill(sk.Dir, rel)
+		if err != nil {
+			continue // a symlink leading out is not part of the skill
+		}
+		f.Close()
+		files = append(files, entryFile{rel: rel, path: filepath.Join(sk.Dir, filepath.FromSlash(rel)), size: fi.Size(), mod: fi.ModTime()})
+		total += fi.Size()
+		if largest < 0 || fi.Size() > files[largest].size {
+			largest = len(files) - 1
+		}
+	}
+	if total > maxEntryBytes {
+		big := files[largest]
+		return nil, fmt.Errorf("%w: skill %s: its files total %d bytes, more than the %d a skill may hold for skills/list; the largest is %s (%d bytes): move large files out of the skill folder",
+			ErrTooLarge, sk.ID, total, maxEntryBytes, big.rel, big.size)
+	}
+	return files, nil
+}
+
 // Entry builds the skills-extension entry of sk: its frontmatter verbatim
-// and every file with its SHA-256 digest.
+// and every file with its SHA-256 digest. A file's digest is kept while
+// its size and modification time stay the same. A skill whose files
+// total more than 16 MiB has no entry: the error (ErrTooLarge) names the
+// largest file.
 func (s *Server) Entry(sk *Skill) (SkillEntry, error) {
 	e := SkillEntry{URI: sk.URI(), Frontmatter: sk.Meta.Raw}
 	if e.Frontmatter == nil {
 		e.Frontmatter = map[string]any{"name": sk.Meta.Name, "description": sk.Meta.Description}
 	}
-	var total int64
-	for _, rel := range listFiles(sk.Dir, "", maxEntryFiles) {
-		f, _, err := openInSkill(sk.Dir, rel)
-		if err != nil {
-			continue // a symlink leading out is not part of the skill
-		}
-		h := sha256.New()
-		n, err := io.Copy(h, f)
-		f.Close()
+	files, err := entryFiles(sk)
+	if err != nil {
+		return e, err
+	}
+	for _, ef := range files {
+		d, err := s.digest(sk, ef)
 		if err != nil {
 			return e, err
 		}
-		total += n
-		if total > maxEntryBytes {
-			return e, fmt.Errorf("skill %s holds more than %d bytes", sk.ID, maxEntryBytes)
-		}
-		e.Resources = append(e.Resources, SkillResource{URI: "skill://" + sk.ID + "/" + rel, Digest: "sha256:" + hex.EncodeToString(h.Sum(nil)), Size: n})
+		e.Resources = append(e.Resources, SkillResource{URI: "skill://" + sk.ID + "/" + ef.rel, Digest: d.sum, Size: d.size})
 	}
 	return e, nil
+}
+
+// digested is a file's digest, with the stat it was made for.
+type digested struct {
+	sum  string
+	size int64
+	mod  time.Time
+}
+
+// digest returns the SHA-256 digest of one file of sk, from the cache
+// when the file's size and modification time are those it was made for.
+func (s *Server) digest(sk *Skill, ef entryFile) (digested, error) {
+	s.digestMu.Lock()
+	d, ok := s.digests[ef.path]
+	s.digestMu.Unlock()
+	if ok && d.size == ef.size && d.mod.Equal(ef.mod) {
+		return d, nil
+	}
+	f, fi, err := openInSkill(sk.Dir, ef.rel)
+	if err != nil {
+		return d, fmt.Errorf("skill %s: %w", sk.ID, err)
+	}
+	defer f.Close()
+	h := sha256.New()
+	n, err := io.Copy(h, io.LimitReader(f, maxEntryBytes+1))
+	if err != nil {
+		return d, fmt.Errorf("skill %s: read %s: %w", sk.ID, ef.rel, err)
+	}
+	if n > maxEntryBytes {
+		return d, fmt.Errorf("%w: skill %s: %s grew past %d bytes while it was read", ErrTooLarge, sk.ID, ef.rel, maxEntryBytes)
+	}
+	d = digested{sum: "sha256:" + hex.EncodeToString(h.Sum(nil)), size: n, mod: fi.ModTime()}
+	if n == fi.Size() {
+		s.digestMu.Lock()
+		if s.digests == nil || len(s.digests) > 4*maxEntryFiles*8 {
+			s.digests = map[string]digested{}
+		}
+		s.digests[ef.path] = d
+		s.digestMu.Unlock()
+	}
+	return d, nil
+}
+
+// EntryProblems reports the skills of snap the skills extension cannot
+// list (skills/list leaves them out, skills/get fails): those whose files
+// total more than 16 MiB, naming the largest file.
+func EntryProblems(snap *Snapshot) []Problem {
+	var out []Problem
+	for _, sk := range snap.Skills() {
+		if _, err := entryFiles(sk); err != nil {
+			out = append(out, Problem{Path: sk.mdRel, Msg: strings.TrimPrefix(err.Error(), ErrTooLarge.Error()+": "), Warning: true})
+		}
+	}
+	return out
 }
 
 func (s *Server) listEntries(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {
@@ -643,6 +774,8 @@ func (s *Server) listEntries(ctx context.Context, params json.RawMessage) (json.
 	for _, sk := range all[start:end] {
 		e, err := s.Entry(sk)
 		if err != nil {
+			// Left out of the list, and said once per snapshot.
+			s.warnOnce(snap, sk, err)
 			continue
 		}
 		entries = append(entries, e)
@@ -662,12 +795,29 @@ func (s *Server) listEntries(ctx context.Context, params json.RawMessage) (json.
 	return slices.Clone(body), nil
 }
 
+// warnOnce logs why sk is not in skills/list, once per snapshot.
+func (s *Server) warnOnce(snap *Snapshot, sk *Skill, err error) {
+	s.digestMu.Lock()
+	if s.warnedSnap != snap {
+		s.warnedSnap, s.warned = snap, map[string]string{}
+	}
+	seen := s.warned[sk.ID] == err.Error()
+	s.warned[sk.ID] = err.Error()
+	s.digestMu.Unlock()
+	if !seen {
+		s.lib.log.Warn("skill left out of skills/list", "skill", sk.ID, "err", err)
+	}
+}
+
 func (s *Server) getEntry(ctx context.Context, uri string) (json.RawMessage, error) {
 	sk, file, err := s.resolveURI(ctx, uri)
 	if err != nil || file != FileName || !strings.HasSuffix(uri, "/"+FileName) {
 		return nil, &sdk.RPCError{Code: sdk.CodeInvalidParams, Message: fmt.Sprintf("%q is not the SKILL.md of a skill served here", uri)}
 	}
 	e, err := s.Entry(sk)
+	if errors.Is(err, ErrTooLarge) {
+		return nil, &sdk.RPCError{Code: sdk.CodeInvalidParams, Message: "skills/get: " + strings.TrimPrefix(err.Error(), ErrTooLarge.Error()+": ")}
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -704,6 +854,10 @@ func runError(err error) json.RawMessage {
 // argsMsg says what is wrong with a call's arguments in the model's
 // terms, not Go's.
 func argsMsg(err error) string {
+	var ae argError
+	if errors.As(err, &ae) {
+		return ae.Error()
+	}
 	var te *json.UnmarshalTypeError
 	if errors.As(err, &te) && te.Field != "" {
 		want := "a " + te.Type.Kind().String()
@@ -724,4 +878,149 @@ func argsMsg(err error) string {
 		return "the arguments are not valid JSON: " + se.Error()
 	}
 	return "the arguments must be a JSON object of the tool's inputSchema: " + err.Error()
+}
+
+// fileStamp is what a subscribed file looked like: gone (zero), or its
+// size and modification time.
+type fileStamp struct {
+	exists bool
+	size   int64
+	mod    time.Time
+}
+
+// OnResourceUpdated sets what the server calls with a subscribed skill://
+// URI when its file changes, is created or goes away (CheckSubscriptions).
+// Call it before the server is used.
+func (s *Server) OnResourceUpdated(notify func(uri string)) { s.notify = notify }
+
+// subscribe starts (on) or stops watching uri for CheckSubscriptions. A
+// URI of no skill is accepted too: the skill may come later.
+func (s *Server) subscribe(uri string, on bool) {
+	st := s.stampOf(uri)
+	s.subMu.Lock()
+	defer s.subMu.Unlock()
+	if !on {
+		delete(s.subs, uri)
+		return
+	}
+	if s.subs == nil {
+		s.subs = map[string]fileStamp{}
+	}
+	if _, ok := s.subs[uri]; !ok {
+		s.subs[uri] = st
+	}
+}
+
+// stampOf stats the file of a skill:// URI, whatever endpoint asked (the
+// front end subscribes once per URI).
+func (s *Server) stampOf(uri string) fileStamp {
+	sk, file, err := s.resolveURIIn(s.lib.Snapshot(), nil, uri)
+	if err != nil {
+		return fileStamp{}
+	}
+	f, fi, err := openInSkill(sk.Dir, file)
+	if err != nil {
+		return fileStamp{}
+	}
+	f.Close()
+	return fileStamp{exists: true, size: fi.Size(), mod: fi.ModTime()}
+}
+
+// CheckSubscriptions stats the files of the subscribed URIs and calls the
+// OnResourceUpdated function with each one that changed since the last
+// check (or the subscription). The gateway calls it when the library
+// publishes a snapshot and every WatchSubscriptions interval.
+func (s *Server) CheckSubscriptions() {
+	s.subMu.Lock()
+	uris := make([]string, 0, len(s.subs))
+	for uri := range s.subs {
+		uris = append(uris, uri)
+	}
+	s.subMu.Unlock()
+	for _, uri := range uris {
+		st := s.stampOf(uri)
+		s.subMu.Lock()
+		old, ok := s.subs[uri]
+		changed := ok && old != st
+		if changed {
+			s.subs[uri] = st
+		}
+		s.subMu.Unlock()
+		if changed && s.notify != nil {
+			s.notify(uri)
+		}
+	}
+}
+
+// WatchSubscriptions runs CheckSubscriptions every interval until ctx is
+// done: files other than SKILL.md (references/, assets/) change without
+// a new snapshot.
+func (s *Server) WatchSubscriptions(ctx context.Context, every time.Duration) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			s.CheckSubscriptions()
+		}
+	}
+}
+
+// scriptArgs are run_skill_script's command-line arguments: strings, and
+// numbers and booleans as the command line writes them (models send
+// "args": [5, true] as often as ["5", "true"]).
+type scriptArgs []string
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (a *scriptArgs) UnmarshalJSON(b []byte) error {
+	var raw []json.RawMessage
+	if err := json.Unmarshal(b, &raw); err != nil {
+		return argError("args: want a list of strings, got " + jsonKind(b))
+	}
+	out := make(scriptArgs, len(raw))
+	for i, r := range raw {
+		var v any
+		if err := json.Unmarshal(r, &v); err != nil {
+			return err
+		}
+		switch v := v.(type) {
+		case string:
+			out[i] = v
+		case float64, bool:
+			out[i] = string(bytes.TrimSpace(r)) // as written: 1e3 stays 1e3, 10 stays 10
+		default:
+			return argError(fmt.Sprintf("args[%d]: want a string (or a number or true/false), got %s", i, jsonKind(r)))
+		}
+	}
+	*a = out
+	return nil
+}
+
+// argError is what is wrong with one argument, said in full.
+type argError string
+
+func (e argError) Error() string { return string(e) }
+
+// jsonKind names the kind of a JSON value as argsMsg does ("a JSON
+// string").
+func jsonKind(b []byte) string {
+	b = bytes.TrimSpace(b)
+	kind := "number"
+	switch {
+	case len(b) == 0:
+		return "nothing"
+	case b[0] == '{':
+		kind = "object"
+	case b[0] == '[':
+		kind = "array"
+	case b[0] == '"':
+		kind = "string"
+	case b[0] == 't' || b[0] == 'f':
+		kind = "bool"
+	case b[0] == 'n':
+		return "null"
+	}
+	return "a JSON " + kind
 }

@@ -3,6 +3,7 @@ package skills
 import (
 	"cmp"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strings"
 	"unicode/utf8"
@@ -76,23 +77,19 @@ func (s *Skill) Policy(script string, d Policy) Policy {
 	return p.merge(s.Meta.Execution).merge(d)
 }
 
-// cardWords is roughly how long a card's description may be: a card is
+// cardChars is roughly how long a card's description may be: a card is
 // meant to cost about 30 tokens.
 const cardChars = 120
+
+// triggers start the clause of a description that says when to use the
+// skill ("Use when Claude needs to fill a PDF form"): a card keeps it
+// when it must cut, since it is what a model picks the skill by.
+var triggers = []string{"use when", "use this when", "use it when", "use this skill when", "when claude", "when the user", "when you need", "use for", "use to"}
 
 func makeCard(s *Skill) string {
 	d := strings.Join(strings.Fields(s.Meta.Description), " ")
 	if utf8.RuneCountInString(d) > cardChars {
-		// Cut at a sentence, else a word, never inside a character.
-		head := strings.TrimSuffix(oneline.Cut(d, cardChars), "…")
-		cut := strings.LastIndexAny(head, ".;")
-		if cut < len(head)/2 {
-			cut = strings.LastIndexByte(head, ' ')
-		}
-		if cut < len(head)/2 {
-			cut = len(head)
-		}
-		d = strings.TrimRight(head[:cut], " ,;.") + "…"
+		d = fitDescription(d)
 	}
 	var b strings.Builder
 	b.WriteString(s.ID)
@@ -104,6 +101,45 @@ func makeCard(s *Skill) string {
 		b.WriteString("]")
 	}
 	return b.String()
+}
+
+// fitDescription cuts a long description to about cardChars, keeping
+// its trigger clause (see triggers) when it has one past the start.
+func fitDescription(d string) string {
+	lower := strings.ToLower(d)
+	at := -1
+	for _, t := range triggers {
+		if i := strings.Index(lower, t); i > 0 && (at < 0 || i < at) {
+			at = i
+		}
+	}
+	if at < 0 {
+		return cutText(d, cardChars)
+	}
+	lead, trigger := strings.TrimRight(d[:at], " ,;.—-"), d[at:]
+	tr := cutText(trigger, cardChars*2/3)
+	room := cardChars - utf8.RuneCountInString(tr) - 2
+	if utf8.RuneCountInString(lead) <= room {
+		return lead + ". " + tr
+	}
+	return cutText(lead, max(room, 24)) + " " + tr
+}
+
+// cutText cuts text to about n characters, at a sentence, else a word,
+// never inside a character, and marks the cut with "…".
+func cutText(text string, n int) string {
+	if utf8.RuneCountInString(text) <= n {
+		return text
+	}
+	head := strings.TrimSuffix(oneline.Cut(text, n), "…")
+	cut := strings.LastIndexAny(head, ".;")
+	if cut < len(head)/2 {
+		cut = strings.LastIndexByte(head, ' ')
+	}
+	if cut < len(head)/2 {
+		cut = len(head)
+	}
+	return strings.TrimRight(head[:cut], " ,;.") + "…"
 }
 
 // Snapshot is the library at one moment: immutable, safe to share, swapped
@@ -144,6 +180,9 @@ func (s *Snapshot) lookup(name string, ok func(*Skill) bool) (*Skill, error) {
 	}
 	switch len(c) {
 	case 0:
+		if p, ok := s.broken(name); ok {
+			return nil, fmt.Errorf("%w: %q is not served: %s; fix its SKILL.md (the gateway picks the fix up by itself)", ErrUnknownSkill, name, p)
+		}
 		return nil, fmt.Errorf("%w: %q; find_skills lists the skills", ErrUnknownSkill, name)
 	case 1:
 		return c[0], nil
@@ -154,6 +193,21 @@ func (s *Snapshot) lookup(name string, ok func(*Skill) bool) (*Skill, error) {
 		}
 		return nil, fmt.Errorf("%w: %q names %d skills; use one of %s", ErrAmbiguousSkill, name, len(c), strings.Join(ids, ", "))
 	}
+}
+
+// broken finds the problem that keeps a skill named name (by its folder,
+// or team/folder) from being served, if any.
+func (s *Snapshot) broken(name string) (Problem, bool) {
+	want := "/" + strings.Trim(name, "/") + "/" + FileName
+	for _, p := range s.problems {
+		if p.Warning {
+			continue
+		}
+		if path := "/" + filepath.ToSlash(p.Path); strings.HasSuffix(path, want) {
+			return p, true
+		}
+	}
+	return Problem{}, false
 }
 
 // installed reports whether the skill name, as sk's requires names it,

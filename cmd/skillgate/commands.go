@@ -33,7 +33,8 @@ import (
 )
 
 func newValidateCmd() *cobra.Command {
-	return &cobra.Command{
+	var asJSON bool
+	cmd := &cobra.Command{
 		Use:   "validate [FILE]",
 		Short: "Check a config file and report every problem with file:line",
 		Long: `Check a config file (FILE, or the one -c names) as the gateway would load it:
@@ -43,13 +44,20 @@ bundles, profiles, and every problem at once, each with file:line.
   skillgate validate skillgate.yaml
   skillgate validate -c skillgate.yaml
   generate-config | skillgate validate -     # - reads standard input
+  skillgate validate skillgate.yaml --json
 
 Files in plugins.dirs that would not be served (a name taken by a server
 or by the gateway's own tools, a file that is not executable) are reported
-as warnings. The pipelines it defines (pipelines.dirs and pipelines.inline) are compiled
-too, and their problems reported the same way. Tool names in pipelines are
-not checked, since that needs the servers running: "skillgate pipeline
+as warnings, and so are folders of tools:, pipelines:, skills: and plugins:
+that are not there. The skills and the pipelines it defines (pipelines.dirs
+and pipelines.inline) are checked too, and their problems reported the same
+way, also when the config has problems elsewhere. Tool names in pipelines
+are not checked, since that needs the servers running: "skillgate pipeline
 validate --all" checks them.
+
+--json prints {"ok": bool, "problems": [...]} on stdout instead, each
+problem with file, line, column, field, message, severity (error or
+warning) and source (config, plugin, skill or pipeline).
 
 Exit status: 0 when the file and its pipelines are valid, 1 otherwise.`,
 		Args: cobra.MaximumNArgs(1),
@@ -64,66 +72,31 @@ Exit status: 0 when the file and its pipelines are valid, 1 otherwise.`,
 			if path == "" {
 				return errors.New("validate needs a file: skillgate validate skillgate.yaml")
 			}
-			var cfg *config.Config
-			var err error
-			shown := path
-			if path == "-" {
-				shown = "<stdin>"
-				// Relative paths resolve against the working directory.
-				cfg, err = config.Parse(cmd.InOrStdin(), "<stdin>", os.LookupEnv)
-			} else {
-				cfg, err = config.Load(path)
-			}
-			if err != nil {
-				fmt.Fprintln(cmd.ErrOrStderr(), err)
-				return exitError(1)
-			}
-			if len(cfg.Servers) == 0 && len(cfg.Tools.Dirs) == 0 && len(cfg.Pipelines.Dirs) == 0 && cfg.Pipelines.Inline == nil &&
-				len(cfg.Skills.Dirs) == 0 && len(cfg.Plugins.Dirs) == 0 && len(cfg.Services) == 0 {
-				fmt.Fprintf(cmd.ErrOrStderr(), "%s: ok, but it serves nothing: add servers:, or tools:, pipelines: or skills: dirs\n", shown)
-				return nil
-			}
-			// A file in a plugins dir that cannot be served does not keep
-			// the gateway from starting (it serves the others), so it is
-			// a warning, not a problem.
-			for _, w := range gateway.PluginProblems(cfg) {
-				fmt.Fprintf(cmd.ErrOrStderr(), "%s: warning: %s\n", shown, w)
-			}
-			for _, w := range cfg.Warnings() {
-				fmt.Fprintf(cmd.ErrOrStderr(), "warning: %s\n", w)
-			}
-			// The skills dirs and the repositories already checked out
-			// for this config (never fetched here).
-			probs, err := gateway.ValidateSkills(cmd.Context(), cfg)
+			r, err := validate(cmd.Context(), path, cmd.InOrStdin())
 			if err != nil {
 				return err
 			}
-			badSkills := 0
-			for _, p := range probs {
-				fmt.Fprintln(cmd.ErrOrStderr(), p)
-				if !p.Warning {
-					badSkills++
+			if asJSON {
+				problems := r.problems
+				if problems == nil {
+					problems = []validateProblem{}
+				}
+				if err := printJSON(cmd.OutOrStdout(), map[string]any{"ok": r.errors == 0, "problems": problems}); err != nil {
+					return err
+				}
+			} else {
+				for _, l := range r.lines {
+					fmt.Fprintln(cmd.ErrOrStderr(), l)
 				}
 			}
-			pipelinesOK := true
-			if len(cfg.Pipelines.Dirs) > 0 || cfg.Pipelines.Inline != nil {
-				if err := validateConfigPipelines(cmd, cfg, shown, badSkills > 0); err != nil {
-					pipelinesOK = false
-				}
-			}
-			if badSkills > 0 {
-				fmt.Fprintf(cmd.ErrOrStderr(), "%s: %s in its skills\n", shown, countProblems(badSkills))
+			if r.errors > 0 {
 				return exitError(1)
-			}
-			if !pipelinesOK {
-				return exitError(1)
-			}
-			if len(cfg.Pipelines.Dirs) == 0 && cfg.Pipelines.Inline == nil {
-				fmt.Fprintf(cmd.ErrOrStderr(), "%s: ok\n", shown)
 			}
 			return nil
 		},
 	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print every problem as JSON on stdout")
+	return cmd
 }
 
 func newImportCmd() *cobra.Command {
@@ -186,7 +159,7 @@ is printed or merged validates once its ${VAR}s are set.
 			}
 			// The imported servers validate once their variables are set;
 			// what is left is those variables, or the merged file's own.
-			if _, err := config.Parse(bytes.NewReader(out), result, os.LookupEnv); err != nil {
+			if err := im.Check(out, result, os.LookupEnv); err != nil {
 				if onlyUnsetVariables(err) {
 					fmt.Fprintf(cmd.ErrOrStderr(), "note: set these variables where the gateway runs, or give them defaults:\n%v\n", err)
 				} else {
@@ -400,7 +373,7 @@ resolution, ...) and "sources" (as servers --json).
 			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "NAME\tSOURCE\tORIGINAL\tDESCRIPTION")
 			for _, t := range snap.Tools() {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", t.Name, t.Source, t.Original, oneline.Cut(t.Description, 60))
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", t.Name, t.Source, oneline.Clean(t.Original), oneline.Cut(t.Description, 60))
 			}
 			tw.Flush()
 			for _, c := range snap.Conflicts() {
@@ -538,7 +511,7 @@ func printNotReady(w io.Writer, st []gateway.SourceStatus) {
 			line = fmt.Sprintf("server %s failed", s.Name)
 		}
 		if e := lastError(s); e != "" {
-			line += ": " + e
+			line += ": " + oneline.Clean(e)
 		}
 		fmt.Fprintln(w, line)
 	}
@@ -855,7 +828,7 @@ printed either way), 1 on other errors.`,
 			}
 			for _, s := range st {
 				for _, p := range s.Problems {
-					fmt.Fprintf(cmd.OutOrStdout(), "%s: %s\n", s.Name, p)
+					fmt.Fprintf(cmd.OutOrStdout(), "%s: %s\n", s.Name, oneline.Clean(p))
 				}
 			}
 			printRequires(cmd.OutOrStdout(), st)
@@ -895,7 +868,7 @@ func errorCutter(w io.Writer, wide bool) *cutter {
 }
 
 func (c *cutter) cut(s string) string {
-	whole := oneline.Cut(s, len(s))
+	whole := oneline.Clean(s)
 	if c.width == 0 {
 		return whole
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/skillgate/skillgate/gateway"
 	"github.com/skillgate/skillgate/gateway/config"
 	"github.com/skillgate/skillgate/internal/oneline"
+	"github.com/skillgate/skillgate/internal/suggest"
 	"github.com/skillgate/skillgate/pipelines"
 	"github.com/skillgate/skillgate/plugins/sdk"
 )
@@ -138,11 +139,31 @@ func findPipeline(list []*pipelines.Pipeline, problems []*pipelines.Error, name 
 			return p, nil
 		}
 	}
+	var own []string
 	names := make([]string, 0, len(list))
 	for _, p := range list {
 		names = append(names, p.Name)
 	}
-	msg := fmt.Sprintf("no pipeline %q in the config (have: %s)", name, strings.Join(names, ", "))
+	for _, e := range problems {
+		if e.Pipeline == name {
+			own = append(own, "  "+e.Error())
+		}
+		if e.Pipeline != "" && !slices.Contains(names, e.Pipeline) {
+			names = append(names, e.Pipeline)
+		}
+	}
+	if len(own) > 0 {
+		return nil, fmt.Errorf("pipeline %q has problems and is not served; fix them (`skillgate pipeline validate --all` checks again):\n%s", name, strings.Join(own, "\n"))
+	}
+	msg := fmt.Sprintf("no pipeline %q in the config", name)
+	switch near, ok := suggest.Closest(name, names); {
+	case ok:
+		msg += fmt.Sprintf("; did you mean %q?", near)
+	case len(names) == 0:
+		msg += "; it has none"
+	default:
+		msg += " (have: " + strings.Join(names, ", ") + ")"
+	}
 	if len(problems) > 0 {
 		lines := []string{msg + "; some pipelines did not compile:"}
 		for _, p := range problems {
@@ -243,7 +264,7 @@ there are problems.`,
 					fmt.Fprintln(w, p) // "file:line:col: warning: ..."
 				}
 				for _, p := range list {
-					fmt.Fprintf(w, "%s: ok (%s, %d steps)\n", p.Pos, p.ToolName, len(p.Steps))
+					fmt.Fprintf(w, "%s: ok (%s, %s)\n", p.Pos, p.ToolName, stepCount(len(p.Steps)))
 				}
 				if noTools {
 					fmt.Fprintln(w, "(tool names not checked: --no-tools)")
@@ -262,33 +283,6 @@ there are problems.`,
 	cmd.Flags().BoolVar(&noTools, "no-tools", false, "do not check tool names (starts no server)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the pipelines and problems as JSON on stdout")
 	return cmd
-}
-
-// validateConfigPipelines is the pipelines part of "skillgate validate":
-// it compiles cfg's pipelines without starting anything and reports every
-// problem, so a config whose pipelines would not load is not called ok.
-// With quietOK, pipelines that compile are not reported (the caller has
-// other problems to report).
-func validateConfigPipelines(cmd *cobra.Command, cfg *config.Config, shown string, quietOK bool) error {
-	list, err := gateway.PipelineLoader(cfg, nil).Load(cfg.Pipelines.Dirs...)
-	problems := gateway.PipelineProblems(err)
-	w := cmd.ErrOrStderr()
-	for _, p := range problems {
-		fmt.Fprintln(w, p)
-	}
-	if len(problems) > 0 {
-		fmt.Fprintf(w, "%s: %s in its pipelines\n", shown, countProblems(len(problems)))
-		return exitError(1)
-	}
-	if quietOK {
-		return nil
-	}
-	n := "1 pipeline"
-	if len(list) != 1 {
-		n = fmt.Sprintf("%d pipelines", len(list))
-	}
-	fmt.Fprintf(w, "%s: ok (%s; tool names are not checked: skillgate pipeline validate --all checks them against the servers)\n", shown, n)
-	return nil
 }
 
 // countProblems is "1 problem" or "n problems".
@@ -526,6 +520,9 @@ other errors.`,
 				if err != nil {
 					return err
 				}
+				if err := unknownInputs(p, callArgs); err != nil {
+					return err
+				}
 				plan, err := p.Plan(callArgs)
 				if err != nil {
 					return err
@@ -551,6 +548,9 @@ other errors.`,
 			}
 			callArgs, err := in.build(inputSchema(p.Tool()))
 			if err != nil {
+				return err
+			}
+			if err := unknownInputs(p, callArgs); err != nil {
 				return err
 			}
 			res, err := gw.CallTool(cmd.Context(), p.ToolName, callArgs, &stepPrinter{w: cmd.ErrOrStderr()})
@@ -635,12 +635,16 @@ each step's status, duration, attempts and error.
 			if r == nil {
 				return fmt.Errorf("pipeline__runs on %s answered what is not a tool result (is it a skillgate gateway?): %s", gateway.MCPURL(rem.url), res)
 			}
-			if r.IsError || !asJSON {
+			if r.IsError {
+				msg := strings.TrimSpace(strings.Join(r.texts(), "\n"))
+				if len(args) == 1 && strings.HasPrefix(msg, "no run ") {
+					msg = fmt.Sprintf("no run %q is kept by the gateway at %s; `skillgate pipeline runs --url %s` lists the ones that are", args[0], rem.url, rem.url)
+				}
+				return errors.New(msg)
+			}
+			if !asJSON {
 				for _, text := range r.texts() {
 					fmt.Fprint(cmd.OutOrStdout(), text)
-				}
-				if r.IsError {
-					return exitError(1)
 				}
 				return nil
 			}
@@ -654,4 +658,47 @@ each step's status, duration, attempts and error.
 	cmd.Flags().IntVar(&limit, "limit", 20, "how many runs")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	return cmd
+}
+
+// stepCount is "1 step" or "n steps".
+func stepCount(n int) string {
+	if n == 1 {
+		return "1 step"
+	}
+	return strconv.Itoa(n) + " steps"
+}
+
+// unknownInputs refuses arguments that p's inputs schema does not name,
+// unless it lets other names in (additionalProperties): such an argument
+// would be dropped without a word, and is most often a typo.
+func unknownInputs(p *pipelines.Pipeline, args json.RawMessage) error {
+	var schema struct {
+		Properties map[string]json.RawMessage `json:"properties"`
+		Additional json.RawMessage            `json:"additionalProperties"`
+	}
+	_ = json.Unmarshal(inputSchema(p.Tool()), &schema)
+	if a := strings.TrimSpace(string(schema.Additional)); a != "" && a != "false" {
+		return nil
+	}
+	var got map[string]json.RawMessage
+	if json.Unmarshal(args, &got) != nil {
+		return nil
+	}
+	known := slices.Sorted(maps.Keys(schema.Properties))
+	for _, name := range slices.Sorted(maps.Keys(got)) {
+		if _, ok := schema.Properties[name]; ok {
+			continue
+		}
+		msg := fmt.Sprintf("pipeline %s has no input %q", p.Name, name)
+		switch near, ok := suggest.Closest(name, known); {
+		case ok:
+			msg += fmt.Sprintf("; did you mean %q?", near)
+		case len(known) == 0:
+			msg += "; it takes no arguments"
+		default:
+			msg += "; its inputs are " + strings.Join(known, ", ")
+		}
+		return errors.New(msg)
+	}
+	return nil
 }

@@ -359,10 +359,10 @@ It exits non-zero when there are errors; warnings do not fail it.`,
 				for _, p := range probs {
 					fmt.Fprintln(cmd.OutOrStdout(), p)
 				}
-				fmt.Fprintf(cmd.OutOrStdout(), "%d skills, %d errors, %d warnings\n", len(snap.Skills()), errs, warns)
+				fmt.Fprintf(cmd.OutOrStdout(), "%s, %s, %s\n", counted(len(snap.Skills()), "skill"), counted(errs, "error"), counted(warns, "warning"))
 			}
 			if errs > 0 {
-				return fmt.Errorf("%d skill problems", errs)
+				return fmt.Errorf("%s in the skills", counted(errs, "error"))
 			}
 			return nil
 		},
@@ -418,4 +418,12 @@ func (p printCall) Request(context.Context, string, json.RawMessage) (json.RawMe
 
 func (p printCall) CallTool(context.Context, string, json.RawMessage) (json.RawMessage, error) {
 	return nil, fmt.Errorf("skill scripts cannot call tools from the command line")
+}
+
+// counted is "1 skill" or "n skills".
+func counted(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }

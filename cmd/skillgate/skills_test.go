@@ -151,7 +151,7 @@ func TestSkillsCLIAudit(t *testing.T) {
 	if err != nil || !strings.Contains(out, "args="+filepath.Join(base, "data.csv")+" --top 5 budget=80000") || !strings.Contains(out, "first,line") {
 		t.Errorf("run: %v\n%s%s", err, out, errOut)
 	}
-	if out, _, err = runCLI(t, "skills", "validate", "skills/hello"); err != nil || !strings.Contains(out, "1 skills, 0 errors") {
+	if out, _, err = runCLI(t, "skills", "validate", "skills/hello"); err != nil || !strings.Contains(out, "1 skill, 0 errors") {
 		t.Errorf("validate of one skill's folder: %v\n%s", err, out)
 	}
 	if out, _, err = runCLI(t, "skills", "validate", t.TempDir()); err == nil || !strings.Contains(out, "no skills found") {

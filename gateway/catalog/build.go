@@ -20,6 +20,7 @@ const (
 	resDuplicateSource = "dropped: duplicate source id"
 	resInvalidName     = "renamed: invalid name"
 	resNoSchema        = "served with an empty inputSchema"
+	resReservedScheme  = "dropped: reserved URI scheme"
 )
 
 // candidate is one definition on its way into a Snapshot.
@@ -50,7 +51,7 @@ func Build(sources []Source, opts Options) *Snapshot {
 	}
 	srcs := b.sources(sources)
 
-	s := &Snapshot{sources: make([]string, len(srcs))}
+	s := &Snapshot{sources: make([]string, len(srcs)), schemes: b.opts.ReservedSchemes}
 	for i, src := range srcs {
 		s.sources[i] = src.ID
 	}
@@ -183,6 +184,11 @@ func (b *builder) gather(k Kind, srcs []*Source, list func(*Source) []json.RawMe
 				continue
 			}
 			seen[orig] = true
+			if owner, ok := b.opts.ReservedSchemes[scheme(orig)]; ok && owner != src.ID && (k == Resource || k == ResourceTemplate) {
+				b.conflicts = append(b.conflicts, Conflict{Kind: k, Name: orig, Original: orig, Winner: owner, Loser: src.ID,
+					Policy: b.opts.Policy, Resolution: resReservedScheme})
+				continue
+			}
 			if (k == Tool || k == Prompt) && !validName(orig) {
 				b.conflicts = append(b.conflicts, Conflict{Kind: k, Name: c.want, Original: orig, Loser: src.ID,
 					Policy: b.opts.Policy, Resolution: resInvalidName, Renamed: c.want})

@@ -95,6 +95,13 @@ type Options struct {
 	// Reserved lists names the gateway keeps for its own tools and prompts
 	// (the meta-tools). No source item is ever exposed under one of them.
 	Reserved []string
+	// ReservedSchemes maps a URI scheme (lower case, without "://") to the
+	// ID of the only source whose resources and resource templates may use
+	// it, such as "skill" to the gateway's skills. Another source's
+	// resource or template in that scheme is dropped (a Conflict), and
+	// MatchTemplate matches a URI of the scheme only against the owner's
+	// templates: no upstream can answer for, or listen in on, its URIs.
+	ReservedSchemes map[string]string
 }
 
 func (o Options) normalized() Options {
@@ -179,7 +186,7 @@ type Conflict struct {
 // Loser's author fixes it, and String says how.
 func (c Conflict) Own() bool {
 	switch c.Resolution {
-	case resSkipped, resDuplicate, resInvalidName, resNoSchema:
+	case resSkipped, resDuplicate, resInvalidName, resNoSchema, resReservedScheme:
 		return true
 	}
 	return false
@@ -204,6 +211,9 @@ func (c Conflict) String() string {
 	case resInvalidName:
 		return fmt.Sprintf("source %s: %s name %q is not a valid name (only letters, digits, _ and -, at most %d characters in all); it is served as %s: rename it in the source",
 			c.Loser, kind, c.Original, maxName, c.Renamed)
+	case resReservedScheme:
+		return fmt.Sprintf("source %s: %s %s uses the %s:// scheme, which the gateway keeps for its own; it is dropped: give it another scheme in the source",
+			c.Loser, kind, c.Original, scheme(c.Original))
 	case resNoSchema:
 		return fmt.Sprintf("source %s: tool %s has no inputSchema, which MCP requires (clients drop such a tool); it is served with %s: give it an inputSchema in the source",
 			c.Loser, c.Original, emptySchema)
@@ -232,7 +242,8 @@ type Snapshot struct {
 	tools, prompts, resources, templates []*Item
 	toolByName, promptByName             map[string]*Item
 	resourceByURI                        map[string]*Item
-	matchOrder                           []*Item // templates, most specific first
+	matchOrder                           []*Item           // templates, most specific first
+	schemes                              map[string]string // Options.ReservedSchemes
 
 	toolsJSON, promptsJSON, resourcesJSON, templatesJSON []byte
 
@@ -284,10 +295,15 @@ func (s *Snapshot) ResourceTemplates() []*Item { return s.templates }
 // and the rest — these operator forms may also match nothing. A var ends
 // wherever the rest of the template still matches. When several templates
 // match, the one with the most literal characters wins, then the smallest
-// template string.
+// template string. A URI of a scheme in Options.ReservedSchemes matches
+// only the templates of the source that owns the scheme.
 func (s *Snapshot) MatchTemplate(uri string) (*Item, bool) {
 	var buf []bool
+	owner, reserved := s.schemes[scheme(uri)]
 	for _, it := range s.matchOrder {
+		if reserved && it.Source != owner {
+			continue
+		}
 		var ok bool
 		if ok, buf = it.tmpl.match(uri, buf); ok {
 			return it, true

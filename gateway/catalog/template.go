@@ -131,3 +131,19 @@ func (ut *uriTemplate) match(uri string, buf []bool) (bool, []bool) {
 	}
 	return cur[n], buf
 }
+
+// scheme returns the URI scheme of a URI or URI template, in lower case
+// ("" when it has none, or when an expression comes before the ":").
+func scheme(uri string) string {
+	i := strings.IndexByte(uri, ':')
+	if i <= 0 {
+		return ""
+	}
+	for j := 0; j < i; j++ {
+		c := uri[j]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || j > 0 && ('0' <= c && c <= '9' || c == '+' || c == '-' || c == '.')) {
+			return ""
+		}
+	}
+	return strings.ToLower(uri[:i])
+}

@@ -16,13 +16,19 @@ import (
 // not in the PATH the server gets (the gateway's, or the entry's env.PATH,
 // as the mcp executor looks it up: absolute folders only), a command path
 // that does not exist or is not an executable file, a cwd that is not a
-// folder; and a profile that names skills but whose allow: or deny:
-// remove every one of the SkillsTools, through which a client uses them. They are warnings, not
+// folder; a profile that names skills but whose allow: or deny:
+// remove every one of the SkillsTools, through which a client uses them;
+// and listen.http beyond loopback without auth.tokens (ListenWarning). They are warnings, not
 // errors: a config may be checked on one machine and run on another. Disabled and image servers are not checked.
+// A folder of tools:, pipelines:, skills: or plugins: that is not there is
+// one too (see missingDirs).
 func (c *Config) Warnings() []*Error {
 	var out []*Error
 	warn := func(field, format string, args ...any) {
 		out = append(out, &Error{Pos: c.where(field), Field: field, Msg: fmt.Sprintf(format, args...)})
+	}
+	if w := c.ListenWarning(c.Listen.HTTP); w != nil {
+		out = append(out, w)
 	}
 	for _, name := range c.serverNames() {
 		s := c.Servers[name]
@@ -51,6 +57,7 @@ func (c *Config) Warnings() []*Error {
 			"their prompts and resources but has no tool to load or run them; let allow: keep them or deny: spare them",
 			name, strings.Join(SkillsTools, ", "))
 	}
+	out = append(out, c.missingDirs()...) // tools:, pipelines:, skills:, plugins:
 	return out
 }
 

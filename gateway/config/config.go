@@ -20,6 +20,9 @@ type Config struct {
 	Listen Listen `yaml:"listen"`
 	// Auth holds the bearer tokens the HTTP front end accepts.
 	Auth Auth `yaml:"auth"`
+	// Admin says who may call the management tools that change what the
+	// gateway runs (admin.go).
+	Admin Admin `yaml:"admin"`
 	// Names controls how upstream names are namespaced.
 	Names Names `yaml:"names"`
 	// Disclosure is "all" (every tool listed; the default) or
@@ -344,6 +347,11 @@ type Limits struct {
 	// once. The default is 5s; 0 closes every connection at once. It is
 	// not shutdown_grace, which is the stdio servers' time to exit.
 	DrainTimeout Duration `yaml:"drain_timeout"`
+	// MaxSessions caps the 2025-11-25-era HTTP sessions alive at once
+	// (each holds what its client sent at initialize); past it an
+	// initialize gets 503 until sessions end. The default is 10000. It is
+	// read when the gateway starts.
+	MaxSessions int `yaml:"max_sessions"`
 }
 
 // reservedNamespaces are the namespaces of the gateway's own tools.
@@ -363,6 +371,7 @@ func IsReservedNamespace(name string) bool { return slices.Contains(reservedName
 func Default() *Config {
 	return &Config{
 		Listen:     Listen{HTTP: "127.0.0.1:8811"},
+		Admin:      Admin{Writes: WritesTrusted},
 		Names:      Names{Separator: "__", Collisions: "prefix"},
 		Disclosure: "all",
 		Servers:    map[string]*Server{},
@@ -382,6 +391,7 @@ func Default() *Config {
 			PluginKillWindow:  Duration(10 * time.Second),
 			StartWait:         Duration(DefaultStartWait),
 			DrainTimeout:      Duration(5 * time.Second),
+			MaxSessions:       10000,
 		},
 	}
 }

@@ -18,6 +18,7 @@ import (
 	"sync"
 
 	"github.com/skillgate/skillgate/internal/names"
+	"github.com/skillgate/skillgate/internal/redact"
 
 	"gopkg.in/yaml.v3"
 )
@@ -43,6 +44,11 @@ type Imported struct {
 	// not accept (not 1-64 letters, digits, _ or -, or reserved, such as
 	// tools) to the name in the file.
 	Renamed map[string]string
+
+	// file is the file's name and pos where it wrote each field of an
+	// entry ("github.env.TOKEN"), by the entry's name in the file.
+	file string
+	pos  map[string]Pos
 }
 
 // clientEntry is one server entry as MCP clients write it.
@@ -104,7 +110,7 @@ func Import(r io.Reader, name string) (*Imported, error) {
 			Msg: "no mcpServers or servers object; expected a Claude Desktop, Claude Code, Cursor or VS Code MCP config"}
 	}
 	im := &Imported{Format: blocks[0].format, Servers: map[string]*Server{}}
-	d := &decoder{file: name, lenient: true}
+	d := &decoder{file: name, lenient: true, pos: map[string]Pos{}}
 	for i, b := range blocks {
 		if b.node.Kind != yaml.MappingNode {
 			if i == 0 {
@@ -138,6 +144,7 @@ func Import(r io.Reader, name string) (*Imported, error) {
 		return nil, joinSorted(d.errs)
 	}
 	im.Warnings = d.warns
+	im.file, im.pos = name, d.pos
 	im.rename()
 	slices.SortStableFunc(im.Warnings, func(a, b *Error) int {
 		return cmp.Or(cmp.Compare(a.Pos.Line, b.Pos.Line), cmp.Compare(a.Pos.Col, b.Pos.Col))
@@ -189,7 +196,7 @@ func (d *decoder) clientServer(k, v *yaml.Node, vscode bool) *Server {
 	if u, err := Expand(e.URL, nil); e.Command == "" && err == nil {
 		if p, err := url.Parse(u); err == nil && (p.Scheme == "ws" || p.Scheme == "wss") {
 			return skip(lookupKey(v, "url"), name+".url",
-				"%s is a WebSocket URL; skillgate connects over stdio, http and sse only, so this server is not imported", u)
+				"%s is a WebSocket URL; skillgate connects over stdio, http and sse only, so this server is not imported", redact.URL(u))
 		}
 	}
 	if why := runsSkillgate(e.Command, e.Args); why != "" {
@@ -199,9 +206,11 @@ func (d *decoder) clientServer(k, v *yaml.Node, vscode bool) *Server {
 	}
 	d.errs = append(d.errs, refs...)
 	d.clientCheck(k, v, s)
+	d.clientHeaders(k, v, s)
 	if len(d.errs) > errs {
 		return nil
 	}
+	d.literalSecrets(k, v, s)
 	if e.EnvFile != "" {
 		d.warns = append(d.warns, &Error{Pos: d.at(lookupKey(v, "envFile")), Field: name + ".envFile",
 			Msg: fmt.Sprintf("not imported: skillgate reads no env files, so the variables in %s are lost; copy the ones the server needs under env:", e.EnvFile)})
@@ -318,7 +327,7 @@ func (d *decoder) clientCheck(k, v *yaml.Node, s *Server) {
 	} else {
 		if u, err := Expand(s.URL, nil); err == nil && u != "" { // "": set at run time
 			if p, err := url.Parse(u); err != nil || (p.Scheme != "http" && p.Scheme != "https") || p.Host == "" {
-				d.fail(at("url"), name+".url", nil, "%q is not an http(s) URL; write it as http://host:port/path, then import again", u)
+				d.fail(at("url"), name+".url", nil, "%q is not an http(s) URL; write it as http://host:port/path, then import again", redact.URL(u))
 			}
 		}
 		for key, set := range map[string]bool{"args": len(s.Args) > 0, "env": len(s.Env) > 0, "cwd": s.Cwd != ""} {

@@ -35,9 +35,10 @@ func LoadForStdio(path string) (*Config, error) { return load(path, modeStdio) }
 type mode int
 
 const (
-	modeCheck mode = iota // Parse: every problem is an error
-	modeRun               // ParseForRun: those in servers entries fail only their servers
-	modeStdio             // ParseForStdio: and those in HTTP-only settings become Notes
+	modeCheck    mode = iota // Parse: every problem is an error
+	modeRun                  // ParseForRun: those in servers entries fail only their servers
+	modeStdio                // ParseForStdio: and those in HTTP-only settings become Notes
+	modeValidate             // ParseForValidate: as modeCheck, and the config comes back with its errors
 )
 
 func load(path string, run mode) (*Config, error) {
@@ -145,7 +146,7 @@ func parse(r io.Reader, name string, lookup func(string) (string, bool), run mod
 	if run == modeStdio {
 		errs = c.noteHTTPOnly(errs)
 	}
-	if run >= modeRun && len(errs) > 0 {
+	if (run == modeRun || run == modeStdio) && len(errs) > 0 {
 		if broken, rest := c.unsetInServers(errs); len(rest) == 0 {
 			for name, es := range broken {
 				c.Servers[name].Problem = newUnsetError(es)
@@ -155,6 +156,9 @@ func parse(r io.Reader, name string, lookup func(string) (string, bool), run mod
 			hintUnset(errs)
 		}
 	}
+	if len(errs) > 0 && run == modeValidate {
+		return c, joinSorted(errs)
+	}
 	if len(errs) > 0 {
 		return nil, joinSorted(errs)
 	}
@@ -163,7 +167,7 @@ func parse(r io.Reader, name string, lookup func(string) (string, bool), run mod
 
 // httpOnly are the fields only the HTTP front end reads, or their
 // prefixes (ending in .).
-var httpOnly = []string{"listen", "listen.", "auth", "auth.", "limits.http_body_cap", "limits.drain_timeout"}
+var httpOnly = []string{"listen", "listen.", "auth", "auth.", "limits.http_body_cap", "limits.drain_timeout", "limits.max_sessions"}
 
 // isHTTPOnly reports whether field is read by the HTTP front end alone.
 func isHTTPOnly(field string) bool {
@@ -195,6 +199,8 @@ func (c *Config) noteHTTPOnly(errs []*Error) []*Error {
 			c.Limits.HTTPBodyCap = def.Limits.HTTPBodyCap
 		case e.Field == "limits.drain_timeout":
 			c.Limits.DrainTimeout = def.Limits.DrainTimeout
+		case e.Field == "limits.max_sessions":
+			c.Limits.MaxSessions = def.Limits.MaxSessions
 		}
 		n := *e
 		n.Msg += "; ignored over stdio, where no HTTP front end runs (set it before serving HTTP)"

@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"sync"
+
+	"github.com/skillgate/skillgate/internal/redact"
 )
 
 // scpLike matches git's scp-like syntax, user@host:path.
@@ -27,7 +29,13 @@ func LocalRepo(url string) bool {
 // RepoName is the name a repository gets by default: the last element of
 // its URL or path without ".git".
 func RepoName(url string) string {
-	u := strings.TrimRight(url, "/")
+	u := url
+	if !LocalRepo(u) {
+		// A query or fragment (?token=...) is no part of the name.
+		u, _, _ = strings.Cut(u, "#")
+		u, _, _ = strings.Cut(u, "?")
+	}
+	u = strings.TrimRight(u, "/")
 	if i := strings.LastIndex(u, ":"); i >= 0 && scpLike().MatchString(u) {
 		u = u[i+1:]
 	}
@@ -86,7 +94,7 @@ func (r *SkillRepo) problems() []*Error {
 	case !LocalRepo(r.URL):
 		scheme, _, _ := strings.Cut(r.URL, "://")
 		if strings.Contains(r.URL, "://") && !slices.Contains([]string{"https", "http", "ssh", "git", "file"}, scheme) {
-			add("url", "%q: unknown scheme %q; use https, http, ssh, git or file, or a local path", r.URL, scheme)
+			add("url", "%q: unknown scheme %q; use https, http, ssh, git or file, or a local path", redact.URL(r.URL), scheme)
 		}
 	}
 	if r.URL != "" && !repoNameRe().MatchString(r.Name) {

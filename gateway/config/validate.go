@@ -14,6 +14,7 @@ import (
 
 	"github.com/skillgate/skillgate/internal/graph"
 	"github.com/skillgate/skillgate/internal/names"
+	"github.com/skillgate/skillgate/internal/redact"
 )
 
 var (
@@ -164,6 +165,7 @@ func (c *Config) validate() *validator {
 	}
 	v.limits(&c.Limits)
 	v.disclosure()
+	v.admin()
 	return v
 }
 
@@ -206,8 +208,9 @@ func (v *validator) server(name string, s *Server) {
 		}
 	default:
 		if u, err := url.Parse(s.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			v.errorf(f+".url", "%q is not an http(s) URL; write it as http://host:port/path", s.URL)
+			v.errorf(f+".url", "%q is not an http(s) URL; write it as http://host:port/path", redact.URL(s.URL))
 		}
+		v.headers(f, s.Headers)
 		for key, set := range map[string]bool{"args": len(s.Args) > 0, "env": len(s.Env) > 0, "cwd": s.Cwd != ""} {
 			if set {
 				v.errorf(f+"."+key, "%s is for command servers only; remove it", key)
@@ -279,7 +282,7 @@ func (v *validator) limits(l *Limits) {
 		val int64
 	}{
 		{"script_output_cap", int64(l.ScriptOutputCap)}, {"script_concurrency", int64(l.ScriptConcurrency)},
-		{"http_body_cap", int64(l.HTTPBodyCap)},
+		{"http_body_cap", int64(l.HTTPBodyCap)}, {"max_sessions", int64(l.MaxSessions)},
 	} {
 		if n.val <= 0 {
 			v.errorf("limits."+n.key, "%d is not positive; use a value above 0", n.val)
@@ -372,8 +375,9 @@ func (v *validator) disclosure() {
 			}
 		}
 		for i, s := range p.Skills {
-			if !names.Valid(s) {
-				v.errorf(fmt.Sprintf("%s.skills[%d]", f, i), "%q is not a skill name", s)
+			// A skill name, or a team skill's ID (team/name).
+			if team, name, ok := strings.Cut(s, "/"); !names.Valid(team) || ok && !names.Valid(name) {
+				v.errorf(fmt.Sprintf("%s.skills[%d]", f, i), "%q is not a skill name or ID (a name, or team/name for a team's skill)", s)
 			} else if !c.Skills.Configured() {
 				v.errorf(fmt.Sprintf("%s.skills[%d]", f, i), "no skill %q: the config serves no skills; add the folder that holds it under skills: {dirs: [...]}, or remove the entry", s)
 			}

@@ -55,6 +55,12 @@ type Options struct {
 	// out of a search unless asked for the group by name (an empty query
 	// still lists them); they stay activatable and callable.
 	IdleGroups []string
+	// Withheld, when set, says why no endpoint serves a tool, whatever
+	// its rules (the management tools that change what the gateway runs,
+	// under admin.writes: none), or "" for a tool it does not withhold. A
+	// withheld tool cannot be listed, found, described, activated or
+	// called; a call is refused with the reason.
+	Withheld func(it *catalog.Item) string
 }
 
 // Request identifies who asks: the endpoint and, for clients of the
@@ -117,8 +123,10 @@ func New(opts Options) *Disclosure {
 		mode = ModeAll
 	}
 	d.def = newView(Profile{Pinned: opts.Pinned}, mode)
+	d.def.withheld = opts.Withheld
 	for _, p := range opts.Profiles {
 		d.views[p.Name] = newView(p, mode)
+		d.views[p.Name].withheld = opts.Withheld
 	}
 	return d
 }

@@ -61,6 +61,8 @@ func (d *Disclosure) ToolRefusal(snap *catalog.Snapshot, req Request, name strin
 	switch {
 	case ok && v.serves(it):
 		return ""
+	case ok && v.withheld != nil && v.withheld(it) != "":
+		return fmt.Sprintf("tool '%s' is not served: %s", name, v.withheld(it))
 	case ok:
 		return fmt.Sprintf("tool '%s' is not served on %s (find_tools lists the tools served there)", name, v.where())
 	}

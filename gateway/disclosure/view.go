@@ -51,6 +51,8 @@ type view struct {
 	pinned      []string
 	// everything: no servers, skills or tools given
 	everything bool
+	// withheld is Options.Withheld.
+	withheld func(*catalog.Item) string
 }
 
 func newView(p Profile, defMode string) *view {
@@ -80,6 +82,9 @@ func set(names []string) map[string]bool {
 // serves reports whether the endpoint serves it at all: it may be listed,
 // found, described and called there.
 func (v *view) serves(it *catalog.Item) bool {
+	if v.withheld != nil && v.withheld(it) != "" {
+		return false
+	}
 	if !v.everything && !v.servers[it.Source] && !(it.Skill != "" && v.skills[it.Skill]) && !v.takes(it) {
 		return false
 	}

@@ -33,13 +33,15 @@ func clientLife(from context.Context) context.Context {
 	if life, ok := from.Value(clientLifeKey{}).(context.Context); ok {
 		return life
 	}
-	return context.Background()
+	// It still comes from where the request came from (Origin).
+	return withOriginOf(context.Background(), from)
 }
 
-// WithClientOf returns ctx carrying the client of from's request: a call
-// an executor makes back into the gateway on behalf of a client's call
-// (sdk.Call.CallTool) arrives on a context of its own.
+// WithClientOf returns ctx carrying the client of from's request, and its
+// Origin: a call an executor makes back into the gateway on behalf of a
+// client's call (sdk.Call.CallTool) arrives on a context of its own.
 func WithClientOf(ctx, from context.Context) context.Context {
+	ctx = withOriginOf(ctx, from)
 	if id, _ := from.Value(clientKey{}).(string); id != "" {
 		return withClient(ctx, id)
 	}

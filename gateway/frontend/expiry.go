@@ -21,12 +21,20 @@ const defaultSessionIdle = 24 * time.Hour
 type sessionUse struct {
 	used    atomic.Int64 // unix nanoseconds of the last request
 	streams atomic.Int32 // GET streams open
+	// confirmed is set once the client sent anything in the session
+	// after initialize; until then the session lives only
+	// Options.UnconfirmedIdle.
+	confirmed atomic.Bool
 }
 
 func (u *sessionUse) touch(now time.Time) { u.used.Store(now.UnixNano()) }
 
-// idleSince reports whether the session was unused since cutoff.
-func (u *sessionUse) idleSince(cutoff time.Time) bool {
+// idleSince reports whether the session was unused since cutoff, or since
+// unconfirmed when its client never used it after initialize.
+func (u *sessionUse) idleSince(cutoff, unconfirmed time.Time) bool {
+	if !u.confirmed.Load() && u.used.Load() < unconfirmed.UnixNano() {
+		return true
+	}
 	return u.streams.Load() == 0 && u.used.Load() < cutoff.UnixNano()
 }
 
@@ -38,21 +46,26 @@ func (s *Server) sessionIdle() time.Duration {
 	return defaultSessionIdle
 }
 
-// expireSessions ends the sessions unused for sessionIdle. It runs as
-// sessions start and are used, at most once per interval (a minute, or the
-// idle limit when shorter), so a gateway nobody talks to has nothing to do.
+// expireSessions ends the sessions unused for sessionIdle, and those
+// never used after initialize for unconfirmedIdle. It runs as sessions
+// start and are used, at most once per interval (a minute, or half the
+// shorter limit when less), so a gateway nobody talks to has nothing to do.
 func (s *Server) expireSessions(now time.Time) {
-	idle := s.sessionIdle()
+	idle, unconfirmed := s.sessionIdle(), s.unconfirmedIdle()
 	last := s.swept.Load()
-	if now.UnixNano()-last < min(time.Minute, idle).Nanoseconds() || !s.swept.CompareAndSwap(last, now.UnixNano()) {
+	if now.UnixNano()-last < min(time.Minute, idle, unconfirmed/2).Nanoseconds() || !s.swept.CompareAndSwap(last, now.UnixNano()) {
 		return
 	}
-	cutoff := now.Add(-idle)
+	cutoff, unconfirmedCutoff := now.Add(-idle), now.Add(-unconfirmed)
 	s.sessions.Range(func(k, v any) bool {
 		sess := v.(*session)
-		if sess.use.idleSince(cutoff) {
+		if sess.use.idleSince(cutoff, unconfirmedCutoff) {
 			s.endSession(sess.id)
-			s.log.Info("session ended after being unused", "idle", idle.String())
+			if sess.use.confirmed.Load() {
+				s.log.Info("session ended after being unused", "idle", idle.String())
+			} else {
+				s.log.Info("session ended: its client sent nothing after initialize", "idle", unconfirmed.String())
+			}
 		}
 		return true
 	})
@@ -60,7 +73,7 @@ func (s *Server) expireSessions(now time.Time) {
 
 // endSession forgets session id and everything kept for it.
 func (s *Server) endSession(id string) {
-	s.sessions.Delete(id)
+	s.forgetSession(id)
 	s.endSessionStreams(id)
 	s.Disclosure().EndSession(id)
 	if _, ok := s.clients.Load(id); ok {

@@ -132,6 +132,8 @@ func (s *Server) serveFastCall(w http.ResponseWriter, r *http.Request, sess *ses
 	}
 	if err == nil && sessID == "" {
 		raw = s.modernResult(raw)
+	} else if err == nil {
+		raw = legacyResult(raw)
 	}
 	fc.finish(answer(req.ID, raw, err))
 	return true

@@ -56,6 +56,12 @@ type Options struct {
 	// SessionIdle ends a 2025-11-25-era session unused for this long, as a
 	// DELETE would (expiry.go); default 24 h.
 	SessionIdle time.Duration
+	// UnconfirmedIdle ends sooner a session whose client sent nothing in
+	// it after initialize; default 2 min (sessionlimit.go).
+	UnconfirmedIdle time.Duration
+	// MaxSessions caps the 2025-11-25-era sessions alive at once; an
+	// initialize past it is refused with 503. Default 10,000.
+	MaxSessions int
 }
 
 // Server is the gateway's MCP front end.
@@ -76,8 +82,11 @@ type Server struct {
 	// updateMu; see publish.go).
 	reg      registry
 	sessions sync.Map // session id mcp-go issued -> *session
-	clients  sync.Map // session id -> server.ClientSession, every session mcp-go registered
-	inflight sync.Map // session id + "\x00" + request id -> *inflightCall
+	// nsessions counts sessions and the places initializes in flight
+	// reserved (sessionlimit.go).
+	nsessions atomic.Int64
+	clients   sync.Map // session id -> server.ClientSession, every session mcp-go registered
+	inflight  sync.Map // session id + "\x00" + request id -> *inflightCall
 	// pending holds the server-to-client requests fast-path calls made:
 	// session id + "\x00" + the request's JSON id -> chan of the answer.
 	pending    sync.Map
@@ -88,6 +97,7 @@ type Server struct {
 	roundTrips sync.Map
 	parked     atomic.Int64 // their requests waiting for answers
 	rtLimits   roundTripLimits
+	bodyLimits bodyLimits    // request bodies' deadlines (stall.go)
 	notified   atomic.Uint64 // notifications sent to all sessions so far
 	raw        *stash
 	disc       atomic.Pointer[disclosure.Disclosure]
@@ -118,7 +128,7 @@ func New(router Router, opts Options) *Server {
 	if opts.Disclosure == nil {
 		opts.Disclosure = disclosure.New(disclosure.Options{})
 	}
-	s := &Server{router: router, opts: opts, log: opts.Logger, raw: newStash(), rtLimits: roundTripLimits{parkTimeout, keepFinished}}
+	s := &Server{router: router, opts: opts, log: opts.Logger, raw: newStash(), rtLimits: roundTripLimits{parkTimeout, keepFinished}, bodyLimits: defaultBodyLimits}
 	s.disc.Store(opts.Disclosure)
 	s.SetAccess(opts.HTTP)
 	s.modernMeta = s.serverInfoMeta()

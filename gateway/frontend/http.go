@@ -28,9 +28,9 @@ type HTTPOptions struct {
 	// AllowedOrigins lists browser origins (scheme://host[:port]) allowed in
 	// addition to loopback ones. A request with any other Origin is refused.
 	AllowedOrigins []string
-	// AllowedHosts lists Host values (a name, or name:port) a loopback
-	// listener accepts besides loopback ones, for a gateway reached by name
-	// through a proxy or tunnel.
+	// AllowedHosts lists Host values (a name, or name:port) accepted
+	// besides loopback ones, for a gateway reached by name through a proxy
+	// or tunnel, or beyond loopback without Tokens (see hostAllowed).
 	AllowedHosts []string
 	// Tokens, when not empty, are the accepted bearer tokens.
 	Tokens []string
@@ -82,6 +82,7 @@ type guard struct {
 func (s *Server) Guard(h http.Handler) http.Handler {
 	g := &guard{s: s}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		r = s.boundBody(w, r)
 		if g.admit(w, r) {
 			h.ServeHTTP(w, r)
 		}
@@ -100,12 +101,15 @@ func (s *Server) Trusted(r *http.Request) bool {
 func (g *guard) admit(w http.ResponseWriter, r *http.Request) bool {
 	a := g.s.access.Load()
 	if !hostAllowed(a, r) {
-		http.Error(w, fmt.Sprintf("Forbidden: invalid Host header %q for a loopback listener; add it to listen.allowed_hosts if the gateway is reached by that name", r.Host), http.StatusForbidden)
+		http.Error(w, fmt.Sprintf("Forbidden: invalid Host header %q (DNS rebinding protection); add it to listen.allowed_hosts if the gateway is reached by that name", r.Host), http.StatusForbidden)
 		return false
 	}
 	if origin := r.Header.Get("Origin"); origin != "" && !originAllowed(a, origin) {
 		http.Error(w, fmt.Sprintf("Forbidden: origin %q is not allowed; add it to listen.allowed_origins", origin), http.StatusForbidden)
 		return false
+	}
+	if preflight := allowCORS(w, r); preflight {
+		return false // answered before auth: a browser sends no token with it (cors.go)
 	}
 	if len(a.Tokens) > 0 && !authorized(a, r) {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="skillgate"`)
@@ -116,9 +120,12 @@ func (g *guard) admit(w http.ResponseWriter, r *http.Request) bool {
 }
 
 func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	r = g.s.boundBody(w, r)
 	if !g.admit(w, r) {
 		return
 	}
+	a := g.s.access.Load()
+	r = r.WithContext(WithOrigin(r.Context(), Origin{Transport: TransportHTTP, Token: len(a.Tokens) > 0 && authorized(a, r)}))
 	profile, ok := g.profile(r.URL.Path)
 	if !ok {
 		g.notFound(w, r.URL.Path)
@@ -149,7 +156,7 @@ func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				return
 			}
 			if r.Method == http.MethodDelete {
-				defer g.s.sessions.Delete(sessID)
+				defer g.s.forgetSession(sessID)
 				defer g.s.Disclosure().EndSession(sessID)
 				defer g.s.endSessionStreams(sessID)
 			}
@@ -188,6 +195,10 @@ func noStreamWithoutSession(w http.ResponseWriter) {
 func (g *guard) servePost(w http.ResponseWriter, r *http.Request, profile, sessID string) {
 	bodyCap := g.s.access.Load().BodyCap
 	body, err := io.ReadAll(io.LimitReader(r.Body, bodyCap+1))
+	if stalled(err) {
+		g.s.bodyStalled(w)
+		return
+	}
 	if err != nil {
 		http.Error(w, "Bad Request: reading body: "+err.Error(), http.StatusBadRequest)
 		return
@@ -266,8 +277,24 @@ func (g *guard) servePost(w http.ResponseWriter, r *http.Request, profile, sessI
 			return
 		}
 	case req.Method == string(mcp.MethodInitialize):
+		if why := oversizedInit(body); why != "" {
+			refuseInit(w, req.ID, why)
+			return
+		}
+		if !g.s.reserveSession(time.Now()) {
+			g.s.tooManySessions(w, req.ID)
+			return
+		}
+		// The place reserved is the session's once the tracker records it.
+		st := &sessionTracker{s: g.s, caps: declaredCaps(body)}
+		defer func() {
+			if !st.stored {
+				g.s.releaseSession()
+			}
+		}()
 		track := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			g.next.ServeHTTP(&sessionTracker{ResponseWriter: w, s: g.s, caps: declaredCaps(body)}, r)
+			st.ResponseWriter = w
+			g.next.ServeHTTP(st, r)
 		})
 		if exactID(req.ID) {
 			g.s.serveRewritten(w, r, track, answerEdit{id: req.ID})
@@ -371,6 +398,7 @@ func (s *Server) knownSession(id string) bool {
 	v, ok := s.sessions.Load(id)
 	if ok {
 		v.(*session).use.touch(now)
+		v.(*session).use.confirmed.Store(true)
 	}
 	return ok
 }
@@ -383,7 +411,7 @@ func sessionGone(w http.ResponseWriter, id json.RawMessage) {
 	if len(id) == 0 {
 		id = json.RawMessage("null")
 	}
-	msg := rpcEnvelope(id, `,"error":`, []byte(`{"code":-32001,"message":"Session not found: this gateway did not issue the Mcp-Session-Id, or the session ended (DELETE, 24 h unused, or a gateway restart); send initialize without it to start a new session"}`))
+	msg := rpcEnvelope(id, `,"error":`, []byte(`{"code":-32001,"message":"Session not found: this gateway did not issue the Mcp-Session-Id, or the session ended (DELETE, unused for too long: 24 h, or 2 min right after initialize, or a gateway restart); send initialize without it to start a new session"}`))
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusNotFound)
 	_, _ = w.Write(append(msg, '\n'))
@@ -463,15 +491,25 @@ func (g *guard) notFound(w http.ResponseWriter, p string) {
 
 // hostAllowed guards against DNS rebinding: a request that reached a
 // loopback listener must name a loopback host, or one of a.AllowedHosts
-// (an entry without a port matches any port).
+// (an entry without a port matches any port). Beyond loopback without
+// tokens (where a rebound page could call every tool) it may also name an
+// IP address, which no rebinding attacker's page has; with tokens, any
+// host (a page cannot send the token).
 func hostAllowed(a *HTTPOptions, r *http.Request) bool {
 	local, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
-	if !ok || local == nil || !isLoopback(local.String()) || isLoopback(r.Host) {
+	if !ok || local == nil || isLoopback(r.Host) {
+		return true
+	}
+	beyond := !isLoopback(local.String())
+	if beyond && len(a.Tokens) > 0 {
 		return true
 	}
 	name, _, err := net.SplitHostPort(r.Host)
 	if err != nil {
 		name = r.Host
+	}
+	if beyond && net.ParseIP(strings.Trim(name, "[]")) != nil {
+		return true
 	}
 	for _, h := range a.AllowedHosts {
 		if strings.EqualFold(h, r.Host) || strings.EqualFold(h, name) {

@@ -62,9 +62,11 @@ func (s *Server) serverInfoMeta() []byte {
 // client: resultType and the serverInfo _meta.
 //
 // The source's members keep their bytes and order: resultType is added when
-// missing, and serverInfo into the source's own _meta (or a new _meta) when
-// that lacks it. One pass over the top level finds them; a result of
-// megabytes costs no decode.
+// missing, and serverInfo into the source's own _meta (or a new _meta).
+// serverInfo names the server that produced the result for the client,
+// which is the gateway: a source's own (a 2026-07-28 upstream's) is
+// replaced. One pass over the top level finds them; a result of megabytes
+// costs no decode.
 func (s *Server) modernResult(raw []byte) []byte {
 	if !bytes.Contains(raw, []byte(`"_meta"`)) && !bytes.Contains(raw, []byte(`"resultType"`)) {
 		return insertMembers(raw, []member{{"resultType", []byte(`"complete"`)}, {"_meta", s.modernMeta}})
@@ -85,15 +87,8 @@ func (s *Server) modernResult(raw []byte) []byte {
 	}
 	out := raw
 	if metaStart >= 0 {
-		val := raw[metaStart:metaEnd]
-		has := false
-		isObject := jsonscan.Members(val, func(key, _ []byte, _, _ int) {
-			has = has || string(key) == serverInfoKey
-		})
-		if isObject && !has {
-			info := s.modernMeta[len(`{"`+serverInfoKey+`":`) : len(s.modernMeta)-1]
-			val = insertMembers(val, []member{{serverInfoKey, info}})
-			out = append(append(append(make([]byte, 0, len(raw)+len(val)), raw[:metaStart]...), val...), raw[metaEnd:]...)
+		if val, ok := s.withServerInfo(raw[metaStart:metaEnd]); ok {
+			out = splice(raw, metaStart, metaEnd, val)
 		}
 	}
 	var add []member
@@ -107,6 +102,82 @@ func (s *Server) modernResult(raw []byte) []byte {
 }
 
 const serverInfoKey = "io.modelcontextprotocol/serverInfo"
+
+// withServerInfo returns the _meta object meta with the gateway's
+// serverInfo, in place of any other; ok is false when meta is not an
+// object or already holds exactly the gateway's.
+func (s *Server) withServerInfo(meta []byte) ([]byte, bool) {
+	info := s.modernMeta[len(`{"`+serverInfoKey+`":`) : len(s.modernMeta)-1]
+	switch start, end := valueOf(meta, serverInfoKey); {
+	case start == -2:
+		return nil, false
+	case start == -1:
+		return insertMembers(meta, []member{{serverInfoKey, info}}), true
+	case bytes.Equal(meta[start:end], info):
+		return nil, false
+	default:
+		return splice(meta, start, end, info), true
+	}
+}
+
+// legacyResult returns a source's result as a client of the 2025-11-25 era
+// or older gets it: without what only 2026-07-28 results carry, which an
+// upstream of that era sends (resultType, the list cache hints ttlMs and
+// cacheScope, and the serverInfo _meta, which would name the upstream). A
+// _meta left empty goes too. The other members' values keep their bytes.
+func legacyResult(raw []byte) []byte {
+	if !bytes.Contains(raw, []byte(`"resultType"`)) && !bytes.Contains(raw, []byte(`"ttlMs"`)) &&
+		!bytes.Contains(raw, []byte(`"cacheScope"`)) && !bytes.Contains(raw, []byte(serverInfoKey)) {
+		return raw
+	}
+	out, ok := editMembers(raw, func(key, value []byte) []byte {
+		switch string(key) {
+		case "resultType", "ttlMs", "cacheScope":
+			return nil
+		case "_meta":
+			meta, ok := editMembers(value, func(k, v []byte) []byte {
+				if string(k) == serverInfoKey {
+					return nil
+				}
+				return v
+			})
+			if !ok {
+				return value
+			}
+			if string(meta) == "{}" && string(bytes.TrimSpace(value)) != "{}" {
+				return nil // it held serverInfo only
+			}
+			return meta
+		}
+		return value
+	})
+	if !ok {
+		return raw
+	}
+	return out
+}
+
+// editMembers rebuilds the JSON object obj member by member: edit returns
+// the value a member keeps (its own or another), or nil to leave it out.
+// Values keep their bytes; keys are written anew. ok is false when obj is
+// not an object.
+func editMembers(obj []byte, edit func(key, value []byte) []byte) (out []byte, ok bool) {
+	out = append(make([]byte, 0, len(obj)), '{')
+	n := 0
+	ok = jsonscan.Members(obj, func(key, value []byte, _, _ int) {
+		v := edit(key, value)
+		if v == nil {
+			return
+		}
+		if n > 0 {
+			out = append(out, ',')
+		}
+		n++
+		out = append(jsonscan.AppendString(out, string(key)), ':')
+		out = append(out, v...)
+	})
+	return append(out, '}'), ok
+}
 
 // withMetaVersion returns the JSON-RPC message body with version as its
 // params' _meta protocolVersion, creating params and _meta as needed. Some

@@ -243,10 +243,13 @@ func memberSpan(obj []byte, key string) (start, end int, ok bool) {
 // typed that raw lacks (resultType and the ttlMs and cacheScope cache hints
 // of the 2026-07-28 era,
 // _meta members such as serverInfo), leaving out the stand-in's marker.
-// The source's own members keep their bytes and order.
+// serverInfo is the gateway's (mcp-go's) even where the source sent its
+// own. The source's own members keep their bytes and order. For a client
+// of the 2025-11-25 era or older, raw loses what only 2026-07-28 results
+// carry (legacyResult).
 func mergeResult(raw, typed []byte) []byte {
 	if !bytes.Contains(typed, []byte(`"resultType"`)) && !bytes.Contains(typed, []byte(`"io.modelcontextprotocol/`)) {
-		return raw // 2025-11-25 and older: mcp-go added nothing of its own
+		return legacyResult(raw) // 2025-11-25 and older: mcp-go added nothing of its own
 	}
 	var t, r map[string]json.RawMessage
 	if json.Unmarshal(typed, &t) != nil || json.Unmarshal(raw, &r) != nil {
@@ -270,10 +273,16 @@ func mergeResult(raw, typed []byte) []byte {
 			if json.Unmarshal(raw[start:end], &rm) != nil {
 				return raw
 			}
+			meta := raw[start:end]
+			if info, ok := tm[serverInfoKey]; ok && rm[serverInfoKey] != nil {
+				if s, e := valueOf(meta, serverInfoKey); s >= 0 {
+					meta = splice(meta, s, e, info)
+				}
+			}
 			for k := range rm {
 				delete(tm, k)
 			}
-			meta := insertMembers(raw[start:end], sortedMembers(tm))
+			meta = insertMembers(meta, sortedMembers(tm))
 			out = append(append(append([]byte{}, raw[:start]...), meta...), raw[end:]...)
 		} else {
 			add = append(add, member{"_meta", insertMembers([]byte("{}"), sortedMembers(tm))})

@@ -248,6 +248,9 @@ type sessionTracker struct {
 	http.ResponseWriter
 	s    *Server
 	caps clientCaps // what the client declared for server requests
+	// stored is set once the tracker recorded the session; it then holds
+	// the place its initialize reserved (reserveSession).
+	stored bool
 }
 
 func (st *sessionTracker) WriteHeader(status int) {
@@ -270,6 +273,7 @@ func (st *sessionTracker) track() {
 		sess := &session{id: id, caps: st.caps}
 		sess.use.touch(now)
 		if _, loaded := st.s.sessions.LoadOrStore(id, sess); !loaded {
+			st.stored = true
 			st.s.expireSessions(now)
 		}
 	}

@@ -41,6 +41,7 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 	st.SetErrorLogger(slog.NewLogLogger(s.log.Handler(), slog.LevelWarn))
 	sr := &stdioRequests{s: s, pending: map[string]*stdioRequest{}, swapped: map[string]string{}}
 	ctx = withClient(context.WithValue(ctx, profileKey{}, s.opts.StdioProfile), stdioSession)
+	ctx = WithOrigin(ctx, Origin{Transport: TransportStdio})
 	// The connection's context ends when the client goes, and with it
 	// what runs for the client beyond its requests (clientLife).
 	ctx, cancel := context.WithCancelCause(ctx)

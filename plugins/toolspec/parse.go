@@ -25,7 +25,13 @@ const MaxFileSize = 1 << 20
 // Load reads dir/tool.yaml, validates it and checks that its entry (and the
 // mounts relative to the folder) exist inside dir, following symlinks.
 // Every problem is returned at once in an *Error.
-func Load(dir string) (*Tool, error) {
+func Load(dir string) (*Tool, error) { return LoadFor(dir, nil) }
+
+// LoadFor is Load that also checks each service the tool requires against
+// services, the names of the services of the config that serves it: a
+// name it does not list is a problem at its place, with the nearest name.
+// Nil services skips that check.
+func LoadFor(dir string, services []string) (*Tool, error) {
 	path := filepath.Join(dir, FileName)
 	f, err := os.Open(path)
 	if err != nil {
@@ -39,6 +45,9 @@ func Load(dir string) (*Tool, error) {
 	var probs problems
 	probs.file, probs.pos = path, pos
 	t.checkFiles(dir, &probs)
+	if services != nil {
+		t.checkServices(services, &probs)
+	}
 	if err := probs.err(); err != nil {
 		return nil, err
 	}

@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/skillgate/skillgate/internal/names"
+	suggestpkg "github.com/skillgate/skillgate/internal/suggest"
 )
 
 var envNameRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`) })
@@ -24,6 +25,22 @@ func (t *Tool) Validate() error {
 	var p problems
 	t.validate(&p)
 	return p.err()
+}
+
+// checkServices reports the services t requires that services lacks.
+func (t *Tool) checkServices(services []string, p *problems) {
+	for i, r := range t.Requires {
+		if !names.Valid(r) || slices.Contains(services, r) {
+			continue // an invalid name is validate's problem
+		}
+		hint := "define it under services: in the gateway config, or remove it"
+		if near, ok := suggestpkg.Closest(r, services); ok && 2*suggestpkg.Distance(r, near) <= max(len(r), len(near)) {
+			hint = fmt.Sprintf("did you mean %q?", near)
+		} else if len(services) > 0 {
+			hint = "the services are " + strings.Join(services, ", ") + "; " + hint
+		}
+		p.at(fmt.Sprintf("requires[%d]", i), "unknown service %q; %s", r, hint)
+	}
 }
 
 func (t *Tool) validate(p *problems) {

@@ -1,0 +1,95 @@
+package config
+
+import (
+	"strings"
+	"testing"
+)
+
+const secretsJSON = `{
+  "mcpServers": {
+    "remote": {
+      "url": "https://api.example.com/mcp?key=QUERYSECRET&page=2",
+      "headers": {"Authorization": "Bearer LITERALSECRET", "X-Trace": "on"}
+    },
+    "tok": {
+      "url": "https://api.example.com/mcp",
+      "headers": {"Authorization": "Bearer ${UNSET_IMPORT_TOKEN}"}
+    },
+    "local": {
+      "command": "srv",
+      "env": {"OPENAI_API_KEY": "sk-ENVSECRET", "GITHUB_TOKEN": "${GITHUB_TOKEN}", "DEBUG": "1"}
+    }
+  }
+}`
+
+// TestImportLiteralSecrets checks that each credential an entry writes in
+// clear gets a warning naming where it is, with the value masked, and
+// that credentials already in ${VAR}s get none.
+func TestImportLiteralSecrets(t *testing.T) {
+	im, err := Import(strings.NewReader(secretsJSON), "c.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, w := range im.Warnings {
+		got = append(got, w.Error())
+	}
+	all := strings.Join(got, "\n")
+	for _, want := range []string{
+		`c.json:4:14: remote.url: holds the query value key in clear (https://api.example.com/mcp?key=xxxxx&page=xxxxx); move it into a variable (${REMOTE_KEY})`,
+		`c.json:5:19: remote.headers.Authorization: holds a literal secret (Authorization: "Bearer xxxxx"); move it into a variable: write "Bearer ${REMOTE_TOKEN}"`,
+		`c.json:13:15: local.env.OPENAI_API_KEY: holds a literal secret (OPENAI_API_KEY: xxxxx); move it into a variable: write OPENAI_API_KEY: ${OPENAI_API_KEY}`,
+	} {
+		if !strings.Contains(all, want) {
+			t.Errorf("no warning %q in:\n%s", want, all)
+		}
+	}
+	if len(got) != 3 {
+		t.Errorf("want 3 warnings, got %d:\n%s", len(got), all)
+	}
+	if strings.Contains(all, "QUERYSECRET") || strings.Contains(all, "LITERALSECRET") || strings.Contains(all, "ENVSECRET") {
+		t.Errorf("a secret is shown:\n%s", all)
+	}
+}
+
+// TestImportBadHeaders checks that a header the config would refuse stops
+// the import with an error at its line.
+func TestImportBadHeaders(t *testing.T) {
+	const in = `{"mcpServers": {"r": {"url": "http://h/mcp",
+  "headers": {"Bad Key": "x", "Accept": "*/*"}}}}`
+	_, err := Import(strings.NewReader(in), "c.json")
+	if err == nil {
+		t.Fatal("Import accepted headers the config refuses")
+	}
+	for _, want := range []string{`c.json:2:15: r.headers.Bad Key: "Bad Key" is not a header name`, `c.json:2:31: r.headers.Accept: Accept is a header the gateway sets itself`} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("no %q in:\n%v", want, err)
+		}
+	}
+}
+
+// TestImportCheckCitesFile checks that the problems left in the imported
+// servers cite the imported file, not the YAML made of it.
+func TestImportCheckCitesFile(t *testing.T) {
+	im, err := Import(strings.NewReader(secretsJSON), "c.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := MarshalServers(im.Servers, im.Order)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = im.Check(out, "the imported servers", nil)
+	if err == nil {
+		t.Fatal("no problem, want the unset variables")
+	}
+	msg := err.Error()
+	for _, want := range []string{"c.json:9:19: servers.tok.headers.Authorization: ", "c.json:13:49: servers.local.env.GITHUB_TOKEN: "} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("no %q in:\n%s", want, msg)
+		}
+	}
+	if strings.Contains(msg, "the imported servers") {
+		t.Errorf("a problem cites the generated YAML:\n%s", msg)
+	}
+}
