@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/skillgate/skillgate/internal/redact"
 	"github.com/skillgate/skillgate/plugins/sdk"
 )
 
@@ -17,34 +18,16 @@ import (
 // ?api_key=...), and Go's HTTP errors quote the URL. Status, logs and the
 // errors calls return show it with the password and query values masked.
 
-const masked = "xxxxx"
+const masked = redact.Masked
 
-// redactURL masks the password and the query values of a URL.
+// redactURL masks the password and the query values of a URL, as
+// internal/redact does for config errors; text without a scheme is left
+// as it is.
 func redactURL(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil || u.Scheme == "" {
+	if u, err := url.Parse(raw); err == nil && u.Scheme == "" {
 		return raw
 	}
-	changed := false
-	if _, has := u.User.Password(); has {
-		u.User = url.UserPassword(u.User.Username(), masked)
-		changed = true
-	}
-	if u.RawQuery != "" {
-		q := u.Query()
-		for k, vs := range q {
-			for i := range vs {
-				vs[i] = masked
-			}
-			q[k] = vs
-		}
-		u.RawQuery = q.Encode()
-		changed = true
-	}
-	if !changed {
-		return raw
-	}
-	return u.String()
+	return redact.URL(raw)
 }
 
 var urlPattern = regexp.MustCompile(`[a-zA-Z][a-zA-Z0-9+.-]*://[^\s"'<>]+`)
