@@ -21,7 +21,14 @@ const (
 	resInvalidName     = "renamed: invalid name"
 	resNoSchema        = "served with an empty inputSchema"
 	resReservedScheme  = "dropped: reserved URI scheme"
+	resTooDeep         = "dropped: nested too deeply"
 )
+
+// MaxDepth is how deeply a definition's JSON may nest (objects and arrays).
+// Real tool schemas stay far below it; clients that walk a schema
+// recursively crash on thousands of levels (Python's recursion limit is
+// 1000), so such a definition is dropped at intake.
+const MaxDepth = 128
 
 // candidate is one definition on its way into a Snapshot.
 type candidate struct {
@@ -174,6 +181,11 @@ func (b *builder) gather(k Kind, srcs []*Source, list func(*Source) []json.RawMe
 				b.conflicts = append(b.conflicts, Conflict{Kind: k, Loser: src.ID, Policy: b.opts.Policy, Resolution: resSkipped})
 				continue
 			}
+			if nestedDeeper(raw, MaxDepth) {
+				b.conflicts = append(b.conflicts, Conflict{Kind: k, Name: orig, Original: orig, Loser: src.ID,
+					Policy: b.opts.Policy, Resolution: resTooDeep})
+				continue
+			}
 			c := &candidate{src: src, original: orig, want: orig, raw: raw, f: f}
 			if k == Tool || k == Prompt {
 				c.want = finalName(joinName(src.Namespace, b.opts.Separator, orig))
@@ -318,4 +330,34 @@ func encodeList(items []*Item) []byte {
 	}
 	buf.WriteByte(']')
 	return buf.Bytes()
+}
+
+// nestedDeeper reports whether the JSON raw nests objects and arrays more
+// than limit levels deep. It scans bytes (strings skipped), so a hostile
+// definition costs one pass whatever its depth.
+func nestedDeeper(raw []byte, limit int) bool {
+	depth, inString := 0, false
+	for i := 0; i < len(raw); i++ {
+		c := raw[i]
+		if inString {
+			switch c {
+			case '\\':
+				i++
+			case '"':
+				inString = false
+			}
+			continue
+		}
+		switch c {
+		case '"':
+			inString = true
+		case '{', '[':
+			if depth++; depth > limit {
+				return true
+			}
+		case '}', ']':
+			depth--
+		}
+	}
+	return false
 }

@@ -186,7 +186,7 @@ type Conflict struct {
 // Loser's author fixes it, and String says how.
 func (c Conflict) Own() bool {
 	switch c.Resolution {
-	case resSkipped, resDuplicate, resInvalidName, resNoSchema, resReservedScheme:
+	case resSkipped, resDuplicate, resInvalidName, resNoSchema, resReservedScheme, resTooDeep:
 		return true
 	}
 	return false
@@ -214,6 +214,9 @@ func (c Conflict) String() string {
 	case resReservedScheme:
 		return fmt.Sprintf("source %s: %s %s uses the %s:// scheme, which the gateway keeps for its own; it is dropped: give it another scheme in the source",
 			c.Loser, kind, c.Original, scheme(c.Original))
+	case resTooDeep:
+		return fmt.Sprintf("source %s: %s %s nests deeper than %d levels, which clients cannot walk; it is dropped: flatten its definition in the source",
+			c.Loser, kind, c.Original, MaxDepth)
 	case resNoSchema:
 		return fmt.Sprintf("source %s: tool %s has no inputSchema, which MCP requires (clients drop such a tool); it is served with %s: give it an inputSchema in the source",
 			c.Loser, c.Original, emptySchema)
