@@ -240,7 +240,8 @@ func TestAdminWritesStdio(t *testing.T) {
 
 // TestListenBeyondLoopbackWarns: a gateway serving on every interface
 // without auth.tokens logs, as it starts, who can reach it and what to
-// do; on loopback, or with a token, it does not.
+// do; on loopback, or with a token, it does not. A reload that takes the
+// tokens away warns then.
 func TestListenBeyondLoopbackWarns(t *testing.T) {
 	for _, c := range []struct {
 		addr, extra string
@@ -277,6 +278,40 @@ func TestListenBeyondLoopbackWarns(t *testing.T) {
 		if warned != c.warns {
 			t.Errorf("%s %q: warned %v, want %v; log:\n%s", c.addr, c.extra, warned, c.warns, out)
 		}
+	}
+
+	// A reload that takes the tokens away warns then.
+	cfg, err := config.Parse(strings.NewReader("listen: {http: \"0.0.0.0:0\"}\nauth: {tokens: [s3cret]}\n"), "test.yaml", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	logs := &lockedWriter{w: &strings.Builder{}, mu: make(chan struct{}, 1)}
+	gw, err := gateway.New(gateway.Options{Config: cfg, Logger: slog.New(slog.NewTextHandler(logs, nil)), Version: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "0.0.0.0:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- gw.Serve(ctx, ln) }()
+	waitFor(t, func() bool { return strings.Contains(logs.String(), "serving MCP") })
+	open, err := config.Parse(strings.NewReader("listen: {http: \"0.0.0.0:0\"}\n"), "test.yaml", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := gw.Reload(ctx, open); err != nil {
+		t.Fatal(err)
+	}
+	if out := logs.String(); !strings.Contains(out, "listens beyond loopback and auth.tokens is empty") {
+		t.Errorf("a reload that took the tokens away did not warn; log:\n%s", out)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Errorf("Serve: %v", err)
 	}
 }
 

@@ -94,6 +94,10 @@ type Gateway struct {
 	// ServeStdio was called): only then does the start wait passing
 	// concern anyone (stopWaiting).
 	clients atomic.Bool
+	// listening is the address Serve listens on ("" before, and over
+	// stdio): a reload that leaves it open beyond loopback without tokens
+	// warns again (warnOpenListener).
+	listening atomic.Pointer[string]
 
 	mu      sync.Mutex
 	cfg     *config.Config
@@ -349,6 +353,19 @@ func (g *Gateway) Start(ctx context.Context) error {
 	g.refreshSkillPipelines(ctx)
 	g.logConfigWarnings(cfg)
 	return nil
+}
+
+// warnOpenListener logs cfg's ListenWarning for the address Serve
+// listens on, if any: at the start, and after a reload that took the
+// tokens away or changed admin.writes.
+func (g *Gateway) warnOpenListener(cfg *config.Config) {
+	addr := g.listening.Load()
+	if addr == nil {
+		return
+	}
+	if w := cfg.ListenWarning(*addr); w != nil {
+		g.log.Warn("the MCP endpoint is open beyond loopback without auth.tokens", "problem", w.Error())
+	}
 }
 
 // startBurst is how long catalog updates wait to be served together while
@@ -696,12 +713,12 @@ func (g *Gateway) Serve(ctx context.Context, ln net.Listener) error {
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	g.log.Info("serving MCP", "url", "http://"+ln.Addr().String()+"/mcp")
+	addr := ln.Addr().String()
+	g.listening.Store(&addr)
 	g.mu.Lock()
 	cfg := g.cfg
 	g.mu.Unlock()
-	if w := cfg.ListenWarning(ln.Addr().String()); w != nil {
-		g.log.Warn("the MCP endpoint is open beyond loopback without auth.tokens", "problem", w.Error())
-	}
+	g.warnOpenListener(cfg)
 	shutdown := func(reason error) {
 		g.mu.Lock()
 		drain := time.Duration(g.cfg.Limits.DrainTimeout)

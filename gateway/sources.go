@@ -522,6 +522,9 @@ func (g *Gateway) Reload(ctx context.Context, cfg *config.Config) error {
 	slices.Sort(added)
 	g.log.Info("config reloaded", "from", old.Source, "to", cfg.Source, "restarted", restarted, "stopped", stopped, "added", added)
 	g.logConfigWarnings(cfg)
+	if len(old.Auth.Tokens) > 0 || old.Admin.Writes != cfg.Admin.Writes {
+		g.warnOpenListener(cfg)
+	}
 	return nil
 }
 
