@@ -159,7 +159,7 @@ func (s *Server) Unload(context.Context, string) error { return nil }
 
 // Call implements sdk.Executor for tools/call, prompts/get,
 // resources/read, resources/subscribe and resources/unsubscribe,
-// skills/list and skills/get.
+// completion/complete, skills/list and skills/get.
 func (s *Server) Call(ctx context.Context, req sdk.CallRequest, call sdk.Call) (json.RawMessage, error) {
 	switch req.Method {
 	case "tools/call":
@@ -193,6 +193,8 @@ func (s *Server) Call(ctx context.Context, req sdk.CallRequest, call sdk.Call) (
 		}
 		s.subscribe(p.URI, req.Method == "resources/subscribe")
 		return json.RawMessage(`{}`), nil
+	case "completion/complete":
+		return s.complete(ctx, req.Params)
 	case "skills/list":
 		return s.listEntries(ctx, req.Params)
 	case "skills/get":
