@@ -91,7 +91,7 @@ func validate(ctx context.Context, path string, in io.Reader) (*validateReport, 
 		return r, nil
 	}
 	if cfgErr == nil && len(cfg.Servers) == 0 && len(cfg.Tools.Dirs) == 0 && len(cfg.Pipelines.Dirs) == 0 && cfg.Pipelines.Inline == nil &&
-		len(cfg.Skills.Dirs) == 0 && len(cfg.Plugins.Dirs) == 0 && len(cfg.Services) == 0 {
+		len(cfg.Skills.Dirs) == 0 && len(cfg.Skills.Repos) == 0 && len(cfg.Plugins.Dirs) == 0 && len(cfg.Services) == 0 {
 		const msg = "ok, but it serves nothing: add servers:, or tools:, pipelines: or skills: dirs"
 		r.add(config.Pos{File: cfg.Source}, "", strings.TrimPrefix(msg, "ok, but "), "warning", "config", r.shown+": "+msg)
 		return r, nil

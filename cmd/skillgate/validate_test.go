@@ -235,3 +235,14 @@ func TestValidateToolFolders(t *testing.T) {
 		t.Errorf("%d tool problems, want 2 (ok/ is fine):\n%s", len(msgs), all)
 	}
 }
+
+// A config whose only skills come from a repository serves something:
+// validate does not say it serves nothing.
+func TestValidateReposOnly(t *testing.T) {
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{"skillgate.yaml": "skills: {repos: [{name: team, url: \"https://example.com/skills.git\"}]}\n"})
+	_, stderr, err := runCLI(t, "validate", filepath.Join(dir, "skillgate.yaml"))
+	if err != nil || strings.Contains(stderr, "serves nothing") {
+		t.Errorf("validate of a repos-only config: %v, %q; want no 'serves nothing'", err, stderr)
+	}
+}
