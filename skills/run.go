@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"maps"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -89,7 +88,6 @@ type scriptKey struct {
 type runner struct {
 	l   *Library
 	seq atomic.Uint64
-	env string // path of the env binary
 
 	mu     sync.Mutex
 	loaded map[scriptKey]*loadedScript
@@ -105,11 +103,7 @@ type loadedScript struct {
 }
 
 func newRunner(l *Library) *runner {
-	r := &runner{l: l, loaded: map[scriptKey]*loadedScript{}}
-	if p, err := exec.LookPath("env"); err == nil {
-		r.env = p
-	}
-	return r
+	return &runner{l: l, loaded: map[scriptKey]*loadedScript{}}
 }
 
 var unsafeName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[^a-zA-Z0-9_-]+`) })
@@ -378,9 +372,8 @@ func (r *runner) unload(ls *loadedScript) {
 
 // spec is the script executor's spec for a script: the skill (or hooks)
 // folder as the tool folder, argv filled from the call's "0", "1", ...
-// arguments, and the skill's variables set through env(1) in front of the
-// interpreter, since the executor passes only named variables of its own
-// environment.
+// arguments, and the skill's variables (SKILLGATE_SKILL, what pre hooks
+// set) as named variables whose values the spec carries (Environ).
 func (r *runner) spec(key scriptKey, pol Policy, vars map[string]string, name string) (json.RawMessage, error) {
 	interps := r.l.opts.Interpreters
 	if interps == nil {
@@ -391,16 +384,7 @@ func (r *runner) spec(key scriptKey, pol Policy, vars map[string]string, name st
 		return nil, fmt.Errorf("runtime %s is not allowed for skill scripts", key.runtime)
 	}
 	argv := slices.Clone(base)
-	if len(vars) > 0 {
-		if r.env == "" {
-			return nil, fmt.Errorf("env(1) is not installed; it passes skill variables to scripts")
-		}
-		pre := []string{r.env}
-		for _, k := range slices.Sorted(maps.Keys(vars)) {
-			pre = append(pre, k+"="+vars[k])
-		}
-		argv = append(pre, argv...)
-	}
+	varNames := slices.Sorted(maps.Keys(vars))
 	tool := toolspec.Tool{
 		Name:         name,
 		Description:  cmpOr(pol.Description, "Script "+key.entry),
@@ -408,7 +392,7 @@ func (r *runner) spec(key scriptKey, pol Policy, vars map[string]string, name st
 		Entry:        key.entry,
 		Timeout:      toolspec.Duration(pol.Timeout),
 		StallTimeout: toolspec.Duration(pol.StallTimeout),
-		Env:          pol.Env,
+		Env:          append(slices.Clone(pol.Env), varNames...),
 		Sandbox:      toolspec.Sandbox{Enabled: pol.Sandbox},
 	}
 	if key.runtime == toolspec.RuntimeExec && len(argv) == 0 {
@@ -426,6 +410,12 @@ func (r *runner) spec(key scriptKey, pol Policy, vars map[string]string, name st
 		Limits:   toolspec.Limits{MaxTimeout: toolspec.Duration(r.l.opts.MaxTimeout), Interpreters: map[string][]string{key.runtime: argv}},
 		StateDir: filepath.Join(state, "state"),
 		CacheDir: filepath.Join(state, "cache"),
+	}
+	// The policy's env: names and the skill's variables reach the script
+	// through the spec, never its command line (which ps shows).
+	spec.ResolveEnviron(os.LookupEnv)
+	for _, k := range varNames {
+		spec.Environ[k] = vars[k]
 	}
 	return json.Marshal(spec)
 }
