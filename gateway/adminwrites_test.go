@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"io"
-	"log/slog"
 	"net"
 	"os"
 	"path/filepath"
@@ -17,7 +16,6 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	sdkmcp "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/skillgate/skillgate/gateway"
 	"github.com/skillgate/skillgate/gateway/config"
 )
 
@@ -195,15 +193,7 @@ func TestAdminWritesStdio(t *testing.T) {
 	needInterpreters(t, "python3")
 	t.Setenv("XDG_STATE_HOME", t.TempDir())
 	dir := t.TempDir()
-	cfg, err := config.Parse(strings.NewReader(toolsConfig(dir, "")), "stdio.yaml", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	logs := &lockedWriter{w: &strings.Builder{}, mu: make(chan struct{}, 1)}
-	gw, err := gateway.New(gateway.Options{Config: cfg, Logger: slog.New(slog.NewTextHandler(logs, nil)), Version: "test"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	gw, logs := newLogged(t, "stdio.yaml", toolsConfig(dir, ""))
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	done := make(chan error, 1)
@@ -251,15 +241,7 @@ func TestListenBeyondLoopbackWarns(t *testing.T) {
 		{"0.0.0.0:0", "auth: {tokens: [s3cret]}\n", false},
 		{"127.0.0.1:0", "", false},
 	} {
-		cfg, err := config.Parse(strings.NewReader("listen: {http: \""+c.addr+"\"}\n"+c.extra), "test.yaml", nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		logs := &lockedWriter{w: &strings.Builder{}, mu: make(chan struct{}, 1)}
-		gw, err := gateway.New(gateway.Options{Config: cfg, Logger: slog.New(slog.NewTextHandler(logs, nil)), Version: "test"})
-		if err != nil {
-			t.Fatal(err)
-		}
+		gw, logs := newLogged(t, "test.yaml", "listen: {http: \""+c.addr+"\"}\n"+c.extra)
 		ln, err := net.Listen("tcp", c.addr) // nothing but the test connects to it, on 127.0.0.1
 		if err != nil {
 			t.Fatal(err)
@@ -281,15 +263,7 @@ func TestListenBeyondLoopbackWarns(t *testing.T) {
 	}
 
 	// A reload that takes the tokens away warns then.
-	cfg, err := config.Parse(strings.NewReader("listen: {http: \"0.0.0.0:0\"}\nauth: {tokens: [s3cret]}\n"), "test.yaml", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	logs := &lockedWriter{w: &strings.Builder{}, mu: make(chan struct{}, 1)}
-	gw, err := gateway.New(gateway.Options{Config: cfg, Logger: slog.New(slog.NewTextHandler(logs, nil)), Version: "test"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	gw, logs := newLogged(t, "test.yaml", "listen: {http: \"0.0.0.0:0\"}\nauth: {tokens: [s3cret]}\n")
 	ln, err := net.Listen("tcp", "0.0.0.0:0")
 	if err != nil {
 		t.Fatal(err)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"os"
 	"os/exec"
@@ -229,6 +230,22 @@ func (r *running) status(t *testing.T) map[string]gateway.SourceStatus {
 		out[s.Name] = s
 	}
 	return out
+}
+
+// newLogged parses yaml as the config file name and makes a gateway on it
+// whose log (text, info and up) the returned writer holds.
+func newLogged(t *testing.T, name, yaml string) (*gateway.Gateway, *lockedWriter) {
+	t.Helper()
+	cfg, err := config.Parse(strings.NewReader(yaml), name, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	logs := &lockedWriter{w: &strings.Builder{}, mu: make(chan struct{}, 1)}
+	gw, err := gateway.New(gateway.Options{Config: cfg, Logger: slog.New(slog.NewTextHandler(logs, nil)), Version: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return gw, logs
 }
 
 type lockedWriter struct {

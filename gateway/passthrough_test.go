@@ -8,7 +8,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
 	"os"
 	"os/exec"
@@ -24,7 +23,6 @@ import (
 
 	"github.com/skillgate/skillgate/gateway"
 	"github.com/skillgate/skillgate/gateway/catalog"
-	"github.com/skillgate/skillgate/gateway/config"
 	"github.com/skillgate/skillgate/internal/testenv"
 )
 
@@ -217,15 +215,7 @@ func serveStdio(t *testing.T, ctx context.Context, yaml string) (*stdioPeer, *ga
 // and returns a client of it that has sent nothing yet.
 func startStdio(t *testing.T, yaml string) (*stdioPeer, *gateway.Gateway) {
 	t.Helper()
-	cfg, err := config.Parse(strings.NewReader(yaml), "stdio.yaml", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	logs := &lockedWriter{w: &strings.Builder{}, mu: make(chan struct{}, 1)}
-	gw, err := gateway.New(gateway.Options{Config: cfg, Logger: slog.New(slog.NewTextHandler(logs, nil)), Version: "test"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	gw, logs := newLogged(t, "stdio.yaml", yaml)
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	done := make(chan error, 1)
