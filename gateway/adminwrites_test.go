@@ -3,7 +3,6 @@ package gateway_test
 import (
 	"context"
 	"encoding/json"
-	"io"
 	"net"
 	"os"
 	"path/filepath"
@@ -193,14 +192,7 @@ func TestAdminWritesStdio(t *testing.T) {
 	needInterpreters(t, "python3")
 	t.Setenv("XDG_STATE_HOME", t.TempDir())
 	dir := t.TempDir()
-	gw, logs := newLogged(t, "stdio.yaml", toolsConfig(dir, ""))
-	inR, inW := io.Pipe()
-	outR, outW := io.Pipe()
-	done := make(chan error, 1)
-	go func() {
-		done <- gw.ServeStdio(context.Background(), inR, outW)
-		outW.Close()
-	}()
+	_, inW, outR := stdioPipes(t, toolsConfig(dir, ""))
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	c := sdkmcp.NewClient(&sdkmcp.Implementation{Name: "skillgate-test", Version: "1"}, nil)
@@ -215,17 +207,6 @@ func TestAdminWritesStdio(t *testing.T) {
 		t.Errorf("the tool registered over stdio: %q (isError %v)", text, isErr)
 	}
 	cs.Close()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Errorf("ServeStdio: %v", err)
-		}
-	case <-time.After(30 * time.Second):
-		t.Errorf("ServeStdio did not return within 30s of stdin closing")
-	}
-	if t.Failed() {
-		t.Logf("stdio gateway log:\n%s", logs.String())
-	}
 }
 
 // TestListenBeyondLoopbackWarns: a gateway serving on every interface

@@ -215,6 +215,16 @@ func serveStdio(t *testing.T, ctx context.Context, yaml string) (*stdioPeer, *ga
 // and returns a client of it that has sent nothing yet.
 func startStdio(t *testing.T, yaml string) (*stdioPeer, *gateway.Gateway) {
 	t.Helper()
+	gw, stdin, stdout := stdioPipes(t, yaml)
+	return newStdioPeer(stdin, stdout), gw
+}
+
+// stdioPipes serves yaml over stdio on pipes until the test ends: the
+// client writes the gateway's stdin and reads its stdout. The cleanup
+// closes stdin and checks that ServeStdio returns, showing the gateway's
+// log if the test failed.
+func stdioPipes(t *testing.T, yaml string) (*gateway.Gateway, *io.PipeWriter, *io.PipeReader) {
+	t.Helper()
 	gw, logs := newLogged(t, "stdio.yaml", yaml)
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
@@ -237,7 +247,7 @@ func startStdio(t *testing.T, yaml string) (*stdioPeer, *gateway.Gateway) {
 			t.Logf("stdio gateway log:\n%s", logs.String())
 		}
 	})
-	return newStdioPeer(inW, outR), gw
+	return gw, inW, outR
 }
 
 // compareWhole compares a result the gateway relays as a whole.

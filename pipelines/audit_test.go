@@ -68,8 +68,7 @@ steps: [{id: a, tool: t, with: {x: "${{ len(map(split(inputs.s, ''), split(input
 		})
 	}
 	// Ordinary uses stay well inside the budget.
-	e := newEngine(Limits{})
-	for src, want := range map[string]any{
+	evalEach(t, newEngine(Limits{}), map[string]any{
 		`len(split(repeat("a,", 100000), ","))`:            100001,
 		`len(map(1..1000, split("a b c", " ")))`:           1000,
 		`upper(trim(" x "))`:                               "X",
@@ -77,21 +76,7 @@ steps: [{id: a, tool: t, with: {x: "${{ len(map(split(inputs.s, ''), split(input
 		`sort(uniq(concat([3, 1], [1, 2])))`:               []int{1, 2, 3},
 		`len(keys(fromJSON("{\"a\": 1, \"b\": [1, 2]}")))`: 2,
 		`join(map(split("a-b", "-"), upper(#)), "+")`:      "A+B",
-	} {
-		pr, probs := e.compile(src, newTypeEnv(envTypes()), nil)
-		if len(probs) > 0 {
-			t.Errorf("%s: %v", src, probs)
-			continue
-		}
-		got, err := e.eval(context.Background(), pr, map[string]any{})
-		if err != nil {
-			t.Errorf("%s: %v", src, err)
-			continue
-		}
-		if g, _ := json.Marshal(got); string(g) != mustJSON(want) {
-			t.Errorf("%s = %s, want %s", src, g, mustJSON(want))
-		}
-	}
+	})
 }
 
 func mustMarshal(v any) json.RawMessage {

@@ -77,8 +77,7 @@ func TestBudgetErrorsWrapErrBudget(t *testing.T) {
 
 // Functions beyond expr's builtins, and the guarded builtins, still work.
 func TestFunctions(t *testing.T) {
-	e := newEngine(Limits{})
-	for src, want := range map[string]any{
+	evalEach(t, newEngine(Limits{}), map[string]any{
 		`json({"a": [1, 2]})`:            `{"a":[1,2]}`,
 		`fromJSON("[1, 2]")[1]`:          2.0,
 		`coalesce(nil, "", "x")`:         "x",
@@ -94,7 +93,14 @@ func TestFunctions(t *testing.T) {
 		`toJSON({"a": 1})`:               "{\n  \"a\": 1\n}",
 		`upper(trim(" x "))`:             "X",
 		`len(filter(1..10, # % 2 == 0))`: 5,
-	} {
+	})
+}
+
+// evalEach compiles and runs each expression of cases with e, in an
+// empty environment, and compares its JSON with the wanted value's.
+func evalEach(t *testing.T, e *engine, cases map[string]any) {
+	t.Helper()
+	for src, want := range cases {
 		pr, probs := e.compile(src, newTypeEnv(envTypes()), nil)
 		if len(probs) > 0 {
 			t.Errorf("%s: %v", src, probs)

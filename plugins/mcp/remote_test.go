@@ -280,19 +280,11 @@ func TestHeaderSecrets(t *testing.T) {
 			return
 		}
 		if r.Method == http.MethodPost {
-			body, _ := io.ReadAll(r.Body)
-			r.Body = io.NopCloser(bytes.NewReader(body))
-			var m struct {
-				ID     json.RawMessage `json:"id"`
-				Params struct {
-					Name string `json:"name"`
-				} `json:"params"`
-			}
-			_ = json.Unmarshal(body, &m)
-			switch m.Params.Name {
+			id, tool := peekCall(r)
+			switch tool {
 			case "rpcerr":
 				w.Header().Set("Content-Type", "application/json")
-				_, _ = io.WriteString(w, `{"jsonrpc":"2.0","id":`+string(m.ID)+`,"error":{"code":-32001,"message":"refused `+echo+`","data":{"echo":"`+echo+`"}}}`)
+				_, _ = io.WriteString(w, `{"jsonrpc":"2.0","id":`+string(id)+`,"error":{"code":-32001,"message":"refused `+echo+`","data":{"echo":"`+echo+`"}}}`)
 				return
 			case "forbidden":
 				http.Error(w, "forbidden: "+echo, http.StatusForbidden)
@@ -371,18 +363,10 @@ func TestHTTPResponseCap(t *testing.T) {
 	mcp := server.NewStreamableHTTPServer(s)
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodPost {
-			body, _ := io.ReadAll(r.Body)
-			r.Body = io.NopCloser(bytes.NewReader(body))
-			var m struct {
-				ID     json.RawMessage `json:"id"`
-				Params struct {
-					Name string `json:"name"`
-				} `json:"params"`
-			}
-			_ = json.Unmarshal(body, &m)
-			if m.Params.Name == "bigsse" {
+			id, tool := peekCall(r)
+			if tool == "bigsse" {
 				w.Header().Set("Content-Type", "text/event-stream")
-				_, _ = io.WriteString(w, `event: message`+"\ndata: "+`{"jsonrpc":"2.0","id":`+string(m.ID)+`,"result":{"content":[{"type":"text","text":"`+big+`"}]}}`+"\n\n")
+				_, _ = io.WriteString(w, `event: message`+"\ndata: "+`{"jsonrpc":"2.0","id":`+string(id)+`,"result":{"content":[{"type":"text","text":"`+big+`"}]}}`+"\n\n")
 				return
 			}
 		}
@@ -450,4 +434,19 @@ func TestCappedBodyEvents(t *testing.T) {
 			}
 		})
 	}
+}
+
+// peekCall reads a JSON-RPC request's id and params.name (a tool's name)
+// from r's body and leaves the body to be read again.
+func peekCall(r *http.Request) (id json.RawMessage, tool string) {
+	body, _ := io.ReadAll(r.Body)
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	var m struct {
+		ID     json.RawMessage `json:"id"`
+		Params struct {
+			Name string `json:"name"`
+		} `json:"params"`
+	}
+	_ = json.Unmarshal(body, &m)
+	return m.ID, m.Params.Name
 }
