@@ -38,43 +38,39 @@ func LoadFor(dir string, services []string) (*Tool, error) {
 		return nil, fmt.Errorf("load tool: %w", err)
 	}
 	defer f.Close()
-	t, pos, err := parse(f, path)
-	if err != nil {
-		return nil, err
-	}
-	var probs problems
-	probs.file, probs.pos = path, pos
-	t.checkFiles(dir, &probs)
-	if services != nil {
-		t.checkServices(services, &probs)
-	}
-	if err := probs.err(); err != nil {
-		return nil, err
-	}
-	return t, nil
+	// The files and services are checked even when the definition has
+	// other problems, so that one run of validate shows them all.
+	return parse(f, path, func(t *Tool, probs *problems) {
+		t.checkFiles(dir, probs)
+		if services != nil {
+			t.checkServices(services, probs)
+		}
+	})
 }
 
 // Parse decodes and validates a tool.yaml read from r; filename is used in
 // messages only. Files are not looked at: Load also checks that the entry
 // exists inside the folder.
 func Parse(r io.Reader, filename string) (*Tool, error) {
-	t, _, err := parse(r, filename)
-	return t, err
+	return parse(r, filename, nil)
 }
 
-func parse(r io.Reader, filename string) (*Tool, map[string]yaml.Node, error) {
+// parse decodes and validates a tool.yaml read from r, then runs more (when
+// not nil) on the decoded tool, also when validation found problems: its
+// problems join the others, sorted by line.
+func parse(r io.Reader, filename string, more func(*Tool, *problems)) (*Tool, error) {
 	data, err := io.ReadAll(io.LimitReader(r, MaxFileSize+1))
 	if err != nil {
-		return nil, nil, fmt.Errorf("read %s: %w", filename, err)
+		return nil, fmt.Errorf("read %s: %w", filename, err)
 	}
 	d := &decoder{problems: problems{file: filename, pos: map[string]yaml.Node{}}}
 	if len(data) > MaxFileSize {
 		d.add(nil, "", "the file is larger than %d bytes; a tool.yaml holds a definition, keep data in other files", MaxFileSize)
-		return nil, nil, d.err()
+		return nil, d.err()
 	}
 	if p, bad := yamldoc.UTF8(data); bad {
 		d.problem(p)
-		return nil, nil, d.err()
+		return nil, d.err()
 	}
 	var doc yaml.Node
 	dec := yaml.NewDecoder(bytes.NewReader(data))
@@ -86,7 +82,7 @@ func parse(r io.Reader, filename string) (*Tool, map[string]yaml.Node, error) {
 			p.Msg = "invalid YAML: " + p.Msg
 			d.problem(p)
 		}
-		return nil, nil, d.err()
+		return nil, d.err()
 	}
 	var extra yaml.Node
 	if err := dec.Decode(&extra); err != io.EOF {
@@ -98,7 +94,7 @@ func parse(r io.Reader, filename string) (*Tool, map[string]yaml.Node, error) {
 		for _, p := range probs {
 			d.problem(p)
 		}
-		return nil, nil, d.err()
+		return nil, d.err()
 	}
 	t := &Tool{}
 	root := &doc
@@ -107,10 +103,13 @@ func parse(r io.Reader, filename string) (*Tool, map[string]yaml.Node, error) {
 	}
 	d.tool(root, t)
 	t.validate(&d.problems)
-	if err := d.err(); err != nil {
-		return nil, nil, err
+	if more != nil {
+		more(t, &d.problems)
 	}
-	return t, d.pos, nil
+	if err := d.err(); err != nil {
+		return nil, err
+	}
+	return t, nil
 }
 
 // problem adds p, a problem yamldoc found.

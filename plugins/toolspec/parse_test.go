@@ -305,3 +305,23 @@ func TestParseSpec(t *testing.T) {
 		}
 	}
 }
+
+// TestLoadForReportsAllAtOnce: a problem in the definition does not hide
+// the problems of the files it names and of the services it requires, so
+// one `skillgate validate` shows every fix to make.
+func TestLoadForReportsAllAtOnce(t *testing.T) {
+	dir := writeTool(t, map[string]string{"tool.yaml": "name: t\ndescription: d\nruntime: python\nentry: nope.py\ntimeout: soon\nrequires: [postgress]\n"})
+	_, err := LoadFor(dir, []string{"postgres"})
+	if err == nil {
+		t.Fatal("LoadFor: want an error")
+	}
+	for _, want := range []string{
+		"tool.yaml:4:1: entry: ", "does not exist",
+		"tool.yaml:5:",
+		`tool.yaml:6:1: requires[0]: unknown service "postgress"; did you mean "postgres"?`,
+	} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error lacks %q:\n%v", want, err)
+		}
+	}
+}
