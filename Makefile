@@ -15,9 +15,15 @@ export SKILLGATE_NODE22 := $(SKILLGATE_NPM_DIR)/node/bin/node
 
 .PHONY: build test deps bench lint crossbuild proto clean
 
+# What `skillgate version` and the start record show: the tag (dev without
+# one) and the commit, also where the go command stamps no VCS information.
+VERSION ?= $(shell git describe --tags --dirty 2>/dev/null || echo dev)
+COMMIT ?= $(shell git rev-parse HEAD 2>/dev/null)
+LDFLAGS := -X main.version=$(VERSION) -X main.commit=$(COMMIT)
+
 ## build: the skillgate binary, into bin/skillgate
 build:
-	go build -o bin/skillgate ./cmd/skillgate
+	go build -ldflags "$(LDFLAGS)" -o bin/skillgate ./cmd/skillgate
 
 ## test: install test dependencies, vet, and run every test with -race (what CI runs)
 test:

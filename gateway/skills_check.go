@@ -103,7 +103,9 @@ func SkillsOptions(cfg *config.Config) skills.Options {
 //
 //   - the snapshot's problems: SKILL.md files that do not parse or lead
 //     out of their folder, reserved names, clashing prompt names;
-//   - script policies (scripts: in SKILL.md) naming no file under scripts/;
+//   - script policies (scripts: in SKILL.md) naming no script: no file
+//     under scripts/, nor one elsewhere in the skill folder that
+//     run_skill_script runs;
 //   - tool folders whose tool.yaml does not load, one problem a line;
 //   - pipelines/ files that do not compile, or call a tool of the skill's
 //     own namespace it does not have (other tools are the catalog's, which
@@ -131,7 +133,7 @@ func CheckSkills(cfg *config.Config, lib *skills.Library, withConfig bool) []ski
 		for _, name := range slices.Sorted(maps.Keys(sk.Meta.Scripts)) {
 			if !slices.Contains(sk.Scripts, name) {
 				out = append(out, skills.Problem{Path: md, Field: "scripts." + name,
-					Msg: "no such file under scripts/; fix the name or add the script (" + strings.Join(sk.Scripts, ", ") + ")"})
+					Msg: "no such script under scripts/ or elsewhere in the skill folder (not SKILL.md, hooks/ or a tool folder); fix the name or add the script (" + strings.Join(sk.Scripts, ", ") + ")"})
 			}
 		}
 		ns := skills.Namespace(sk.ID)

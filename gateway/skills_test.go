@@ -119,14 +119,22 @@ func TestSkillsThroughGateway(t *testing.T) {
 		t.Errorf("after activation: %v", gc.names(t, ctx))
 	}
 
-	// A skill added while running is found and runnable on the next call.
+	// A skill added while running is found and runnable on the next call,
+	// its scripts/ and, as Anthropic's docx skill keeps them, a script
+	// elsewhere in its folder.
 	os.MkdirAll(filepath.Join(dir, "hello/scripts"), 0o755)
 	os.WriteFile(filepath.Join(dir, "hello/scripts/hi.sh"), []byte("echo hello from a new skill\n"), 0o644)
+	os.MkdirAll(filepath.Join(dir, "hello/ooxml/scripts"), 0o755)
+	os.WriteFile(filepath.Join(dir, "hello/ooxml/scripts/unpack.py"), []byte("import sys\nprint('unpacked', sys.argv[1])\n"), 0o644)
 	os.WriteFile(filepath.Join(dir, "hello/SKILL.md"), []byte("---\nname: hello\ndescription: Say hello.\n---\nRun hi.sh.\n"), 0o644)
 	waitFor(t, func() bool {
 		return strings.HasPrefix(resultText(gc.call(t, ctx, "find_skills", map[string]any{"query": "hello"}, nil)), "hello: Say hello.")
 	})
 	if got := resultText(gc.call(t, ctx, "run_skill_script", map[string]any{"skill": "hello", "script": "hi.sh"}, nil)); strings.TrimSpace(got) != "hello from a new skill" {
 		t.Errorf("new skill's script: %q", got)
+	}
+	res = gc.call(t, ctx, "run_skill_script", map[string]any{"skill": "hello", "script": "ooxml/scripts/unpack.py", "args": []string{"a.docx"}}, nil)
+	if got := resultText(res); res.IsError || strings.TrimSpace(got) != "unpacked a.docx" {
+		t.Errorf("a script outside scripts/: %q", got)
 	}
 }

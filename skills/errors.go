@@ -15,7 +15,8 @@ var (
 	ErrBadPath = errors.New("bad skill file path")
 	// ErrNotFound: the skill has no such file.
 	ErrNotFound = errors.New("no such skill file")
-	// ErrNotScript: run_skill_script names a file outside scripts/.
+	// ErrNotScript: run_skill_script names no file it may run: none
+	// there, outside the skill folder, SKILL.md, a hook, a tool folder's.
 	ErrNotScript = errors.New("not a script of the skill")
 	// ErrNoExecutor: the library has no script executor.
 	ErrNoExecutor = errors.New("no script executor")

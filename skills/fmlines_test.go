@@ -59,3 +59,46 @@ func TestDuplicateIDRelative(t *testing.T) {
 		t.Errorf("problems %q, want one starting %q", msgs, want)
 	}
 }
+
+// TestFrontmatterYAMLErrorLines: a YAML syntax error is reported at the
+// line of the file that holds the mistake (line 1 is the opening ---),
+// whichever of yaml.v3's marks (the construct's start or the place it
+// gave up, counted from 0 or from 1) its message carries.
+func TestFrontmatterYAMLErrorLines(t *testing.T) {
+	for _, c := range []struct {
+		what, src string
+		line      int
+	}{
+		{"key indented too far", "---\nname: x\ndescription: d\n  bad: indent\n---\n", 4},
+		{"key indented too little", "---\nname: x\ndescription: d\nmetadata:\n  a: 1\n b: 2\n---\n", 6},
+		{"folded text dedented", "---\nname: x\ndescription: >\n  folded\n bad\n---\n", 5},
+		{"unclosed double quote", "---\nname: x\ndescription: \"unclosed\nlicense: MIT\n---\n", 3},
+		{"unclosed single quote", "---\nname: x\ndescription: d\nlicense: 'oops\n---\n", 4},
+		{"tab indenting a key", "---\nname: x\ndescription: d\nlicense: MIT\n\ttags: [a]\n---\n", 5},
+		{"tab on the second line", "---\nname: x\n\tdescription: d\n---\n", 3},
+		{"unclosed list", "---\nname: x\ndescription: d\ntags: [a, b\nlicense: MIT\n---\n", 4},
+		{"unclosed list on the first line", "---\nname: [a, b\ndescription: d\nlicense: MIT\n---\n", 2},
+		{"unclosed mapping", "---\nname: x\ndescription: d\nfoo: {a: 1\n---\n", 4},
+		{"extra bracket", "---\nname: x\ndescription: d\nfoo: [a, b]]\n---\n", 4},
+		{"list item among keys", "---\nname: x\ndescription: d\n- item\n---\n", 4},
+		{"colon in a value", "---\nname: x\ndescription: d: e\n---\n", 3},
+		{"reserved character", "---\nname: x\ndescription: d\nfoo: @bar\n---\n", 4},
+		{"unknown alias", "---\nname: x\ndescription: d\nfoo: *nope\n---\n", 4},
+		{"bad escape after blank lines", "---\nname: x\ndescription: d\n\n\nfoo: \"a\\qb\"\n---\n", 6},
+		{"mistake after a quoted text over two lines", "---\nname: x\ndescription: \"two\n  lines\"\nlicense: 'oops\n---\n", 5},
+		{"mistake after a list over two lines", "---\nname: x\ntags: [a,\n  b]\nfoo: [c\ndescription: d\n---\n", 5},
+		{"CRLF line ends", "---\r\nname: x\r\ndescription: d\r\n  bad: indent\r\n---\r\n", 4},
+	} {
+		t.Run(c.what, func(t *testing.T) {
+			_, _, err := ParseFrontmatter([]byte(c.src))
+			fe, ok := err.(*FrontmatterError)
+			if !ok || len(fe.Problems) != 1 {
+				t.Fatalf("%q: %v", c.src, err)
+			}
+			p := fe.Problems[0]
+			if !strings.Contains(p.Msg, "not valid YAML") || p.Line != c.line {
+				t.Errorf("%q: %d: %s; want line %d", c.src, p.Line, p.Msg, c.line)
+			}
+		})
+	}
+}

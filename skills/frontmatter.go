@@ -49,8 +49,11 @@ type Meta struct {
 	Requires Requires
 	// Execution is the default policy of the skill's scripts.
 	Execution Policy
-	// Scripts holds per-script policies, keyed by the path under scripts/
-	// ("fill_form.py", "tools/check.sh").
+	// Scripts holds per-script policies, keyed by a script's path under
+	// scripts/ for a file there ("fill_form.py", "tools/check.sh" for
+	// scripts/tools/check.sh), else by its path in the skill folder
+	// ("ooxml/scripts/pack.py"); a key names the file under scripts/ when
+	// both exist, as run_skill_script does.
 	Scripts map[string]Policy
 	// Raw is the frontmatter as written, for clients that want every key
 	// (the MCP skills extension sends it verbatim).
@@ -166,6 +169,9 @@ func ParseFrontmatter(src []byte) (Meta, int, error) {
 	var doc yaml.Node
 	if err := yaml.Unmarshal(yml, &doc); err != nil {
 		line, msg := yamlMsg(err, line0)
+		if n, ok := syntaxLine(yml); ok {
+			line = line0 + n
+		}
 		return m, 0, &FrontmatterError{Problems: []Problem{{Line: line, Msg: "frontmatter is not valid YAML: " + msg}}}
 	}
 	p := &fmParser{line0: line0 - 1}
@@ -241,6 +247,36 @@ func yamlMsg(err error, line0 int) (int, string) {
 	}
 	n, _ := strconv.Atoi(m[1])
 	return n + line0 - 1, msg[len(m[0]):]
+}
+
+// maxSyntaxProbe bounds the bytes syntaxLine parses to find the line of
+// a YAML syntax error (tens of milliseconds at worst; it runs only when a
+// broken SKILL.md changed).
+const maxSyntaxProbe = 256 << 10
+
+// syntaxLine finds the line of yml (0 for its first) that holds its YAML
+// syntax error: the one after the longest run of whole lines from the top
+// that still parses. The line in yaml.v3's message cannot tell it: it is
+// the start of the construct the parser was in or where it gave up,
+// counted from 0 for some errors and from 1 for others, and left out on
+// the first line. ok is false when finding it would take more than
+// maxSyntaxProbe bytes of parsing.
+func syntaxLine(yml []byte) (line int, ok bool) {
+	starts := []int{0} // starts[k] is where line k starts
+	for i, b := range yml {
+		if b == '\n' && i+1 < len(yml) {
+			starts = append(starts, i+1)
+		}
+	}
+	budget := maxSyntaxProbe
+	for k := len(starts) - 1; k >= 0 && budget >= starts[k]; k-- {
+		budget -= starts[k]
+		var doc yaml.Node
+		if yaml.Unmarshal(yml[:starts[k]], &doc) == nil {
+			return k, true
+		}
+	}
+	return 0, false
 }
 
 type fmParser struct {
@@ -457,7 +493,7 @@ func (p *fmParser) scripts(n *yaml.Node) map[string]Policy {
 		return nil
 	}
 	if n.Kind != yaml.MappingNode {
-		p.fail(n, "scripts", "want a mapping of script paths (under scripts/) to policies, like {fill.py: {timeout: 2m}}")
+		p.fail(n, "scripts", "want a mapping of script paths (under scripts/, or in the skill folder) to policies, like {fill.py: {timeout: 2m}}")
 		return nil
 	}
 	out := map[string]Policy{}

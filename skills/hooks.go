@@ -62,7 +62,8 @@ type HookEvent struct {
 	Hook string `json:"hook"`
 	// Skill is the skill's ID.
 	Skill string `json:"skill"`
-	// Script is the script's path in the skill folder (scripts/...).
+	// Script is the script's path in the skill folder (scripts/fill.py,
+	// ooxml/scripts/unpack.py).
 	Script string `json:"script"`
 	// Args are the script's command-line arguments.
 	Args []string `json:"args"`

@@ -612,8 +612,10 @@ func (sc *scanner) skill(r root, dir, team, folder string) {
 		return
 	}
 	sc.seen[sk.ID] = dir
-	sk.Scripts = listFiles(dir, "scripts", maxScripts)
 	sk.hooks = findHooks(filepath.Join(dir, "hooks"))
+	sk.Scripts = listFiles(dir, "scripts", maxScripts)
+	sk.nScripts = len(sk.Scripts)
+	sk.Scripts = append(sk.Scripts, declaredScripts(sk, sk.Scripts)...)
 	sk.ToolDirs = toolDirs(filepath.Join(dir, "tools"))
 	if fi, err := os.Stat(filepath.Join(dir, "pipelines")); err == nil && fi.IsDir() {
 		sk.PipelinesDir = filepath.Join(dir, "pipelines")

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"maps"
 	"os"
@@ -32,8 +31,10 @@ const maxLoaded = 128
 type RunRequest struct {
 	// Skill is the skill's ID or unique name.
 	Skill string `json:"skill"`
-	// Script is the file under the skill's scripts/ folder: "fill.py" or
-	// "scripts/fill.py".
+	// Script is the file's path relative to the skill folder
+	// ("scripts/fill.py", "ooxml/scripts/unpack.py", "run.sh"); a path
+	// not starting scripts/ is looked for under scripts/ first, so
+	// "fill.py" is scripts/fill.py.
 	Script string `json:"script"`
 	// Args are the script's command-line arguments (at most MaxArgs).
 	Args []string `json:"args,omitempty"`
@@ -120,12 +121,14 @@ func toolName(entry string) string {
 	return n
 }
 
-// RunScript runs a file of a skill's scripts/ through the script executor
-// with the skill's execution policy, between the hooks: global pre, skill
-// pre, the script, skill post, global post. It returns the MCP
-// CallToolResult. A script that fails is a result with isError set; an
-// error means the run could not happen (unknown skill or script, a path
-// leading out of scripts/, a hook that denied it: *DeniedError).
+// RunScript runs a script of a skill (a file of its folder, see
+// RunRequest.Script) through the script executor with the skill's
+// execution policy, between the hooks: global pre, skill pre, the script,
+// skill post, global post. It returns the MCP CallToolResult. A script
+// that fails is a result with isError set; an error means the run could
+// not happen (unknown skill or script, a path leading out of the skill
+// folder, SKILL.md, a hook or a tool folder's file: ErrNotScript; a hook
+// that denied it: *DeniedError).
 func (l *Library) RunScript(ctx context.Context, req RunRequest, call sdk.Call) (json.RawMessage, error) {
 	snap := l.Snapshot()
 	sk, err := snap.Lookup(req.Skill)
@@ -135,23 +138,10 @@ func (l *Library) RunScript(ctx context.Context, req RunRequest, call sdk.Call) 
 	if l.opts.Executor == nil {
 		return nil, fmt.Errorf("%w: the gateway runs no script executor", ErrNoExecutor)
 	}
-	rel := strings.TrimPrefix(strings.TrimPrefix(req.Script, "./"), "scripts/")
-	clean, err := cleanRel(rel)
+	entry, policyKey, err := resolveScript(sk, snap.hooks, req.Script)
 	if err != nil {
-		return nil, fmt.Errorf("skill %s: %w", sk.ID, err)
+		return nil, err
 	}
-	entry := "scripts/" + clean
-	f, _, err := openInSkill(sk.Dir, entry)
-	if err != nil {
-		if errors.Is(err, ErrBadPath) {
-			return nil, fmt.Errorf("%w %s: %s: %s", ErrNotScript, sk.ID, entry, jailMsg(err))
-		}
-		if len(sk.Scripts) > 0 {
-			return nil, fmt.Errorf("%w %s: %v; its scripts are %s", ErrNotScript, sk.ID, err, strings.Join(sk.Scripts, ", "))
-		}
-		return nil, fmt.Errorf("%w %s: %v; it has no scripts/ folder", ErrNotScript, sk.ID, err)
-	}
-	f.Close()
 	rt, err := runtimeOf(filepath.Join(sk.Dir, entry))
 	if err != nil {
 		return nil, fmt.Errorf("skill %s: %v", sk.ID, err)
@@ -159,7 +149,7 @@ func (l *Library) RunScript(ctx context.Context, req RunRequest, call sdk.Call) 
 	if len(req.Args) > MaxArgs {
 		return nil, fmt.Errorf("skill %s: %d arguments; at most %d", sk.ID, len(req.Args), MaxArgs)
 	}
-	pol := sk.Policy(clean, l.opts.Defaults)
+	pol := sk.Policy(policyKey, l.opts.Defaults)
 	if m := l.opts.MaxTimeout; m > 0 && (pol.Timeout == 0 || pol.Timeout > m) {
 		pol.Timeout = m
 	}
@@ -217,7 +207,7 @@ func (l *Library) RunScript(ctx context.Context, req RunRequest, call sdk.Call) 
 	if err != nil {
 		return nil, fmt.Errorf("skill %s: run %s: %w", sk.ID, entry, err)
 	}
-	res = policyHint(res, clean)
+	res = policyHint(res, policyKey)
 	post := slices.Concat(sk.hooks.post, snap.hooks.post)
 	for _, h := range post {
 		ev.Hook = "post"

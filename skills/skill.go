@@ -32,7 +32,10 @@ type Skill struct {
 	// Source says where Root comes from: "dir" or a git repository's
 	// "git <url>@<commit>".
 	Source string
-	// Scripts are the files under scripts/, relative to scripts/.
+	// Scripts are the files under scripts/, relative to scripts/, then
+	// the files elsewhere in the skill folder that the frontmatter's
+	// scripts: names (ooxml/scripts/pack.py), relative to the skill
+	// folder: each as run_skill_script takes it.
 	Scripts []string
 	// ToolDirs are the folders under tools/ holding a tool.yaml: the
 	// gateway loads them as script/wasm sources of this skill.
@@ -45,6 +48,7 @@ type Skill struct {
 	Problems []Problem
 
 	hooks         hookSet
+	nScripts      int       // Scripts[:nScripts] are under scripts/
 	parseProblems []Problem // the frontmatter's, kept while SKILL.md is unchanged
 	mdPath        string
 	mdRel         string // mdPath as problems name it
@@ -70,8 +74,10 @@ func (s *Skill) HasHooks() bool { return !s.hooks.empty() }
 // URI is the skill:// URI of the skill's SKILL.md (MCP skills extension).
 func (s *Skill) URI() string { return "skill://" + s.ID + "/" + FileName }
 
-// Policy returns the execution policy of script (a path under scripts/),
-// its own entry merged over the skill's execution and d.
+// Policy returns the execution policy of script (its key in the
+// frontmatter's scripts: a path under scripts/ for a file there, else
+// the path in the skill folder), its own entry merged over the skill's
+// execution and d.
 func (s *Skill) Policy(script string, d Policy) Policy {
 	p := s.Meta.Scripts[script]
 	return p.merge(s.Meta.Execution).merge(d)

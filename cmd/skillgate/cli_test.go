@@ -43,7 +43,7 @@ func TestUnknownSubcommand(t *testing.T) {
 	if out, _, err := runCLI(t, "tools"); err != nil || !strings.Contains(out, "Available Commands") {
 		t.Errorf("tools alone: %v, %q; want its help", err, out)
 	}
-	for _, args := range [][]string{{"--log-level", "loud", "version"}, {"--disclosure", "some", "version"}} {
+	for _, args := range [][]string{{"--log-level", "loud", "version"}, {"--disclosure", "some", "version"}, {"--log-format", "xml", "version"}} {
 		if _, _, err := runCLI(t, args...); err == nil || !strings.Contains(err.Error(), args[0]) {
 			t.Errorf("%v: err = %v", args, err)
 		}

@@ -9,14 +9,58 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"strings"
 	"syscall"
 
 	"github.com/skillgate/skillgate/plugins/sdk"
 )
 
-// version is set at build time with -ldflags "-X main.version=...".
-var version = "dev"
+// version and commit are set at build time with -ldflags "-X
+// main.version=... -X main.commit=..." (make build does). A build with VCS
+// stamping (the go command's default in a git checkout) has its commit
+// without them.
+var (
+	version = "dev"
+	commit  = ""
+)
+
+// build is what the binary knows of the source it was built from.
+type build struct {
+	commit   string // full hash, or "" when unknown
+	modified bool   // built from a tree with uncommitted changes
+	time     string // the commit's time (RFC 3339), when stamped
+}
+
+// readBuild returns the VCS stamp the go command embedded, or else the
+// commit -ldflags set.
+func readBuild() build {
+	b := build{commit: commit}
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, s := range bi.Settings {
+			switch s.Key {
+			case "vcs.revision":
+				b.commit = s.Value
+			case "vcs.modified":
+				b.modified = s.Value == "true"
+			case "vcs.time":
+				b.time = s.Value
+			}
+		}
+	}
+	return b
+}
+
+// short is a commit hash cut to 12 characters, or "unknown commit".
+func short(commit string) string {
+	switch {
+	case commit == "":
+		return "unknown commit"
+	case len(commit) > 12:
+		return commit[:12]
+	}
+	return commit
+}
 
 func main() {
 	ctx, cancel := context.WithCancelCause(context.Background())

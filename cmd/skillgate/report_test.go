@@ -518,3 +518,42 @@ func waitEverythingReady(t *testing.T, bin, addr string, p *testenv.Process) {
 		time.Sleep(200 * time.Millisecond)
 	}
 }
+
+// TestLogFormatJSON: --log-format json (or $SKILLGATE_LOG_FORMAT) writes
+// each log record as one JSON object a line, for a log shipper, the
+// records of the executor processes included; stdout keeps the data.
+func TestLogFormatJSON(t *testing.T) {
+	bin := buildSkillgate(t)
+	cfg := everythingConfig(t, "")
+	for _, args := range [][]string{
+		{"servers", "-c", cfg, "--log-level", "debug", "--log-format", "json"},
+		{"servers", "-c", cfg, "--log-level", "debug"}, // $SKILLGATE_LOG_FORMAT below
+	} {
+		cmd := exec.Command(bin, args...)
+		cmd.Env = append(os.Environ(), "SKILLGATE_LOG_FORMAT=json")
+		var out, errb bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &errb
+		_ = cmd.Run() // exit 1: the broken server
+		if !strings.Contains(out.String(), "everything") {
+			t.Errorf("%v: stdout lacks the servers table:\n%s", args, out.String())
+		}
+		lines := strings.Split(strings.TrimSpace(errb.String()), "\n")
+		records, failed := 0, false
+		for _, line := range lines {
+			var rec struct {
+				Level, Msg string
+			}
+			if err := json.Unmarshal([]byte(line), &rec); err != nil || rec.Level == "" || rec.Msg == "" {
+				if strings.HasPrefix(line, "{") || strings.Contains(line, "level=") {
+					t.Errorf("%v: a log line that is not a JSON record: %q", args, line)
+				}
+				continue
+			}
+			records++
+			failed = failed || strings.Contains(line, "permission denied")
+		}
+		if records < 3 || !failed {
+			t.Errorf("%v: %d JSON records (want several, one with the broken server's error):\n%s", args, records, errb.String())
+		}
+	}
+}

@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"runtime"
-	"runtime/debug"
 
 	"github.com/spf13/cobra"
 
@@ -47,6 +47,9 @@ Start small: list only the meta-tools and what a session activates:
 					return fmt.Errorf("--log-level %q: use debug, info, warn or error", lv)
 				}
 			}
+			if f, _ := cmd.Flags().GetString("log-format"); f != "text" && f != "json" {
+				return fmt.Errorf("--log-format %q (or $SKILLGATE_LOG_FORMAT): use text or json", f)
+			}
 			if mode, _ := cmd.Flags().GetString("disclosure"); mode != "" && mode != "all" && mode != "progressive" {
 				return fmt.Errorf("--disclosure %q: use all or progressive", mode)
 			}
@@ -56,6 +59,8 @@ Start small: list only the meta-tools and what a session activates:
 	root.PersistentFlags().StringP("config", "c", "", "config file (default: the built-in default config)")
 	root.PersistentFlags().String("disclosure", "", "override the config's disclosure mode for the default endpoint: all or progressive")
 	root.PersistentFlags().String("log-level", "", "log level: debug, info, warn, error (default info for run, warn otherwise)")
+	root.PersistentFlags().String("log-format", envOr("SKILLGATE_LOG_FORMAT", "text"),
+		"log records on stderr as text (key=value) or json (one object a line, for log shippers)")
 	root.AddCommand(
 		newRunCmd(), newValidateCmd(), newImportCmd(), newToolsCmd(), newCallCmd(),
 		newServersCmd(), newProfilesCmd(), newVersionCmd(), newPluginCmd(), newServicesCmd(),
@@ -135,7 +140,11 @@ func newLogger(cmd *cobra.Command, w io.Writer) *slog.Logger {
 	case serving:
 		level = slog.LevelInfo
 	}
-	h := slog.Handler(slog.NewTextHandler(w, &slog.HandlerOptions{Level: level}))
+	opts := &slog.HandlerOptions{Level: level}
+	h := slog.Handler(slog.NewTextHandler(w, opts))
+	if f, _ := cmd.Flags().GetString("log-format"); f == "json" {
+		h = slog.NewJSONHandler(w, opts)
+	}
 	if lv == "" && !serving && cmd.Context() != nil {
 		h = untilDone(h, cmd.Context().Done())
 	}
@@ -212,6 +221,15 @@ var pipelineProblems = map[string]bool{
 	"pipelines are served with warnings": true,
 }
 
+// envOr returns the value of the environment variable name, or def when
+// it is unset or empty.
+func envOr(name, def string) string {
+	if v := os.Getenv(name); v != "" {
+		return v
+	}
+	return def
+}
+
 func newVersionCmd() *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
@@ -223,29 +241,17 @@ func newVersionCmd() *cobra.Command {
 				Version     string `json:"version"`
 				Commit      string `json:"commit,omitempty"`
 				Modified    bool   `json:"modified,omitempty"`
+				Built       string `json:"commit_time,omitempty"`
 				Go          string `json:"go"`
 				ProtocolMin int    `json:"executor_protocol_min"`
 				ProtocolMax int    `json:"executor_protocol_max"`
 			}{Version: version, Go: runtime.Version(), ProtocolMin: sdk.MinProtocolVersion, ProtocolMax: sdk.ProtocolVersion}
-			if bi, ok := debug.ReadBuildInfo(); ok {
-				for _, s := range bi.Settings {
-					switch s.Key {
-					case "vcs.revision":
-						v.Commit = s.Value
-					case "vcs.modified":
-						v.Modified = s.Value == "true"
-					}
-				}
-			}
+			b := readBuild()
+			v.Commit, v.Modified, v.Built = b.commit, b.modified, b.time
 			if asJSON {
 				return printJSON(cmd.OutOrStdout(), v)
 			}
-			commit := v.Commit
-			if commit == "" {
-				commit = "unknown commit"
-			} else if len(commit) > 12 {
-				commit = commit[:12]
-			}
+			commit := short(v.Commit)
 			if v.Modified {
 				commit += ", modified"
 			}

@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -77,6 +79,8 @@ Environment:
 				return err
 			}
 			log := newLogger(cmd, os.Stderr)
+			b := readBuild()
+			log.Info("starting", "version", version, "commit", short(b.commit), "pid", os.Getpid(), "config", absSource(cfg.Source))
 			for _, n := range cfg.Notes {
 				log.Warn(n.Error())
 			}
@@ -203,4 +207,17 @@ func executorProtocol() (int, error) {
 			v, sdk.MinProtocolVersion, sdk.ProtocolVersion)
 	}
 	return n, nil
+}
+
+// absSource is a config's source as an absolute path, for the log of a
+// process whose working folder the reader does not know; a source that is
+// not a file (the built-in default, stdin) as it is.
+func absSource(src string) string {
+	if src == "" || strings.HasPrefix(src, "<") {
+		return src
+	}
+	if abs, err := filepath.Abs(src); err == nil {
+		return abs
+	}
+	return src
 }

@@ -231,7 +231,9 @@ func newSkillsRunCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "run SKILL SCRIPT [--] [ARGS...]",
 		Short: "Run a skill's script (with its policy and hooks) and print its output",
-		Long: `Runs a file of the skill's scripts/ folder as the gateway would: through the
+		Long: `Runs a script of the skill as the gateway would (a name under scripts/, such
+as profile.py, or a path in the skill's folder, such as
+ooxml/scripts/unpack.py; never SKILL.md or a hook): through the
 script executor (in process here), with the skill's timeouts and hooks and
 the config's output budget (SKILLGATE_OUTPUT_BUDGET, the result shaped to
 it). The script runs in the skill's folder, so an argument naming a file

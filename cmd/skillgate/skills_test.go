@@ -160,13 +160,14 @@ func TestSkillsCLIAudit(t *testing.T) {
 	out, errOut, err = runCLI(t, "skills", "validate", "-c", "skillgate.yaml")
 	for _, want := range []string{
 		"bad/t/tools/x/tool.yaml:2: runtime:",
+		"bad/t/tools/x/tool.yaml:3: entry: \"nope.py\" does not exist",
 		"bad/t/tools/x/tool.yaml:4: unknown key \"bogus\"",
 		"bad/t/tools/x/tool.yaml: description: missing",
 		"bad/w/pipelines/report.yaml:4: ",
 		"w__gret",
 		"bad/w/SKILL.md: warning: requires.servers: server nosuchserver is not in the config",
 		"bad/w/SKILL.md: warning: requires.services: service nosvc is not in the config",
-		"2 skills, 4 errors, 2 warnings",
+		"2 skills, 5 errors, 2 warnings",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("validate lacks %q:\n%s", want, out)
@@ -180,7 +181,7 @@ func TestSkillsCLIAudit(t *testing.T) {
 		Problems []skills.Problem `json:"problems"`
 		Errors   int              `json:"errors"`
 	}
-	if err := json.Unmarshal([]byte(out), &v); err != nil || v.Errors != 4 || len(v.Problems) != 4 {
+	if err := json.Unmarshal([]byte(out), &v); err != nil || v.Errors != 5 || len(v.Problems) != 5 {
 		t.Errorf("validate --json: %v %+v\n%s", err, v, out)
 	}
 	out, _, err = runCLI(t, "skills", "ls", "--dir", "skills", "--json")
