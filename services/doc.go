@@ -15,7 +15,9 @@
 // and prunes only labelled objects. Another manager of the same project —
 // a second gateway, or the next one after a crash — adopts the containers
 // it finds instead of starting duplicates, and leaves to each process what
-// is its own (see NewOwner and Manager.Close).
+// is its own (see NewOwner and Manager.Close). The processes of one machine
+// take turns to build and create a service's container (Options.LockDir),
+// so replicas that start together make one image and one container.
 //
 // ServerContainer turns an MCP server image into the docker command line a
 // stdio MCP client launches (no Docker client needed).

@@ -76,6 +76,12 @@ type Options struct {
 	// when they restart. Close and HandOver still remove it when nothing
 	// of the project is left on it.
 	KeepNetwork bool
+	// LockDir is the folder of the lock files that make the skillgate
+	// processes of this machine take turns to build, create or adopt a
+	// service's container (gateway replicas that start at once). The
+	// default is the gateway's state folder: $XDG_STATE_HOME/skillgate/locks,
+	// else ~/.local/state/skillgate/locks, else one in the temp folder.
+	LockDir string
 }
 
 // Manager runs a project's services: it starts them on demand, once, waits
@@ -94,6 +100,11 @@ type Manager struct {
 	wg     sync.WaitGroup
 
 	netMu sync.Mutex // orders network creation
+
+	// lockWait, when set (by tests), is called when a start finds another
+	// holding the service's lock, before it waits.
+	lockWait func(service string)
+	lockWarn sync.Once // the warning that a lock could not be taken
 
 	mu     sync.Mutex
 	closed bool
@@ -195,6 +206,9 @@ func New(specs []Spec, opts Options) (*Manager, error) {
 	}
 	if opts.CLI == "" {
 		opts.CLI = "skillgate"
+	}
+	if opts.LockDir == "" {
+		opts.LockDir = defaultLockDir()
 	}
 	switch {
 	case opts.Detach:
@@ -619,54 +633,24 @@ func (m *Manager) bringUp(ctx context.Context, s *svc, f *flight, rebuild bool) 
 			return fmt.Errorf("service %s: dependency %s: %w", name, d, err)
 		}
 	}
-	imageID, replaced, err := m.ensureImage(ctx, eng, s, f, rebuild)
-	if err != nil {
-		return err
-	}
-	cname := ContainerName(m.opts.Project, name)
-	var id string
-	for attempt := 0; id == "" && attempt < 4; attempt++ {
-		c, err := eng.Inspect(ctx, cname)
-		switch {
-		case errors.Is(err, ErrNotFound):
-			id, err = m.create(ctx, eng, s)
-			if errors.Is(err, ErrConflict) {
-				continue // someone else created it meanwhile: adopt it
-			}
-			if err != nil {
-				return err
-			}
-		case err != nil:
-			return fmt.Errorf("service %s: %w", name, err)
-		case !owned(c.Labels, m.opts.Project) || c.Labels[LabelService] != name:
-			return fmt.Errorf("service %s: %w: a container named %s exists without skillgate's labels for this project; rename or remove it yourself", name, ErrNotOwned, cname)
-		case c.Labels[LabelConfig] != s.hash || c.ImageID != imageID:
-			m.log.Info("service definition or image changed; recreating its container", "service", name, "container", cname)
-			if err := eng.Remove(ctx, c.ID); err != nil && !errors.Is(err, ErrNotFound) {
-				return fmt.Errorf("service %s: %w", name, err)
-			}
-		case c.Running():
-			lvl := slog.LevelInfo
-			if c.ID == prev.id {
-				lvl = slog.LevelDebug
-			}
-			m.log.Log(ctx, lvl, "service adopted", "service", name, "container", cname, "owner", cmpOr(c.Labels[LabelOwner], "none"))
-			id = c.ID
-		default:
-			if err := eng.Start(ctx, c.ID); err != nil {
-				// Its host port may have been taken meanwhile: start afresh.
-				m.log.Warn("service container did not restart; recreating it", "service", name, "err", err)
-				if err := eng.Remove(ctx, c.ID); err != nil && !errors.Is(err, ErrNotFound) {
-					return fmt.Errorf("service %s: %w", name, err)
-				}
-				continue
-			}
-			m.log.Info("service restarted", "service", name, "container", cname)
-			id = c.ID
-		}
-	}
+	id := m.adoptRunning(ctx, eng, s, rebuild, prev)
+	var replaced string
 	if id == "" {
-		return fmt.Errorf("service %s: could not create or adopt container %s", name, cname)
+		// Building, creating, removing or restarting: one process of this
+		// machine at a time, so that replicas starting together agree.
+		unlock, err := m.lockService(ctx, name)
+		if err != nil {
+			return err
+		}
+		var imageID string
+		imageID, replaced, err = m.ensureImage(ctx, eng, s, f, rebuild)
+		if err == nil {
+			id, err = m.createOrAdopt(ctx, eng, s, imageID, prev)
+		}
+		unlock()
+		if err != nil {
+			return err
+		}
 	}
 	if replaced != "" {
 		// The container runs the new image now: the one the rebuild
@@ -678,6 +662,92 @@ func (m *Manager) bringUp(ctx context.Context, s *svc, f *flight, rebuild bool) 
 		}
 	}
 	return m.waitReady(ctx, eng, s, id, prev)
+}
+
+// adoptRunning returns the ID of the service's container when it runs,
+// made from the current definition and the image its tag names now, and
+// nothing has to be built (rebuild is false): the routine check of a
+// running service, which takes no lock, so it never waits for another
+// process's build. It returns "" when more is needed.
+func (m *Manager) adoptRunning(ctx context.Context, eng Engine, s *svc, rebuild bool, prev *snapshot) string {
+	if rebuild && s.spec.Build != nil {
+		return ""
+	}
+	imageID, err := eng.ImageID(ctx, s.image)
+	if err != nil || imageID == "" {
+		return "" // the locked path says what is wrong, or makes the image
+	}
+	c, err := eng.Inspect(ctx, ContainerName(m.opts.Project, s.spec.Name))
+	if err != nil || !owned(c.Labels, m.opts.Project) || c.Labels[LabelService] != s.spec.Name ||
+		c.Labels[LabelConfig] != s.hash || c.ImageID != imageID || !c.Running() {
+		return ""
+	}
+	m.adopted(ctx, s, c, prev)
+	return c.ID
+}
+
+func (m *Manager) adopted(ctx context.Context, s *svc, c Container, prev *snapshot) {
+	lvl := slog.LevelInfo
+	if c.ID == prev.id {
+		lvl = slog.LevelDebug
+	}
+	m.log.Log(ctx, lvl, "service adopted", "service", s.spec.Name, "container", c.Name, "owner", cmpOr(c.Labels[LabelOwner], "none"))
+}
+
+// createOrAdopt returns the ID of the service's container, running: the
+// one there when it was made from the current definition and from image
+// imageID, else a new one. The caller holds the service's lock.
+func (m *Manager) createOrAdopt(ctx context.Context, eng Engine, s *svc, imageID string, prev *snapshot) (string, error) {
+	name := s.spec.Name
+	cname := ContainerName(m.opts.Project, name)
+	var why error // what the last attempt ran into
+	for attempt := 0; attempt < 4; attempt++ {
+		c, err := eng.Inspect(ctx, cname)
+		switch {
+		case errors.Is(err, ErrNotFound):
+			id, err := m.create(ctx, eng, s)
+			if errors.Is(err, ErrConflict) {
+				// Someone else created it meanwhile: adopt it.
+				why = err
+				if u := errors.Unwrap(err); u != nil {
+					why = u // without create's "service NAME: "
+				}
+				continue
+			}
+			return id, err
+		case err != nil:
+			return "", fmt.Errorf("service %s: %w", name, err)
+		case !owned(c.Labels, m.opts.Project) || c.Labels[LabelService] != name:
+			return "", fmt.Errorf("service %s: %w: a container named %s exists without skillgate's labels for this project; rename or remove it yourself", name, ErrNotOwned, cname)
+		case c.Labels[LabelConfig] != s.hash || c.ImageID != imageID:
+			what := "definition"
+			if c.Labels[LabelConfig] == s.hash {
+				what = "image"
+			}
+			m.log.Info("service "+what+" changed; recreating its container", "service", name, "container", cname)
+			if err := eng.Remove(ctx, c.ID); err != nil && !errors.Is(err, ErrNotFound) {
+				return "", fmt.Errorf("service %s: %w", name, err)
+			}
+			why = fmt.Errorf("its container was made from another %s and was removed", what)
+		case c.Running():
+			m.adopted(ctx, s, c, prev)
+			return c.ID, nil
+		default:
+			if err := eng.Start(ctx, c.ID); err != nil {
+				// Its host port may have been taken meanwhile: start afresh.
+				m.log.Warn("service container did not restart; recreating it", "service", name, "err", err)
+				if err := eng.Remove(ctx, c.ID); err != nil && !errors.Is(err, ErrNotFound) {
+					return "", fmt.Errorf("service %s: %w", name, err)
+				}
+				why = err
+				continue
+			}
+			m.log.Info("service restarted", "service", name, "container", cname)
+			return c.ID, nil
+		}
+	}
+	return "", fmt.Errorf("service %s: could not create or adopt container %s in 4 attempts (if it happens again, see what holds the name, docker ps -a --filter name=%s, and whether another skillgate with another definition of project %s uses this engine); the last one ran into: %w",
+		name, cname, cname, m.opts.Project, why)
 }
 
 // ensureImage builds or pulls the image of s when needed and returns its

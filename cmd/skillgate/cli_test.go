@@ -31,6 +31,18 @@ func TestUnknownSubcommand(t *testing.T) {
 			t.Errorf("%s nosuch: err = %v", group, err)
 		}
 	}
+	// help of a topic it does not know fails, with did-you-mean.
+	for args, want := range map[string]string{
+		"help bogus":     `unknown help topic "bogus"; the commands are call, completion, import`,
+		"help tools lst": `unknown help topic "tools lst"; did you mean "list"? (see skillgate tools --help)`,
+	} {
+		if _, _, err := runCLI(t, strings.Fields(args)...); err == nil || !strings.HasPrefix(err.Error(), want) {
+			t.Errorf("%s: err = %v, want %s...", args, err, want)
+		}
+	}
+	if out, _, err := runCLI(t, "help", "tools", "list"); err != nil || !strings.Contains(out, "skillgate tools list [flags]") {
+		t.Errorf("help tools list: %v\n%s", err, out)
+	}
 	// So does cobra's completion command, naming the shells it knows.
 	for arg, want := range map[string]string{
 		"bogus": `unknown shell "bogus" for "skillgate completion"; the shells are bash, fish, powershell, zsh (see skillgate completion --help)`,

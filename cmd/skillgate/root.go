@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"runtime"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -70,6 +71,7 @@ Start small: list only the meta-tools and what a session activates:
 	// is a group like the others. Its scripts go to the process's stdout
 	// (the command's output as it is now), whatever SetOut says later.
 	root.InitDefaultCompletionCmd()
+	root.SetHelpCommand(newHelpCmd())
 	refuseUnknownSubcommands(root)
 	return root
 }
@@ -77,6 +79,55 @@ Start small: list only the meta-tools and what a session activates:
 // refuseUnknownSubcommands makes each command group (a command that only
 // holds subcommands) fail on an unknown subcommand, as the root does,
 // instead of printing its help and exiting 0 as cobra leaves it.
+// newHelpCmd is `skillgate help [COMMAND...]`: cobra's help, except that a
+// topic it does not know is an error (exit 1, with did-you-mean), not the
+// root's usage and exit 0, so that a script sees the mistake.
+func newHelpCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "help [command]",
+		Short: "Help about any command",
+		Long:  "Help prints the help of any command: skillgate help tools list",
+		ValidArgsFunction: func(c *cobra.Command, args []string, _ string) ([]cobra.Completion, cobra.ShellCompDirective) {
+			cmd, _, err := c.Root().Find(args)
+			if err != nil || cmd == nil {
+				return nil, cobra.ShellCompDirectiveNoFileComp
+			}
+			var names []cobra.Completion
+			for _, sub := range cmd.Commands() {
+				if sub.IsAvailableCommand() || sub.Name() == "help" {
+					names = append(names, cobra.CompletionWithDesc(sub.Name(), sub.Short))
+				}
+			}
+			return names, cobra.ShellCompDirectiveNoFileComp
+		},
+		RunE: func(c *cobra.Command, args []string) error {
+			cmd, rest, err := c.Root().Find(args)
+			if err == nil && len(rest) > 0 {
+				err = fmt.Errorf("%q is not a command of %s", rest[0], cmd.CommandPath())
+			}
+			if err != nil || cmd == nil {
+				parent := c.Root()
+				if len(args) > 1 {
+					if p, _, perr := c.Root().Find(args[:len(args)-1]); perr == nil && p != nil {
+						parent = p
+					}
+				}
+				var names []string
+				for _, sub := range parent.Commands() {
+					if sub.IsAvailableCommand() {
+						names = append(names, sub.Name())
+					}
+				}
+				topic := args[len(args)-1]
+				return fmt.Errorf("unknown help topic %q; %s (see %s --help)", strings.Join(args, " "),
+					suggest.Hint(topic, names, "the commands"), parent.CommandPath())
+			}
+			cmd.InitDefaultHelpFlag()
+			return cmd.Help()
+		},
+	}
+}
+
 func refuseUnknownSubcommands(c *cobra.Command) {
 	for _, sub := range c.Commands() {
 		refuseUnknownSubcommands(sub)
