@@ -130,6 +130,13 @@ func serverSpec(sv *config.Server, lim config.Limits) json.RawMessage {
 		"url": sv.URL, "headers": sv.Headers, "transport": sv.Transport,
 		"protocol_version": sv.ProtocolVersion, "start": sv.Start,
 	}
+	if len(sv.SecretEnv) > 0 {
+		secrets := make([]string, len(sv.SecretEnv))
+		for i, k := range sv.SecretEnv {
+			secrets[i] = sv.Env[k]
+		}
+		spec["secrets"] = secrets // the executor masks them in all it shows of the server
+	}
 	if lim.ShutdownGrace > 0 {
 		spec["shutdown_grace"] = time.Duration(lim.ShutdownGrace).String()
 	}

@@ -167,6 +167,10 @@ type Server struct {
 	Args []string `yaml:"args,flow,omitempty"`
 	// Env is added to the command's environment.
 	Env map[string]string `yaml:"env,omitempty"`
+	// SecretEnv names the entries of Env written with a ${VAR} that the
+	// environment set, sorted. Their values are secrets: the executor masks
+	// them in what it logs and reports of the server.
+	SecretEnv []string `yaml:"-" json:"-"`
 	// Cwd is the command's working folder, resolved against the config file's folder.
 	Cwd string `yaml:"cwd,omitempty"`
 	// URL is a remote server's endpoint.
@@ -241,7 +245,7 @@ func (s *Server) Equal(o *Server) bool {
 	}
 	return s.Command == o.Command &&
 		slices.Equal(s.Args, o.Args) &&
-		maps.Equal(s.Env, o.Env) &&
+		maps.Equal(s.Env, o.Env) && slices.Equal(s.SecretEnv, o.SecretEnv) &&
 		s.Cwd == o.Cwd &&
 		s.URL == o.URL &&
 		maps.Equal(s.Headers, o.Headers) &&

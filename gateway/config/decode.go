@@ -31,6 +31,7 @@ type decoder struct {
 	bad     map[string]bool     // fields with a decode error
 	unknown map[string]bool     // fields holding an unknown key
 	blank   map[string]string   // fields whose ${VAR}s expanded to "" -> the text written
+	fromEnv map[string]bool     // fields that took a value from the environment (a ${VAR} it set)
 	pos     map[string]Pos      // field path -> where it was written
 	order   map[string][]string // map field path -> keys in file order
 }
@@ -168,7 +169,20 @@ func (d *decoder) scalar(n *yaml.Node, field, want string) (string, bool) {
 	if !d.expand {
 		return n.Value, true
 	}
-	s, err := Expand(n.Value, d.lookup)
+	lookup := d.lookup
+	if lookup != nil && strings.Contains(n.Value, "${") {
+		lookup = func(name string) (string, bool) {
+			v, ok := d.lookup(name)
+			if ok {
+				if d.fromEnv == nil {
+					d.fromEnv = map[string]bool{}
+				}
+				d.fromEnv[field] = true
+			}
+			return v, ok
+		}
+	}
+	s, err := Expand(n.Value, lookup)
 	if err != nil {
 		d.fail(n, field, err, "%v", err)
 		return n.Value, false

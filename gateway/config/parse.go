@@ -132,6 +132,17 @@ func parse(r io.Reader, name string, lookup func(string) (string, bool), run mod
 		d.decode(root, reflect.ValueOf(c).Elem(), "")
 		c.ServerOrder = d.order["servers"]
 	}
+	for name, s := range c.Servers {
+		if s == nil {
+			continue
+		}
+		for k := range s.Env {
+			if d.fromEnv[join("servers."+name+".env", k)] {
+				s.SecretEnv = append(s.SecretEnv, k)
+			}
+		}
+		slices.Sort(s.SecretEnv)
+	}
 	d.serviceDirs(c, filepath.Dir(name))
 	c.pos = d.pos
 	c.finish()

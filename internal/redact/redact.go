@@ -1,9 +1,14 @@
-// Package redact masks the credentials a URL may carry (a userinfo
-// password, query values such as ?api_key=...) before the URL is shown in
-// an error or a log line. It masks what the mcp executor masks at run time
-// (plugins/mcp), so that a config error shows a URL as the gateway's logs do.
+// Package redact masks credentials before they are shown in an error, a
+// log line or a status. URL masks what a URL may carry (a userinfo
+// password, query values such as ?api_key=...); Secrets masks known values
+// wherever they occur, as the mcp executor (plugins/mcp) does with the
+// values of a remote server's headers and with the secret values of a
+// stdio server's env (those named like a credential, see CredentialName,
+// and those the config wrote as ${VAR}), at least MinSecret bytes long.
+// Config errors and the gateway's logs mask alike.
 //
-//	redact.URL("https://bob:pw@host/mcp?key=k") // "https://bob:xxxxx@host/mcp?key=xxxxx"
+//	redact.URL("https://bob:pw@host/mcp?key=k")              // "https://bob:xxxxx@host/mcp?key=xxxxx"
+//	redact.NewSecrets("tok-123456").Mask("token tok-123456") // "token xxxxx"
 package redact
 
 import (

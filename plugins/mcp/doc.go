@@ -24,6 +24,13 @@
 // in-flight calls fail at once with sdk.ErrUnavailable, and it is restarted
 // with exponential backoff (200ms to 30s); other sources are not affected.
 //
+// Secrets are masked ("xxxxx") in everything the executor shows of an
+// upstream (its log, errors, status): URL credentials, header values, the
+// values of env entries named like a credential (API_TOKEN, DB_PASSWORD,
+// see redact.CredentialName) and the values in Spec.Secrets, each at least
+// redact.MinSecret bytes long. A stdio upstream's stderr and stdout lines
+// are masked as they arrive, before they are cut or kept.
+//
 // The executor runs out of process like any plugin:
 //
 //	func main() {

@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"net/url"
 	"regexp"
-	"sort"
 	"strings"
 
 	"github.com/skillgate/skillgate/internal/redact"
@@ -17,8 +16,6 @@ import (
 // A remote server's URL may carry a credential (https://user:pass@host,
 // ?api_key=...), and Go's HTTP errors quote the URL. Status, logs and the
 // errors calls return show it with the password and query values masked.
-
-const masked = redact.Masked
 
 // redactURL masks the password and the query values of a URL, as
 // internal/redact does for config errors; text without a scheme is left
@@ -68,47 +65,59 @@ func (e *redactedError) Error() string { return e.msg }
 func (e *redactedError) Unwrap() error { return e.err }
 
 // The values of a remote server's headers are credentials (an API key, a
-// bearer token), and a server may echo them back: in an error body, a
-// JSON-RPC error, a log line. Every text the executor makes of an
-// upstream's error shows them masked, and so does the source's log.
+// bearer token), and so are some values of a stdio server's env; a server
+// may echo them back: in an error body, a JSON-RPC error, a line on stderr
+// or stdout, a dump of its environment. Every text the executor makes of
+// what an upstream wrote shows them masked (the stdio wire masks stderr
+// and stdout lines before cutting them), and so does the source's log.
+//
+// Secrets are: each header value and, for "Authorization: Scheme token",
+// the token alone; the value of each env entry whose name looks like a
+// credential (redact.CredentialName: API_TOKEN, DB_PASSWORD, ...); and the
+// values in Spec.Secrets (the gateway lists there the env values the
+// config wrote with a ${VAR}). Values shorter than redact.MinSecret are
+// not masked: they would mask common words in every message ("json",
+// "true") and are no credential worth the name.
 
-// minSecret is the length below which a header value is not masked: it
-// would mask common words in every message ("json", "true") and is no
-// credential worth the name.
-const minSecret = 6
-
-// secrets are the values to mask for the spec's headers: each value and,
-// for an "Authorization: Scheme token" value, the token alone.
-func (s *Spec) secrets() []string {
-	var out []string
+// secrets are the values to mask for the spec (see above).
+func (s *Spec) secrets() redact.Secrets {
+	if s == nil {
+		return redact.Secrets{}
+	}
+	var vals []string
 	for _, v := range s.Headers {
-		v = strings.TrimSpace(v)
-		if len(v) >= minSecret {
-			out = append(out, v)
-		}
-		if _, tok, ok := strings.Cut(v, " "); ok {
-			if tok = strings.TrimSpace(tok); len(tok) >= minSecret {
-				out = append(out, tok)
-			}
+		vals = append(vals, v)
+		if _, tok, ok := strings.Cut(strings.TrimSpace(v), " "); ok {
+			vals = append(vals, tok)
 		}
 	}
-	// The longest first, so that a value is masked whole before a part.
-	sort.Slice(out, func(i, j int) bool { return len(out[i]) > len(out[j]) })
-	return out
+	for k, v := range s.Env {
+		if redact.CredentialName(k) {
+			vals = append(vals, v)
+		}
+	}
+	return redact.NewSecrets(append(vals, s.Secrets...)...)
 }
 
-// redact masks, in text, the credentials of URLs and the values of the
-// spec's headers.
+// redact masks, in text, the credentials of URLs and the spec's secrets.
+// A text cut short (see truncate) may end a part in the first bytes of a
+// secret: those are masked too.
 func (s *Spec) redact(text string) string {
-	text = redactURLs(text)
-	if s == nil {
+	sec := s.secrets()
+	text = sec.Mask(redactURLs(text))
+	if sec.Len() == 0 || !strings.Contains(text, cutMark) {
 		return text
 	}
-	for _, v := range s.secrets() {
-		text = strings.ReplaceAll(text, v, masked)
+	parts := strings.Split(text, cutMark)
+	for i := range parts[:len(parts)-1] {
+		parts[i] = sec.MaskCut(parts[i])
 	}
-	return text
+	return strings.Join(parts, cutMark)
 }
+
+// cutMark starts what truncate and the stdio wire put where they cut a
+// text: "…(1234 bytes)".
+const cutMark = "…("
 
 // redactErr returns err with its message redacted (see redact), keeping
 // its chain. An *sdk.RPCError, which travels to the client as it is, gets
@@ -133,23 +142,15 @@ func (s *Spec) redactErr(err error) error {
 	return &redactedError{msg: msg, err: err}
 }
 
-// redactJSON masks the header values in raw JSON, as they are spelled in
-// a JSON string.
+// redactJSON masks the spec's secrets in raw JSON, as they are spelled
+// in a JSON string.
 func (s *Spec) redactJSON(raw json.RawMessage) json.RawMessage {
-	out := string(raw)
-	for _, v := range s.secrets() {
-		b, _ := json.Marshal(v)
-		out = strings.ReplaceAll(out, string(b[1:len(b)-1]), masked)
-	}
-	if out == string(raw) {
-		return raw
-	}
-	return json.RawMessage(out)
+	return s.secrets().MaskJSON(raw)
 }
 
 // maskLog returns log with every message and attribute redacted for spec.
 func maskLog(log *slog.Logger, spec *Spec) *slog.Logger {
-	if len(spec.secrets()) == 0 {
+	if spec.secrets().Len() == 0 {
 		return log
 	}
 	return slog.New(maskHandler{h: log.Handler(), spec: spec})

@@ -41,3 +41,28 @@ func TestURLCredentialsRedacted(t *testing.T) {
 		t.Fatalf("the executor's log shows the credentials:\n%s", logs)
 	}
 }
+
+// The secrets of a spec: header values, credential-named env values and
+// the listed ones, each at least redact.MinSecret long; a text cut inside
+// one (see truncate) does not show its start.
+func TestSpecRedactSecrets(t *testing.T) {
+	spec := &Spec{
+		Env:     map[string]string{"GITHUB_TOKEN": "ghp_abcdef123", "DB_PASS": "pw", "LOG_DIR": "/var/log/app", "WORKSPACE": "/srv/work"},
+		Secrets: []string{"/srv/work"},
+	}
+	for in, want := range map[string]string{
+		"token ghp_abcdef123 in /var/log/app, pw": "token xxxxx in /var/log/app, pw",
+		"cd /srv/work": "cd xxxxx",
+		truncate("cut in ghp_abcdef123", 11) + " and more":    "cut in xxxxx…(20 bytes) and more",
+		truncate("cut before ghp_abcdef123", 8):               "cut befo…(24 bytes)",
+		`malformed error: {"m":"ghp_ab…(2000 bytes)`:          `malformed error: {"m":"xxxxx…(2000 bytes)`,
+		"https://u:pw@host/mcp?token=ghp_abcdef123 says ghp_": "https://u:xxxxx@host/mcp?token=xxxxx says ghp_",
+	} {
+		if got := spec.redact(in); got != want {
+			t.Errorf("redact(%q) = %q, want %q", in, got, want)
+		}
+	}
+	if got := (&Spec{Headers: map[string]string{"Authorization": "Bearer tok-123456"}}).redact("sent Bearer tok-123456; token tok-123456"); got != "sent xxxxx; token xxxxx" {
+		t.Errorf("header secrets: %q", got)
+	}
+}

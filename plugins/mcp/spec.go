@@ -57,7 +57,8 @@ type Spec struct {
 	// Env is added to the child's environment, which otherwise holds only
 	// PATH, HOME, TMPDIR and LANG from the executor's own environment (on
 	// Windows also SystemRoot, PATHEXT, APPDATA and the like: see
-	// childproc.Env).
+	// childproc.Env). The values of entries named like a credential
+	// (redact.CredentialName) are masked in what the executor shows.
 	Env map[string]string `json:"env,omitempty"`
 	// Cwd is the child's working directory; a relative Command with a slash is
 	// resolved against it.
@@ -67,6 +68,12 @@ type Spec struct {
 	URL string `json:"url,omitempty"`
 	// Headers are sent with every HTTP request (e.g. Authorization).
 	Headers map[string]string `json:"headers,omitempty"`
+	// Secrets are more values to mask wherever the executor shows what the
+	// upstream wrote or answered (see Spec.Env and Spec.Headers for the
+	// values it masks on its own). The gateway lists here the values of the
+	// server's env entries written with a ${VAR} reference. Values shorter
+	// than redact.MinSecret are not masked.
+	Secrets []string `json:"secrets,omitempty"`
 
 	// Transport is "" (stdio for Command; streamable HTTP falling back to SSE
 	// for URL), "stdio", "streamable-http" or "sse".
@@ -187,7 +194,7 @@ func ParseSpec(raw json.RawMessage) (*Spec, error) {
 func (s *Spec) fields() map[string]any {
 	return map[string]any{
 		"command": &s.Command, "args": &s.Args, "env": &s.Env, "cwd": &s.Cwd,
-		"url": &s.URL, "headers": &s.Headers, "transport": &s.Transport,
+		"url": &s.URL, "headers": &s.Headers, "secrets": &s.Secrets, "transport": &s.Transport,
 		"protocol_version": &s.ProtocolVersion, "start": &s.Start,
 		"timeout": &s.Timeout, "start_timeout": &s.StartTimeout, "shutdown_grace": &s.ShutdownGrace,
 	}

@@ -212,7 +212,7 @@ func truncate(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
-	return s[:n] + "…(" + strconv.Itoa(len(s)) + " bytes)"
+	return s[:n] + cutMark + strconv.Itoa(len(s)) + " bytes)"
 }
 
 // limiter lets through a burst of log lines per second and counts the rest,

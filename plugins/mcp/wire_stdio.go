@@ -21,6 +21,7 @@ import (
 
 	"github.com/skillgate/skillgate/internal/childproc"
 	"github.com/skillgate/skillgate/internal/jsonscan"
+	"github.com/skillgate/skillgate/internal/redact"
 
 	"github.com/skillgate/skillgate/plugins/sdk"
 )
@@ -59,6 +60,9 @@ type stdioWire struct {
 	log   *slog.Logger
 	h     wireHandlers
 	grace time.Duration
+	// secrets are masked in the lines the server writes on stderr and
+	// stdout as they arrive, before they are cut, kept or logged.
+	secrets redact.Secrets
 	// stopBy, when it returns a time, is when close must have killed the
 	// server at the latest: a grace that would end later is shortened.
 	stopBy func() time.Time
@@ -141,7 +145,7 @@ func startStdio(spec *Spec, log *slog.Logger, h wireHandlers, stopBy func() time
 	ctx, cancel := context.WithCancel(context.Background())
 	w = &stdioWire{
 		log: log.With("pid", cmd.Process.Pid), h: h, grace: time.Duration(spec.ShutdownGrace), stopBy: stopBy,
-		tree: childproc.NewTree(cmd.Process.Pid), group: group,
+		secrets: spec.secrets(), tree: childproc.NewTree(cmd.Process.Pid), group: group,
 		cmd: cmd, stdin: inW, stdout: outR, stderr: errR,
 		ctx: ctx, cancel: cancel,
 		death: death{ch: make(chan struct{})}, exited: make(chan struct{}), finished: make(chan struct{}),
@@ -362,7 +366,7 @@ func (w *stdioWire) readLoop() {
 // its call fails with a clear error instead of waiting for a timeout.
 func (w *stdioWire) skipped(prefix []byte, size int) {
 	logLimited(w.log, &w.garbage, slog.LevelWarn, "upstream wrote a line over the size limit on stdout; skipped it",
-		"bytes", size, "limit", maxMessageBytes, "start", truncate(string(prefix), 120))
+		"bytes", size, "limit", maxMessageBytes, "start", truncate(w.secrets.MaskCut(string(prefix)), 120))
 	id, ok := sniffResponseID(prefix)
 	if !ok {
 		return
@@ -380,18 +384,19 @@ func (w *stdioWire) dispatch(line []byte) {
 	}
 	m, ok := parseEnvelope(line)
 	if !ok {
+		text := w.secrets.Mask(string(line))
 		w.mu.Lock()
 		if w.junk == "" {
-			w.junk = truncate(string(line), 200)
+			w.junk = truncate(text, 200)
 		}
 		w.mu.Unlock()
 		logLimited(w.log, &w.garbage, slog.LevelWarn, "upstream wrote a line that is not JSON-RPC on stdout; ignored it",
-			"line", truncate(string(line), 200))
+			"line", truncate(text, 200))
 		return
 	}
 	if !route(m, w.h, w) {
 		logLimited(w.log, &w.garbage, slog.LevelWarn, "upstream wrote a JSON object that is not JSON-RPC; ignored it",
-			"line", truncate(string(line), 200))
+			"line", truncate(string(w.secrets.MaskJSON(line)), 200))
 	}
 }
 
@@ -449,7 +454,9 @@ func (w *stdioWire) stderrLoop() {
 		}
 		text := strings.TrimRight(string(line), "\r\n")
 		if skipped {
-			text += fmt.Sprintf("…(%d bytes)", size)
+			text = w.secrets.MaskCut(text) + fmt.Sprintf("%s%d bytes)", cutMark, size)
+		} else {
+			text = w.secrets.Mask(text)
 		}
 		if text == "" {
 			continue

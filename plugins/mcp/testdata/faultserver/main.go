@@ -31,6 +31,7 @@ var (
 	ignoreTerm   = flag.Bool("ignore-term", false, "ignore SIGTERM")
 	pidFile      = flag.String("pid-file", "", "append this process's pid to the file")
 	extras       = flag.Bool("extras", false, "also list the tool later and the resource template fault://fail/{code}, whose reads and subscriptions fail with that code")
+	echoEnv      = flag.String("echo-env", "", "print these variables (NAME,NAME) on stderr, on stdout as a line that is not JSON-RPC, and the first one in a stderr line over 4 KiB, cut 10 bytes into the value")
 )
 
 var (
@@ -60,6 +61,9 @@ func main() {
 			fmt.Fprintln(f, os.Getpid())
 			f.Close()
 		}
+	}
+	if *echoEnv != "" {
+		printEnv(strings.Split(*echoEnv, ","))
 	}
 	if *exitAtStart {
 		fatal("fatal: missing configuration FAULT_TOKEN")
@@ -96,6 +100,19 @@ func main() {
 	if *ignoreEOF {
 		sleepForever()
 	}
+}
+
+// printEnv writes the values of names where the executor shows what an
+// upstream wrote: stderr lines (the first value also where a line over
+// the 4 KiB limit is cut, at byte 512) and a stray stdout line.
+func printEnv(names []string) {
+	var b strings.Builder
+	for _, n := range names {
+		fmt.Fprintf(&b, " %s=%s", n, os.Getenv(n))
+	}
+	fmt.Fprintln(os.Stderr, "faultserver env:"+b.String())
+	fmt.Fprintln(os.Stderr, strings.Repeat("p", 502)+os.Getenv(names[0])+strings.Repeat("q", 5000))
+	raw("faultserver env on stdout:" + b.String())
 }
 
 // sleepForever blocks without tripping the runtime's deadlock detector.
@@ -347,6 +364,10 @@ func callTool(m message) {
 		}
 		if s, ok := p.Arguments["data"].(string); ok {
 			data = json.RawMessage(s)
+		}
+		if expand, _ := p.Arguments["expand"].(bool); expand {
+			// $NAME in message and data: the server echoes its environment.
+			msg, data = os.ExpandEnv(msg), json.RawMessage(os.ExpandEnv(string(data)))
 		}
 		replyError(m.ID, code, msg, data)
 	case "later":
