@@ -232,3 +232,66 @@ func TestCancelledGetsNoAnswer(t *testing.T) {
 		}
 	})
 }
+
+// TestDeleteCancelsCalls: ending a 2025-11-25 session (DELETE) cancels
+// the requests it still has in flight, as the client's own
+// notifications/cancelled would: the source's call ends (an upstream gets
+// notifications/cancelled), and no response is written for it, on the
+// front end's fast path and on mcp-go's.
+func TestDeleteCancelsCalls(t *testing.T) {
+	for _, path := range []string{"fast path", "via mcp-go"} {
+		t.Run(path, func(t *testing.T) {
+			wr := waitRouter{started: make(chan string, 1), ended: make(chan string, 1)}
+			fe := New(wr, Options{})
+			fe.Update(catalog.Build([]catalog.Source{{ID: "s", Namespace: "s", Executor: "x", Defs: sdk.Definitions{
+				Tools: []json.RawMessage{json.RawMessage(`{"name":"wait","inputSchema":{"type":"object"}}`)},
+			}}}, catalog.Options{}))
+			ts := httptest.NewServer(fe.Handler())
+			defer ts.Close()
+			defer ts.CloseClientConnections()
+			session := initSession(t, ts.URL+"/mcp")
+			if path == "via mcp-go" {
+				fe.notified.Add(1) // a notification mcp-go may hold: the session is served by mcp-go
+			}
+			answered := make(chan string, 1)
+			go func() {
+				// Not send: this may outlive the test.
+				hr, _ := http.NewRequest(http.MethodPost, ts.URL+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"s__wait","arguments":{}}}`))
+				for k, v := range legacyHeaders(session) {
+					hr.Header.Set(k, v)
+				}
+				hr.Header.Set("Content-Type", "application/json")
+				hr.Header.Set("Accept", "application/json, text/event-stream")
+				resp, err := http.DefaultClient.Do(hr)
+				if err != nil {
+					answered <- err.Error()
+					return
+				}
+				defer resp.Body.Close()
+				b, _ := io.ReadAll(resp.Body)
+				answered <- string(b)
+			}()
+			select {
+			case <-wr.started:
+			case <-time.After(10 * time.Second):
+				t.Fatal("the call never reached the source")
+			}
+			if e := do(t, http.MethodDelete, ts.URL+"/mcp", "", legacyHeaders(session)); e.status != http.StatusOK {
+				t.Fatalf("DELETE: %d %q", e.status, e.body)
+			}
+			select {
+			case <-wr.ended:
+			case <-time.After(10 * time.Second):
+				t.Fatal("the session was deleted, but its call still runs at the source")
+			}
+			select {
+			case got := <-answered:
+				if responds(got, "7") {
+					t.Errorf("a response on the deleted session's POST: %q", got)
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatal("the POST of the deleted session's call never ended")
+			}
+		})
+	}
+}

@@ -14,17 +14,17 @@ import (
 )
 
 // TestGetWithoutSession: a GET of the endpoint that names no session (a
-// legacy HTTP+SSE client, or curl) is refused at once with 405 and what to
-// do, rather than given a stream that never carries anything.
+// legacy HTTP+SSE client, or curl) is refused at once with 400, as a
+// request without the session it needs, and what to do, rather than given
+// a stream that never carries anything.
 func TestGetWithoutSession(t *testing.T) {
 	fe := New(echoRouter{}, Options{})
 	ts := httptest.NewServer(fe.Handler())
 	t.Cleanup(ts.Close)
 	for _, headers := range []map[string]string{nil, {"MCP-Protocol-Version": "2025-11-25"}, {"MCP-Protocol-Version": "2024-11-05"}} {
 		e := do(t, http.MethodGet, ts.URL+"/mcp", "", headers)
-		if e.status != http.StatusMethodNotAllowed || !strings.Contains(e.header.Get("Allow"), "POST") ||
-			!strings.Contains(e.body, "Mcp-Session-Id") || !strings.Contains(e.body, "not the legacy HTTP+SSE transport") {
-			t.Errorf("GET with %v: %d, Allow %q, %q; want 405 saying what to do", headers, e.status, e.header.Get("Allow"), e.body)
+		if e.status != http.StatusBadRequest || !strings.Contains(e.body, "Mcp-Session-Id") || !strings.Contains(e.body, "not the legacy HTTP+SSE transport") {
+			t.Errorf("GET with %v: %d %q; want 400 saying what to do", headers, e.status, e.body)
 		}
 	}
 	// A session's own GET still opens its stream.

@@ -75,6 +75,7 @@ func (s *Server) expireSessions(now time.Time) {
 func (s *Server) endSession(id string) {
 	s.forgetSession(id)
 	s.endSessionStreams(id)
+	s.endSessionCalls(id)
 	s.Disclosure().EndSession(id)
 	if _, ok := s.clients.Load(id); ok {
 		s.mcp.UnregisterSession(context.Background(), id) // its hook ends the subscriptions

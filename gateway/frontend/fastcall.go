@@ -122,7 +122,7 @@ func (s *Server) serveFastCall(w http.ResponseWriter, r *http.Request, sess *ses
 	}
 	var call *inflightCall
 	if sessID != "" {
-		call = s.track(&fc.inflight, sessID, req.ID, cancel)
+		call = s.track(&fc.inflight, sessID, req.ID, cancel, cancel)
 		defer s.untrack(call)
 	}
 	raw, err := s.runPlan(ctx, &plan, fc)
@@ -147,7 +147,11 @@ type inflightCall struct {
 	key string // in Server.inflight: session id + "\x00" + request id
 	// cancel ends the request's work; nil when mcp-go runs the request
 	// (it cancels its handler itself).
-	cancel    context.CancelFunc
+	cancel context.CancelFunc
+	// end ends the request's work when its session ends (DELETE,
+	// expiry): cancel, or for a request mcp-go runs the context of its
+	// handler.
+	end       context.CancelFunc
 	cancelled atomic.Bool
 }
 
@@ -155,14 +159,32 @@ type inflightCall struct {
 func (c *inflightCall) wasCancelled() bool { return c != nil && c.cancelled.Load() }
 
 // track registers request id of session sessID as in flight, as c (nil
-// for a new one), cancelled with cancel (see inflightCall), until untrack.
-func (s *Server) track(c *inflightCall, sessID string, id json.RawMessage, cancel context.CancelFunc) *inflightCall {
+// for a new one), cancelled with cancel and ended with end (see
+// inflightCall), until untrack.
+func (s *Server) track(c *inflightCall, sessID string, id json.RawMessage, cancel, end context.CancelFunc) *inflightCall {
 	if c == nil {
 		c = new(inflightCall)
 	}
-	c.key, c.cancel = sessID+"\x00"+string(id), cancel
+	c.key, c.cancel, c.end = sessID+"\x00"+string(id), cancel, end
 	s.inflight.Store(c.key, c)
 	return c
+}
+
+// endSessionCalls cancels the requests session id has in flight, as its
+// client's notifications/cancelled would (the sources are told; no
+// response is written): the session ended, and no one is left to answer.
+func (s *Server) endSessionCalls(id string) {
+	prefix := id + "\x00"
+	s.inflight.Range(func(k, v any) bool {
+		if strings.HasPrefix(k.(string), prefix) {
+			c := v.(*inflightCall)
+			c.cancelled.Store(true)
+			if c.end != nil {
+				c.end()
+			}
+		}
+		return true
+	})
 }
 
 // untrack is track's end.

@@ -142,10 +142,10 @@ func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	case http.MethodGet, http.MethodDelete:
-		if r.Method == http.MethodGet && sessID == "" && !mcp.IsModernProtocol(r.Header.Get("Mcp-Protocol-Version")) {
-			// mcp-go would open a stream for a session no one can post
-			// to, which never carries anything.
-			noStreamWithoutSession(w)
+		if sessID == "" && !mcp.IsModernProtocol(r.Header.Get("Mcp-Protocol-Version")) {
+			// mcp-go would open a stream (GET) for a session no one can
+			// post to, which never carries anything, or end none (DELETE).
+			missingSession(w, r.Method, false, nil)
 			return
 		}
 		// mcp-go opens a stream (GET) and ends a session (DELETE) under
@@ -159,6 +159,7 @@ func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				defer g.s.forgetSession(sessID)
 				defer g.s.Disclosure().EndSession(sessID)
 				defer g.s.endSessionStreams(sessID)
+				defer g.s.endSessionCalls(sessID)
 			}
 			if r.Method == http.MethodGet {
 				// A session listening on its stream is in use.
@@ -176,18 +177,6 @@ func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	g.next.ServeHTTP(w, r)
-}
-
-// noStreamWithoutSession answers a GET of the endpoint that names no
-// session: 405, as the spec has a server answer a GET it serves no stream
-// for (a legacy HTTP+SSE client probing the endpoint takes that as "not
-// here"), and a body that says what to do instead.
-func noStreamWithoutSession(w http.ResponseWriter) {
-	w.Header().Set("Allow", "GET, POST, DELETE")
-	http.Error(w, "Method Not Allowed: a GET of this endpoint opens the event stream of a session and needs the "+
-		"Mcp-Session-Id header from the answer to initialize (POST initialize first). This endpoint speaks MCP "+
-		"streamable HTTP, not the legacy HTTP+SSE transport: connect with a streamable HTTP client (MCP Inspector: "+
-		"--transport http)", http.StatusMethodNotAllowed)
 }
 
 // servePost serves a POST: the front end answers what it can itself and
@@ -219,6 +208,10 @@ func (g *guard) servePost(w http.ResponseWriter, r *http.Request, profile, sessI
 		_, _ = io.WriteString(w, `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"JSON-RPC batches are not supported; send one request per POST"}}`)
 		return
 	}
+	if kind := nonObject(body); kind != "" {
+		refuse(w, nil, notObjectError(kind), http.StatusBadRequest)
+		return
+	}
 	req, ok := parseRequest(body)
 	if !ok {
 		// mcp-go answers what does not decode; a session it does not know
@@ -226,10 +219,22 @@ func (g *guard) servePost(w http.ResponseWriter, r *http.Request, profile, sessI
 		g.next.ServeHTTP(w, r)
 		return
 	}
+	if e := messageError(body, &req); e != nil {
+		refuse(w, req.ID, e, http.StatusBadRequest)
+		return
+	}
 	_, isList := listKeys[req.Method]
 	modern := modernRequest(r, req)
 	if sessID != "" && !modern && req.Method != string(mcp.MethodInitialize) && !g.s.knownSession(sessID) {
 		sessionGone(w, req.ID)
+		return
+	}
+	if sessID == "" && !modern && req.Method != "" && req.Method != string(mcp.MethodInitialize) && legacyVersion(r) {
+		missingSession(w, r.Method, true, req.ID)
+		return
+	}
+	if e := argumentsError(&req); e != nil && req.valid() && hasValue(req.ID) {
+		refuse(w, req.ID, e, paramsStatus(modern))
 		return
 	}
 	dreq := disclosure.Request{Profile: profile}
@@ -247,7 +252,7 @@ func (g *guard) servePost(w http.ResponseWriter, r *http.Request, profile, sessI
 		// empty one is the start, any other is not one of ours. (mcp-go
 		// would page its own copy of the catalog, every profile's.)
 		if *req.Params.Cursor != "" {
-			invalidCursor(w, req.ID, modern)
+			invalidCursor(w, &req, modern)
 			return
 		}
 		req.Params.Cursor = nil
@@ -333,7 +338,10 @@ func (g *guard) servePost(w http.ResponseWriter, r *http.Request, profile, sessI
 	// its handler, and the rewriter drops the response it still writes.
 	var call *inflightCall
 	if sessID != "" && !modern && req.valid() && hasValue(req.ID) && req.Method != "" && req.Method != string(mcp.MethodInitialize) {
-		call = g.s.track(nil, sessID, req.ID, nil)
+		ctx, end := context.WithCancel(r.Context()) // ended with the session (endSessionCalls)
+		defer end()
+		r = r.WithContext(ctx)
+		call = g.s.track(nil, sessID, req.ID, nil, end)
 		defer g.s.untrack(call)
 	}
 	edit := answerEdit{dreq: dreq, modern: modern, call: call}
@@ -419,13 +427,8 @@ func sessionGone(w http.ResponseWriter, id json.RawMessage) {
 
 // invalidCursor answers a list request whose cursor the gateway did not
 // issue: invalid params, which 2026-07-28 maps to HTTP 400.
-func invalidCursor(w http.ResponseWriter, id json.RawMessage, modern bool) {
-	msg := rpcEnvelope(id, `,"error":`, []byte(`{"code":-32602,"message":"invalid cursor: the gateway answers every list whole and issues no cursors; send the request without one"}`))
-	w.Header().Set("Content-Type", "application/json")
-	if modern {
-		w.WriteHeader(http.StatusBadRequest)
-	}
-	_, _ = w.Write(append(msg, '\n'))
+func invalidCursor(w http.ResponseWriter, req *request, modern bool) {
+	refuse(w, req.ID, cursorError(req), paramsStatus(modern))
 }
 
 // sessionIDs is mcp-go's session id manager. mcp-go's default one checks

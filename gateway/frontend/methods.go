@@ -39,7 +39,7 @@ func (s *Server) serveMethod(w http.ResponseWriter, r *http.Request, m Method, s
 	fc := &fastCall{s: s, w: w, ctx: ctx}
 	var call *inflightCall
 	if sessID != "" {
-		call = s.track(&fc.inflight, sessID, id, cancel)
+		call = s.track(&fc.inflight, sessID, id, cancel, cancel)
 		defer s.untrack(call)
 	}
 	raw, err := m(ctx, requestParams(body), fc)

@@ -161,7 +161,7 @@ func TestProfileSubscriptions(t *testing.T) {
 	// A 2026-07-28 subscriptions/listen stream of the profile is treated
 	// the same way (it subscribes through the same path).
 	ctx := context.WithValue(t.Context(), profileKey{}, "p")
-	if err := fe.subscribe(ctx, "listen:1", "demo://b/doc"); err != nil {
+	if err := fe.subscribe(ctx, "listen:1", "demo://b/doc", quietCall{}); err != nil {
 		t.Errorf("a profile's stream, subscribing to a resource the profile does not serve: %v", err)
 	}
 	if got := fe.subscribers("demo://b/doc"); !slices.Equal(got, []string{ds}) {

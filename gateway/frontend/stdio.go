@@ -238,9 +238,17 @@ func (iw *inWatcher) see(line []byte) []byte {
 		_ = iw.ow.writeLine([]byte(`{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"JSON-RPC batches are not supported; send one message per line"}}`))
 		return nil
 	}
+	if kind := nonObject(trimmed); kind != "" {
+		_ = iw.ow.writeLine(answer(json.RawMessage("null"), nil, notObjectError(kind)))
+		return nil
+	}
 	var m stdioMessage
 	if json.Unmarshal(line, &m) != nil {
 		return line // mcp-go says what is wrong with it
+	}
+	if e := iw.refusal(trimmed); e != nil {
+		_ = iw.ow.writeLine(e)
+		return nil
 	}
 	switch {
 	case len(m.ID) > 0 && string(m.ID) != "null" && m.Method != "":
@@ -265,6 +273,33 @@ func (iw *inWatcher) see(line []byte) []byte {
 		return iw.sr.cancel(line, m.Params.RequestID)
 	}
 	return line
+}
+
+// refusal returns the front end's answer to a client's line (an object
+// that decodes) that MCP does not allow, as the HTTP front end answers it
+// (validity.go); nil when mcp-go is to have the line.
+func (iw *inWatcher) refusal(line []byte) []byte {
+	req, ok := parseRequest(line)
+	if !ok {
+		return nil
+	}
+	id := req.ID
+	if len(id) == 0 {
+		id = json.RawMessage("null")
+	}
+	if e := messageError(line, &req); e != nil {
+		return answer(id, nil, e)
+	}
+	if !req.valid() || !hasValue(req.ID) {
+		return nil
+	}
+	if e := argumentsError(&req); e != nil {
+		return answer(id, nil, e)
+	}
+	if e := cursorError(&req); e != nil {
+		return answer(id, nil, e)
+	}
+	return nil
 }
 
 // metaVersion is the protocol version a request's _meta names, or "".

@@ -75,7 +75,7 @@ func (s *Server) onRequest(ctx context.Context, _ any, message any) error {
 	modern := mcp.IsModernProtocol(req.Params.Meta.Version)
 	switch {
 	case req.Method == string(mcp.MethodResourcesSubscribe) && !modern && req.Params.URI != "":
-		return s.subscribeError(s.subscribe(ctx, cs.SessionID(), req.Params.URI))
+		return s.subscribeError(s.subscribe(ctx, cs.SessionID(), req.Params.URI, s.newCall(ctx, nil)))
 	case req.Method == string(mcp.MethodResourcesUnsubscribe) && !modern && req.Params.URI != "":
 		s.unsubscribe(ctx, cs.SessionID(), req.Params.URI)
 	case req.Method == "subscriptions/listen" && modern && len(req.Params.Notifications.ResourceSubscriptions) > 0:
@@ -117,7 +117,7 @@ func (s *Server) listen(ctx context.Context, cs server.ClientSession, uris []str
 		s.subs.mu.Unlock()
 	}
 	for _, uri := range uris {
-		if err := s.subscribe(ctx, key, uri); err != nil {
+		if err := s.subscribe(ctx, key, uri, quietCall{}); err != nil {
 			end()
 			return fmt.Errorf("subscribing to %q: %w", uri, err)
 		}
@@ -150,9 +150,10 @@ func (s *Server) deliverUpdate(uri string, params map[string]any) {
 }
 
 // subscribe records that session subscribed to uri, subscribing the source
-// first if no session had. A resource the request's endpoint does not serve
-// is treated as one no source lists.
-func (s *Server) subscribe(ctx context.Context, session, uri string) error {
+// first if no session had, with call as that request's link to the client.
+// A resource the request's endpoint does not serve is treated as one no
+// source lists.
+func (s *Server) subscribe(ctx context.Context, session, uri string, call sdk.Call) error {
 	unlock := s.subs.locks.Lock(uri)
 	defer unlock()
 	it, listed := resourceItem(s.snap.Load(), uri)
@@ -171,7 +172,7 @@ func (s *Server) subscribe(ctx context.Context, session, uri string) error {
 		return nil
 	}
 	if first {
-		if err := s.forwardSubscription(ctx, it, uri, true); err != nil {
+		if err := s.forwardSubscription(ctx, it, uri, true, call); err != nil {
 			return err
 		}
 	}
@@ -206,7 +207,7 @@ func (s *Server) unsubscribe(ctx context.Context, session, uri string) {
 	if !ok {
 		return // gone meanwhile: nothing left to undo there
 	}
-	if err := s.forwardSubscription(ctx, it, uri, false); err != nil {
+	if err := s.forwardSubscription(ctx, it, uri, false, s.newCall(ctx, nil)); err != nil {
 		s.log.Warn("unsubscribing the source of a resource", "uri", uri, "err", err)
 	}
 }
@@ -249,17 +250,45 @@ func resourceItem(snap *catalog.Snapshot, uri string) (*catalog.Item, bool) {
 }
 
 // forwardSubscription sends resources/subscribe (on) or
-// resources/unsubscribe of uri to the source of it.
-func (s *Server) forwardSubscription(ctx context.Context, it *catalog.Item, uri string, on bool) error {
+// resources/unsubscribe of uri to the source of it; call carries what the
+// source sends meanwhile.
+func (s *Server) forwardSubscription(ctx context.Context, it *catalog.Item, uri string, on bool, call sdk.Call) error {
 	method := mcp.MethodResourcesSubscribe
 	if !on {
 		method = mcp.MethodResourcesUnsubscribe
 	}
 	params, _ := json.Marshal(map[string]string{"uri": uri})
-	if _, err := s.router.Call(ctx, it, string(method), params, s.newCall(ctx, nil)); err != nil {
+	if _, err := s.router.Call(ctx, it, string(method), params, call); err != nil {
 		return fmt.Errorf("%s %s: %w", method, uri, err)
 	}
 	return nil
+}
+
+// quietCall is the sdk.Call of the resources/subscribe a 2026-07-28
+// subscriptions/listen stream makes the gateway send: it runs in mcp-go's
+// request hook, before mcp-go writes the stream's acknowledgement, which
+// must be the stream's first message. What the source sends meanwhile (a
+// log line, progress) goes nowhere, and it may ask the client nothing:
+// the request named no progress token, and its _meta log level applies to
+// what the stream carries, not to the gateway's own bookkeeping.
+type quietCall struct{}
+
+var _ sdk.Call = quietCall{}
+
+// Progress implements sdk.Call: dropped.
+func (quietCall) Progress(sdk.Progress) error { return nil }
+
+// Notify implements sdk.Call: dropped.
+func (quietCall) Notify(sdk.Notification) error { return nil }
+
+// Request implements sdk.Call: refused.
+func (quietCall) Request(_ context.Context, method string, _ json.RawMessage) (json.RawMessage, error) {
+	return nil, &sdk.RPCError{Code: sdk.CodeMethodNotFound, Message: "the gateway does not forward " + method + " while it subscribes a subscriptions/listen stream"}
+}
+
+// CallTool implements sdk.Call: refused.
+func (quietCall) CallTool(context.Context, string, json.RawMessage) (json.RawMessage, error) {
+	return nil, &sdk.RPCError{Code: sdk.CodeMethodNotFound, Message: "no tool calls while the gateway subscribes a subscriptions/listen stream"}
 }
 
 func addTo(m map[string]map[string]bool, key, member string) {
