@@ -98,6 +98,16 @@ type Gateway struct {
 	// stdio): a reload that leaves it open beyond loopback without tokens
 	// warns again (warnOpenListener).
 	listening atomic.Pointer[string]
+	// draining says that Serve is stopping: /readyz answers 503 from then
+	// on, while the listener still serves for limits.shutdown_delay.
+	draining atomic.Bool
+	// now is closed by StopNow: a stop in progress waits no longer.
+	now     chan struct{}
+	nowOnce sync.Once
+	// calls are the requests dispatched to sources and not answered yet,
+	// for the warning that names those a stop cuts (guarded by callsMu).
+	callsMu sync.Mutex
+	calls   map[*runningCall]struct{}
 
 	mu      sync.Mutex
 	cfg     *config.Config
@@ -150,6 +160,8 @@ func New(opts Options) (*Gateway, error) {
 		sources: map[string]*source{},
 		started: make(chan struct{}),
 		serving: make(chan struct{}),
+		now:     make(chan struct{}),
+		calls:   map[*runningCall]struct{}{},
 		store: catalog.NewStore(catalog.Options{
 			Separator: cfg.Names.Separator,
 			Policy:    cfg.Names.Collisions,
@@ -453,6 +465,16 @@ func (g *Gateway) markServing() {
 	g.servingOnce.Do(func() { close(g.serving) })
 }
 
+// isServing reports whether MCP requests are served (awaitStart).
+func (g *Gateway) isServing() bool {
+	select {
+	case <-g.serving:
+		return true
+	default:
+		return false
+	}
+}
+
 // isStarted reports whether Start is done.
 func (g *Gateway) isStarted() bool {
 	select {
@@ -617,8 +639,10 @@ func (g *Gateway) disclosure() *disclosure.Disclosure { return g.fe.Disclosure()
 // Handler returns the gateway's HTTP handler: the MCP endpoint at /mcp,
 // profiles at /mcp/p/<name>, /healthz, /readyz and /stats. /healthz
 // answers at once; /readyz says starting (and not ready) until Start is
-// done; an MCP request that comes while Start runs waits for it, at most
-// limits.start_wait after Start began.
+// done, and draining (not ready) once Serve stops; /readyz?min=serving
+// answers 200 while MCP requests are served and Serve is not stopping,
+// whatever the sources' states. An MCP request that comes while Start
+// runs waits for it, at most limits.start_wait after Start began.
 func (g *Gateway) Handler() http.Handler {
 	g.clients.Store(true)
 	mux := http.NewServeMux()
@@ -658,9 +682,16 @@ func (g *Gateway) Handler() http.Handler {
 		if g.fe.Trusted(r) {
 			svcs = g.ServicesStatus(r.Context()) // first: it refreshes what sources show
 		}
+		minimum := r.URL.Query().Get("min")
+		if minimum != "" && minimum != "serving" {
+			http.Error(w, fmt.Sprintf("Bad Request: unknown min=%q: use /readyz?min=serving (200 once clients are served, even with a server that failed) or /readyz (200 once every server is ready)", minimum), http.StatusBadRequest)
+			return
+		}
 		st := g.Status()
 		starting := !g.isStarted()
-		ready := !starting
+		draining := g.draining.Load()
+		serving := g.isServing() && !draining
+		ready := !starting && !draining
 		for _, s := range st {
 			// An invalid tool folder waits for an edit; it does not make
 			// the gateway unready (see tools.go).
@@ -669,18 +700,19 @@ func (g *Gateway) Handler() http.Handler {
 			}
 		}
 		w.Header().Set("Content-Type", "application/json")
-		if !ready {
+		if ok := ready || minimum == "serving" && serving; !ok {
 			w.WriteHeader(http.StatusServiceUnavailable)
 		}
+		body := map[string]any{"ready": ready, "starting": starting, "serving": serving, "draining": draining}
 		if !g.fe.Trusted(r) {
 			// A load balancer's probe needs the status code; sources' last
 			// errors, pids and commands are for those holding a token.
-			_ = json.NewEncoder(w).Encode(map[string]any{"ready": ready, "starting": starting,
-				"detail": "send Authorization: Bearer <token> (a token of auth.tokens) to see each source's state"})
+			body["detail"] = "send Authorization: Bearer <token> (a token of auth.tokens) to see each source's state"
+			_ = json.NewEncoder(w).Encode(body)
 			return
 		}
-		_ = json.NewEncoder(w).Encode(map[string]any{"ready": ready, "starting": starting,
-			"sources": st, "services": svcs, "executors": g.ExecutorsStatus(), "config": g.ConfigStatus()})
+		body["sources"], body["services"], body["executors"], body["config"] = st, svcs, g.ExecutorsStatus(), g.ConfigStatus()
+		_ = json.NewEncoder(w).Encode(body)
 	})
 	return mux
 }
@@ -697,17 +729,28 @@ func (g *Gateway) Run(ctx context.Context) error {
 }
 
 // Serve is Run on a listener the caller opened. It serves at once, while
-// the gateway starts (see Handler). When ctx is done it stops: streams
-// that wait for notifications end at once, requests in flight get
-// limits.drain_timeout to finish, then every source is stopped (Close).
+// the gateway starts (see Handler). When ctx is done it stops: /readyz
+// answers 503 (draining) while new requests are still served for
+// limits.shutdown_delay; then the listener closes, streams that wait for
+// notifications end, and requests in flight get limits.drain_timeout to
+// finish. Those still running then are cancelled and answered with a
+// JSON-RPC error that asks to send them again, before their connections
+// close. Last, every source is stopped (Close). StopNow ends the delay
+// and the drain early.
 func (g *Gateway) Serve(ctx context.Context, ln net.Listener) error {
 	defer g.Close()
 	g.clients.Store(true)
 	started, stopStart := g.startAsync(ctx)
 	defer stopStart()
+	// Requests run on base, not on ctx: they go on while the gateway
+	// drains. When the drain ends their calls are cut (cutCalls), and
+	// base ends for what a request still waits for.
+	base, cut := context.WithCancelCause(context.Background())
+	defer cut(nil)
 	// No ReadTimeout, which would end the long-lived streams: bodies get
 	// deadlines of their own (frontend.Server.BoundBodies).
-	srv := &http.Server{Handler: g.fe.BoundBodies(g.Handler()), ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: g.fe.BoundBodies(g.Handler()), ReadHeaderTimeout: 10 * time.Second,
+		BaseContext: func(net.Listener) context.Context { return base }}
 	// Shutdown waits for connections to go idle, and a stream never does.
 	srv.RegisterOnShutdown(g.fe.EndStreams)
 	errc := make(chan error, 1)
@@ -721,13 +764,41 @@ func (g *Gateway) Serve(ctx context.Context, ln net.Listener) error {
 	g.warnOpenListener(cfg)
 	shutdown := func(reason error) {
 		g.mu.Lock()
-		drain := time.Duration(g.cfg.Limits.DrainTimeout)
+		delay, drain := time.Duration(g.cfg.Limits.ShutdownDelay), time.Duration(g.cfg.Limits.DrainTimeout)
 		g.mu.Unlock()
+		g.draining.Store(true)
+		if delay > 0 {
+			g.log.Info("draining: /readyz answers 503 while new requests are still served (a second signal stops at once)",
+				"reason", reason.Error(), "shutdown_delay", delay)
+			g.waitOrNow(delay)
+		}
 		g.log.Info("stopping", "reason", reason.Error(), "drain_timeout", drain)
 		shutCtx, cancel := context.WithTimeout(context.Background(), drain)
 		defer cancel()
-		if err := srv.Shutdown(shutCtx); err != nil {
-			g.log.Warn("requests still running after limits.drain_timeout; closing their connections", "drain_timeout", drain)
+		go func() {
+			select {
+			case <-g.now:
+				cancel()
+			case <-shutCtx.Done():
+			}
+		}()
+		if srv.Shutdown(shutCtx) == nil {
+			return
+		}
+		msg := "requests still running after limits.drain_timeout; answering them with an error that asks to send them again and closing their connections"
+		if g.stoppingNow() {
+			msg = "stopping at once (a second signal): answering the requests still running with an error that asks to send them again and closing their connections"
+		}
+		// The calls are cancelled first, and write their error answers
+		// (some run on a context of their own: a 2026-07-28 call that may
+		// ask its client for input); then whatever else a request waits
+		// for, and a connection still busy after cutGrace is closed.
+		running := g.cutCalls()
+		g.log.Warn(msg, "drain_timeout", drain, "cut", len(running), "calls", running)
+		graceCtx, stop := context.WithTimeout(context.Background(), cutGrace)
+		defer stop()
+		if srv.Shutdown(graceCtx) != nil {
+			cut(errStopping)
 			_ = srv.Close()
 		}
 	}
@@ -746,6 +817,82 @@ func (g *Gateway) Serve(ctx context.Context, ln net.Listener) error {
 			return err
 		}
 	}
+}
+
+// errStopping is the cause of the requests a stop cuts, and what they
+// are answered (router.dispatch).
+var errStopping = errors.New("the gateway is stopping; send the request again")
+
+// cutGrace bounds how long the requests a stop cut get to write their
+// error answers before their connections are closed.
+const cutGrace = 5 * time.Second
+
+// StopNow makes a stop in progress, or the next one, wait no longer:
+// Serve ends limits.shutdown_delay and limits.drain_timeout at once, and
+// the requests still running are answered with an error that asks to
+// send them again. The CLI calls it on a second SIGTERM or Ctrl-C.
+func (g *Gateway) StopNow() {
+	g.nowOnce.Do(func() { close(g.now) })
+}
+
+// stoppingNow reports whether StopNow was called.
+func (g *Gateway) stoppingNow() bool {
+	select {
+	case <-g.now:
+		return true
+	default:
+		return false
+	}
+}
+
+// waitOrNow waits for d, or until StopNow.
+func (g *Gateway) waitOrNow(d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-g.now:
+	}
+}
+
+// runningCall is a request dispatched to a source and not answered yet.
+type runningCall struct {
+	method, name, client string
+	cancel               context.CancelCauseFunc
+}
+
+// trackCall records a request of it (method) as running, on the returned
+// context, until the returned func is called; cutCalls cancels it.
+func (g *Gateway) trackCall(ctx context.Context, method string, it *catalog.Item) (context.Context, func()) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	c := &runningCall{method: method, name: it.Name, client: frontend.ClientOf(ctx), cancel: cancel}
+	g.callsMu.Lock()
+	g.calls[c] = struct{}{}
+	g.callsMu.Unlock()
+	return ctx, func() {
+		g.callsMu.Lock()
+		delete(g.calls, c)
+		g.callsMu.Unlock()
+		cancel(nil)
+	}
+}
+
+// cutCalls cancels the requests running with errStopping, and describes
+// them, sorted: "tools/call NAME (session CLIENT)".
+func (g *Gateway) cutCalls() []string {
+	g.callsMu.Lock()
+	defer g.callsMu.Unlock()
+	out := make([]string, 0, len(g.calls))
+	for c := range g.calls {
+		c.cancel(errStopping)
+		d := c.method + " " + c.name
+		if c.client != "" {
+			d += " (session " + c.client + ")"
+		}
+		out = append(out, d)
+	}
+	slices.Sort(out)
+	return out
 }
 
 // ServeStdio starts the gateway and serves one client over in/out until in
@@ -1008,6 +1155,8 @@ func (g *Gateway) Status() []SourceStatus {
 type router struct{ g *Gateway }
 
 func (r router) Call(ctx context.Context, it *catalog.Item, method string, params json.RawMessage, call sdk.Call) (json.RawMessage, error) {
+	ctx, done := r.g.trackCall(ctx, method, it)
+	defer done()
 	if method == "tools/call" {
 		var refused json.RawMessage
 		if ctx, refused = r.g.enterTool(ctx, it.Name); refused != nil {
@@ -1074,6 +1223,9 @@ func (r router) dispatch(ctx context.Context, it *catalog.Item, method string, p
 		// of the caller's (a pipeline's timeout) is the caller's to tell.
 		if ctx.Err() != nil {
 			switch cause := context.Cause(ctx); {
+			case errors.Is(cause, errStopping):
+				// Serve cut it: the client or a load balancer may retry.
+				return nil, &sdk.RPCError{Code: sdk.CodeInternalError, Message: errStopping.Error()}
 			case errors.Is(cause, errRequestTimeout):
 				return nil, fmt.Errorf("%s: no result and no progress within %s (raise %s)", it.Name, timeout, src.timeoutSetting())
 			case errors.Is(cause, errMaxRequestTimeout):

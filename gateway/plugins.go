@@ -1,7 +1,9 @@
 package gateway
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"slices"
@@ -9,8 +11,10 @@ import (
 	"time"
 
 	"github.com/skillgate/skillgate/gateway/config"
+	"github.com/skillgate/skillgate/internal/oneline"
 	"github.com/skillgate/skillgate/plugins/builtin"
 	"github.com/skillgate/skillgate/plugins/host"
+	"github.com/skillgate/skillgate/plugins/sdk"
 )
 
 // Third-party executor plugins are the executable files of plugins.dirs
@@ -104,6 +108,14 @@ func PluginProblems(cfg *config.Config) []string {
 	return out
 }
 
+// PluginFiles lists the executor plugins that the plugins dirs of cfg
+// hold and the gateway would start, sorted by name (PluginProblems lists
+// the other files): `skillgate validate` shows them, without running
+// them.
+func PluginFiles(cfg *config.Config) []host.Spec {
+	return scanPlugins(cfg).specs
+}
+
 // pluginSources gives each third-party executor of scan one source named
 // after it, loaded with an empty spec of its first kind.
 func pluginSources(scan pluginScan, base int) []*source {
@@ -152,4 +164,118 @@ func (g *Gateway) applyPlugins(scan pluginScan) {
 			g.log.Warn("plugin skipped", "err", err)
 		}
 	}
+}
+
+// boundedLoader is an executor that bounds a Load itself, restarting a
+// process that does not answer in time (host.Plugin.LoadWithin).
+type boundedLoader interface {
+	LoadWithin(ctx context.Context, req sdk.LoadRequest, d time.Duration) (sdk.Definitions, error)
+}
+
+var _ boundedLoader = (*host.Plugin)(nil)
+
+// loadWithin loads req into ex, the executor of s, within s's
+// loadTimeout: a plugin whose Load ignores its context fails that load
+// (and is restarted) instead of holding the gateway's start, and the slot
+// of launchSources, for good.
+func (g *Gateway) loadWithin(ctx context.Context, s *source, ex sdk.Executor, req sdk.LoadRequest) (sdk.Definitions, error) {
+	d := g.loadTimeout(s)
+	if d <= 0 {
+		return ex.Load(ctx, req)
+	}
+	if b, ok := ex.(boundedLoader); ok {
+		return b.LoadWithin(ctx, req, d)
+	}
+	lctx, cancel := context.WithTimeout(ctx, d)
+	defer cancel()
+	defs, err := ex.Load(lctx, req)
+	if err != nil && ctx.Err() == nil && lctx.Err() != nil {
+		err = fmt.Errorf("executor %q did not answer Load within %s; it must return from Load or honour its context; see docs/EXECUTORS.md: %w", s.execName, d, err)
+	}
+	return defs, err
+}
+
+// loadTimeout is how long the executor of s gets to answer its Load:
+// limits.load_timeout, but no bound for a configured server, whose load
+// the mcp executor bounds itself with the server's start_timeout (30s,
+// 2m for a package runner such as npx, or what the entry sets), so that a
+// slow first download is never cut short.
+func (g *Gateway) loadTimeout(s *source) time.Duration {
+	if s.server != nil {
+		return 0
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return time.Duration(g.cfg.Limits.LoadTimeout)
+}
+
+// logChange logs a change of state that the executor of s reported
+// through Watch; prev was the state of s, loaded says whether s had
+// loaded. A load tells its own outcome, and the built-in executors log
+// their sources' changes themselves ("upstream failed"), so this is for
+// a loaded source of a third-party executor: a failure at Error (once
+// per distinct error, see failureLevel), the source ready again at Info.
+func (g *Gateway) logChange(s *source, prev string, loaded bool, st sdk.Status) {
+	if !loaded || builtin.Has(s.execName) {
+		return
+	}
+	switch {
+	case st.State == "failed":
+		g.log.Log(context.Background(), s.failureLevel(errors.New(st.LastError)), "source failed",
+			"source", s.id, "executor", s.execName, "err", st.LastError)
+	case st.State == "ready" && prev != "ready":
+		s.mu.Lock()
+		s.failLogged = "" // a failure after this one is news
+		s.mu.Unlock()
+		g.log.Info("source ready again", "source", s.id, "executor", s.execName)
+	}
+}
+
+// logBadDefs logs each definition of defs, which s's executor listed, that
+// the catalog drops as unreadable: not valid JSON, not a JSON object, or
+// without its name (uri for a resource): with its index, its first bytes
+// and what is wrong, which the catalog's own warning does not say.
+func (g *Gateway) logBadDefs(s *source, defs sdk.Definitions) {
+	for _, l := range []struct {
+		kind, key string
+		defs      []json.RawMessage
+	}{
+		{"tool", "name", defs.Tools}, {"prompt", "name", defs.Prompts},
+		{"resource", "uri", defs.Resources}, {"resource template", "uriTemplate", defs.ResourceTemplates},
+	} {
+		for i, raw := range l.defs {
+			if why := defProblem(raw, l.key); why != "" {
+				g.log.Warn("source listed a "+l.kind+" definition that cannot be served; it is dropped: fix it in the executor",
+					"source", s.id, "executor", s.execName, "index", i, "problem", why, "start", oneline.Cut(string(raw), 60))
+			}
+		}
+	}
+}
+
+// defProblem says why the definition raw cannot be served for want of
+// the string field key, or "".
+func defProblem(raw json.RawMessage, key string) string {
+	var v any
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return "it is not valid JSON: " + err.Error()
+	}
+	obj, ok := v.(map[string]any)
+	if !ok {
+		kind := "JSON null"
+		switch v.(type) {
+		case []any:
+			kind = "a JSON array"
+		case string:
+			kind = "a JSON string"
+		case float64:
+			kind = "a JSON number"
+		case bool:
+			kind = "a JSON boolean"
+		}
+		return fmt.Sprintf("it is %s, not an object", kind)
+	}
+	if name, _ := obj[key].(string); name == "" {
+		return fmt.Sprintf("it has no %q", key)
+	}
+	return ""
 }

@@ -6,8 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
+	"os"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -16,6 +19,8 @@ import (
 	"github.com/skillgate/skillgate/gateway/catalog"
 	"github.com/skillgate/skillgate/gateway/config"
 	"github.com/skillgate/skillgate/gateway/disclosure"
+	"github.com/skillgate/skillgate/internal/childproc"
+	"github.com/skillgate/skillgate/internal/names"
 	"github.com/skillgate/skillgate/plugins/host"
 	"github.com/skillgate/skillgate/plugins/sdk"
 )
@@ -92,8 +97,15 @@ func (s *source) failureLevel(err error) slog.Level {
 	return slog.LevelError
 }
 
-// logFailure logs that s failed with err (msg and args), at failureLevel.
-func (g *Gateway) logFailure(s *source, err error, msg string, args ...any) {
+// logFailure logs that s failed with err (msg and args), at failureLevel;
+// at Debug when ctx, the load's, was cancelled: the gateway or the source
+// is stopping (a rolling restart's SIGTERM during the start), which is no
+// failure to report.
+func (g *Gateway) logFailure(ctx context.Context, s *source, err error, msg string, args ...any) {
+	if errors.Is(ctx.Err(), context.Canceled) {
+		g.log.Debug(msg+": cancelled by the stop", append(args, "err", err)...)
+		return
+	}
 	g.log.Log(context.Background(), s.failureLevel(err), msg, append(args, "err", err)...)
 }
 
@@ -124,11 +136,23 @@ func (s *source) setState(state, lastErr string) {
 // serverSpec is the mcp executor's spec for a config server entry. The
 // server's timeout is not in it: the gateway bounds each call itself, and
 // progress from the upstream extends it (router.dispatch).
-func serverSpec(sv *config.Server, lim config.Limits) json.RawMessage {
+func serverSpec(sv *config.Server, cfg *config.Config) json.RawMessage {
+	lim := cfg.Limits
 	spec := map[string]any{
 		"command": sv.Command, "args": sv.Args, "env": sv.Env, "cwd": sv.Cwd,
 		"url": sv.URL, "headers": sv.Headers, "transport": sv.Transport,
 		"protocol_version": sv.ProtocolVersion, "start": sv.Start,
+	}
+	if sv.Command != "" && sv.Image == "" {
+		// The executor, out of process, starts from a clean environment:
+		// what a stdio server receives of the gateway's travels here.
+		names := slices.Concat(childproc.ProxyEnv, sv.EnvPassthrough)
+		if ex := cfg.Executors["mcp"]; ex != nil {
+			names = append(names, ex.EnvPassthrough...)
+		}
+		if environ := childproc.PassEnv(os.Environ(), names); len(environ) > 0 {
+			spec["environ"] = environ
+		}
 	}
 	if len(sv.SecretEnv) > 0 {
 		secrets := make([]string, len(sv.SecretEnv))
@@ -145,6 +169,16 @@ func serverSpec(sv *config.Server, lim config.Limits) json.RawMessage {
 	}
 	b, _ := json.Marshal(spec)
 	return b
+}
+
+// sameEnviron reports whether two server specs pass the same variables of
+// the gateway's environment: executors.mcp.env_passthrough, which a
+// server's entry does not hold, may change in a reload.
+func sameEnviron(a, b json.RawMessage) bool {
+	var x, y struct {
+		Environ map[string]string `json:"environ"`
+	}
+	return json.Unmarshal(a, &x) == nil && json.Unmarshal(b, &y) == nil && maps.Equal(x.Environ, y.Environ)
 }
 
 // ServerNamespace is the namespace of the items of sv, the server the
@@ -166,6 +200,13 @@ func (g *Gateway) sourcesFor(cfg *config.Config) []*source {
 			continue
 		}
 		ns := ServerNamespace(name, sv)
+		id := name
+		if sv.Problem != nil && (!names.Valid(name) || config.IsReservedNamespace(name)) {
+			// The entry failed for its name, which names no source: shown
+			// quoted, it can be neither a valid server's name nor the id
+			// of the gateway's own sources ("pipelines").
+			id, ns = strconv.Quote(name), ""
+		}
 		iso := sv.Isolation
 		if iso == "" {
 			if ex := cfg.Executors["mcp"]; ex != nil {
@@ -173,10 +214,10 @@ func (g *Gateway) sourcesFor(cfg *config.Config) []*source {
 			}
 		}
 		out = append(out, &source{
-			id: name, execName: "mcp", inprocess: iso == "inprocess",
+			id: id, execName: "mcp", inprocess: iso == "inprocess",
 			namespace: ns, priority: sv.Priority, order: i, kind: "mcp",
-			spec: serverSpec(sv, cfg.Limits), server: sv, timeout: time.Duration(sv.Timeout), requires: sv.Requires,
-			st: SourceStatus{Name: name, Executor: "mcp", State: "starting", Since: time.Now()},
+			spec: serverSpec(sv, cfg), server: sv, timeout: time.Duration(sv.Timeout), requires: sv.Requires,
+			st: SourceStatus{Name: id, Executor: "mcp", State: "starting", Since: time.Now()},
 		})
 	}
 	return out
@@ -211,10 +252,16 @@ func (g *Gateway) launchSources(ctx context.Context, srcs []*source) (wait func(
 		g.putSource(s)
 		g.mu.Unlock()
 		if s.server != nil && s.server.Problem != nil {
-			// A variable of its entry is not set: loading it again cannot
-			// help, a restart with the variable set (or a reload) does.
+			// Its entry is wrong, or a variable of it is not set: loading
+			// it again cannot help, a reload (or a restart with the
+			// variable set) does. An entry that is wrong is the config's
+			// error; a variable not set may be the desktop client's doing.
 			s.setState("failed", "not started: "+s.server.Problem.Error())
-			g.log.Warn("server not started", "source", s.id, "err", s.server.Problem)
+			level := slog.LevelError
+			if config.OnlyUnset(s.server.Problem) {
+				level = slog.LevelWarn
+			}
+			g.log.Log(context.Background(), level, "server not started", "source", s.id, "err", s.server.Problem)
 			continue
 		}
 		todo = append(todo, s)
@@ -245,7 +292,7 @@ func (g *Gateway) load(ctx context.Context, s *source) error {
 	ex, info, err := g.execs.get(ctx, s.execName, s.inprocess)
 	if err != nil {
 		s.setState("failed", err.Error())
-		g.logFailure(s, err, "source failed", "source", s.id)
+		g.logFailure(ctx, s, err, "source failed", "source", s.id)
 		return err
 	}
 	s.setExecutor(ex)
@@ -258,18 +305,18 @@ func (g *Gateway) load(ctx context.Context, s *source) error {
 	spec, wiring, err := g.prepareSpec(ctx, s)
 	if err != nil {
 		s.setState("failed", err.Error())
-		g.logFailure(s, err, "source failed", "source", s.id)
+		g.logFailure(ctx, s, err, "source failed", "source", s.id)
 		return err
 	}
 	s.mu.Lock()
 	s.logged, s.loggedOwn = 0, 0 // the executor counts this load from 0
 	s.mu.Unlock()
-	defs, err := ex.Load(ctx, sdk.LoadRequest{Source: s.id, Kind: kind, Spec: spec})
+	defs, err := g.loadWithin(ctx, s, ex, sdk.LoadRequest{Source: s.id, Kind: kind, Spec: spec})
 	if err != nil {
 		// The status says what failed as the executor's own reports do,
 		// without the "load source" the error carries for other readers.
 		s.setState("failed", strings.TrimPrefix(err.Error(), fmt.Sprintf("load source %q: ", s.id)))
-		g.logFailure(s, err, "source failed to load", "source", s.id, "executor", s.execName)
+		g.logFailure(ctx, s, err, "source failed to load", "source", s.id, "executor", s.execName)
 		return err
 	}
 	s.mu.Lock()
@@ -282,6 +329,7 @@ func (g *Gateway) load(ctx context.Context, s *source) error {
 		s.st.Restarts = s.retries + s.execRestarts
 	}
 	s.mu.Unlock()
+	g.logBadDefs(s, defs)
 	g.publish(s, defs)
 	s.setState("ready", "")
 	g.log.Info("source ready", "source", s.id, "tools", catalog.CountTools(defs.Tools), "resources", len(defs.Resources), "prompts", len(defs.Prompts))
@@ -385,9 +433,15 @@ func (g *Gateway) onChange(exec string, ch sdk.Change) {
 		s.mu.Lock()
 		s.st.PID, s.execRestarts = ch.Status.PID, ch.Status.Restarts
 		s.st.Restarts = s.retries + s.execRestarts
+		prev, loaded := s.st.State, s.loaded
 		s.mu.Unlock()
-		state := ch.Status.State
-		s.setState(state, ch.Status.LastError)
+		// A source whose load failed stays failed while a retry starts:
+		// else it would flip between the two while it keeps failing, and
+		// /readyz and a call of its tools would tell different states.
+		if state := ch.Status.State; !(prev == "failed" && !loaded && (state == "starting" || state == "restarting")) {
+			s.setState(state, ch.Status.LastError)
+			g.logChange(s, prev, loaded, *ch.Status)
+		}
 	}
 	if ch.Definitions != nil {
 		s.mu.Lock()
@@ -395,7 +449,10 @@ func (g *Gateway) onChange(exec string, ch sdk.Change) {
 		s.st.Tools = catalog.CountTools(ch.Definitions.Tools)
 		s.mu.Unlock()
 		if live {
+			g.logBadDefs(s, *ch.Definitions)
 			g.publish(s, *ch.Definitions)
+			g.log.Info("source definitions changed", "source", s.id, "executor", s.execName, "tools", catalog.CountTools(ch.Definitions.Tools),
+				"resources", len(ch.Definitions.Resources), "prompts", len(ch.Definitions.Prompts))
 		}
 	}
 	if ch.Notification != nil {
@@ -449,7 +506,7 @@ func (g *Gateway) Reload(ctx context.Context, cfg *config.Config) error {
 		n, ok := want[id]
 		switch {
 		case cur.server != nil:
-			if ok && cur.server.Equal(n.server) && cur.namespace == n.namespace {
+			if ok && cur.server.Equal(n.server) && cur.namespace == n.namespace && sameEnviron(cur.spec, n.spec) {
 				continue
 			}
 		case cur.plugin != nil:

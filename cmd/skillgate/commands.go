@@ -100,8 +100,8 @@ Exit status: 0 when the file and its pipelines are valid, 1 otherwise.`,
 }
 
 func newImportCmd() *cobra.Command {
-	var merge string
-	var write, overwrite bool
+	var merge, project string
+	var write, overwrite, skipExisting bool
 	cmd := &cobra.Command{
 		Use:   "import FILE",
 		Short: "Convert a Claude Desktop, Claude Code, Cursor or VS Code MCP config to skillgate YAML",
@@ -115,32 +115,50 @@ that is taken), and the rename is told on stderr. An entry the config would
 refuse for another reason stops the import with an error naming it: what
 is printed or merged validates once its ${VAR}s are set.
 
+A project's file (.mcp.json, .vscode/mcp.json, .cursor/mcp.json) runs its
+stdio servers in the project folder: they get cwd: that folder, and
+${workspaceFolder} becomes its path. Claude Code's ~/.claude.json gives its
+projects' servers too (--project DIR: that project's only), each with
+cwd: its folder, named PROJECT-added (db-app) when the name is taken.
+
+With --merge, a server the file already has as it is stays as it is; one it
+has with another definition merges nothing and fails, unless
+--skip-existing keeps the file's or --overwrite replaces it.
+
   skillgate import ~/Library/Application\ Support/Claude/claude_desktop_config.json
   skillgate import .mcp.json --merge skillgate.yaml --write
   pbpaste | skillgate import -        # - reads standard input`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if merge == "" && (write || overwrite) {
-				return errors.New("--write and --overwrite work on the file --merge names: add --merge skillgate.yaml")
+			if merge == "" && (write || overwrite || skipExisting) {
+				return errors.New("--write, --overwrite and --skip-existing work on the file --merge names: add --merge skillgate.yaml")
+			}
+			if overwrite && skipExisting {
+				return errors.New("--overwrite replaces the servers the file has and --skip-existing keeps them: give one of them")
 			}
 			var in io.Reader = cmd.InOrStdin()
 			name := "<stdin>"
+			opts := config.ImportOptions{Project: project}
 			if args[0] != "-" {
 				f, err := os.Open(args[0])
 				if err != nil {
 					return err
 				}
 				defer f.Close()
-				in, name = f, args[0]
+				in, name, opts.Path = f, args[0], args[0]
 			}
-			im, err := config.Import(in, name)
+			im, err := config.ImportWith(in, name, opts)
 			if err != nil {
 				return err
 			}
 			for _, w := range im.Warnings {
 				fmt.Fprintln(cmd.ErrOrStderr(), "warning:", w)
 			}
+			for _, n := range im.Notes {
+				fmt.Fprintln(cmd.ErrOrStderr(), "note:", n)
+			}
 			var out []byte
+			added := len(im.Order)
 			if merge == "" {
 				out, err = config.MarshalServers(im.Servers, im.Order)
 			} else {
@@ -148,7 +166,26 @@ is printed or merged validates once its ${VAR}s are set.
 				if cur, err = os.ReadFile(merge); err != nil {
 					return err
 				}
-				out, err = config.Merge(cur, merge, im.Servers, im.Order, overwrite)
+				mode := config.MergeFail
+				switch {
+				case overwrite:
+					mode = config.MergeOverwrite
+				case skipExisting:
+					mode = config.MergeSkip
+				}
+				var res *config.MergeResult
+				if res, err = config.MergeServers(cur, merge, im.Servers, im.Order, mode); err == nil {
+					out, added = res.Out, len(res.Added)+len(res.Replaced)
+					for _, s := range res.Same {
+						fmt.Fprintf(cmd.ErrOrStderr(), "note: %s already has %s as imported; left as it is\n", merge, s)
+					}
+					for _, s := range res.Skipped {
+						fmt.Fprintf(cmd.ErrOrStderr(), "note: %s has another %s; kept it (--skip-existing), the imported one is not merged\n", merge, s)
+					}
+					for _, s := range res.Replaced {
+						fmt.Fprintf(cmd.ErrOrStderr(), "note: %s had another %s; replaced it (--overwrite)\n", merge, s)
+					}
+				}
 			}
 			if err != nil {
 				return err
@@ -170,7 +207,7 @@ is printed or merged validates once its ${VAR}s are set.
 				if err := replaceFile(merge, out); err != nil {
 					return err
 				}
-				fmt.Fprintf(cmd.ErrOrStderr(), "imported %d servers into %s\n", len(im.Order), merge)
+				fmt.Fprintf(cmd.ErrOrStderr(), "imported %d servers into %s\n", added, merge)
 				return nil
 			}
 			_, err = cmd.OutOrStdout().Write(out)
@@ -179,7 +216,9 @@ is printed or merged validates once its ${VAR}s are set.
 	}
 	cmd.Flags().StringVar(&merge, "merge", "", "merge into this skillgate.yaml instead of printing a servers block")
 	cmd.Flags().BoolVar(&write, "write", false, "with --merge, write the file in place")
-	cmd.Flags().BoolVar(&overwrite, "overwrite", false, "with --merge, replace servers that already exist")
+	cmd.Flags().BoolVar(&overwrite, "overwrite", false, "with --merge, replace the servers the file has with another definition")
+	cmd.Flags().BoolVar(&skipExisting, "skip-existing", false, "with --merge, keep the servers the file has with another definition, and merge the others")
+	cmd.Flags().StringVar(&project, "project", "", "of Claude Code's ~/.claude.json, import the servers of this project folder only (with the user's)")
 	return cmd
 }
 
@@ -323,11 +362,13 @@ With --url, list the tools of a running gateway instead (every tool the
 endpoint can run, as its find_tools finds them): the gateway does not tell
 the ORIGINAL name; --tokens reads its /stats.
 
---json prints {"tools": [...]}, each entry find_tools' (name, description,
-server, group when the tool is in one, listed: whether tools/list shows it)
-with original (the name the source gives it) when run from the config,
-which also prints "conflicts" (kind, name, winner, loser, policy,
-resolution, ...) and "sources" (as servers --json).
+--json prints {"tools": [...]}, each entry find_tools' (name, server, group
+when the tool is in one, listed: whether tools/list shows it) with the
+tool's whole description (find_tools gives its first sentence), and
+original (the name the source gives it) when run from the config, which
+also prints "conflicts" (kind, name, winner, loser, policy, resolution,
+...) and "sources" (as servers --json). Servers that are not ready are
+told of on stderr, after the list.
 
   skillgate tools list --url http://127.0.0.1:8811`,
 		Args: cobra.NoArgs,
@@ -361,6 +402,9 @@ resolution, ...) and "sources" (as servers --json).
 				for i := range tools {
 					if it, ok := snap.Tool(tools[i].Name); ok {
 						tools[i].Original = it.Original
+						if d := strings.TrimSpace(it.Description); d != "" {
+							tools[i].Description = d // whole: find_tools' is its first sentence
+						}
 					}
 				}
 				conflicts := append([]catalog.Conflict{}, snap.Conflicts()...)
@@ -416,26 +460,32 @@ func toolEntries(cards []disclosure.Card) []toolEntry {
 
 // listRemoteTools lists the tools of the running gateway rem names, page
 // by page of its find_tools, then tells of its servers that are not ready
-// when its /readyz says.
+// when its /readyz says. --json gives each tool's whole description, which
+// describe_tools tells (find_tools' is the first sentence).
 func listRemoteTools(cmd *cobra.Command, rem remote, asJSON bool) error {
+	r, err := dialRemote(cmd, rem)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
 	var cards []disclosure.Card
 	for cursor := ""; ; {
 		args := map[string]any{"limit": 50}
 		if cursor != "" {
 			args["cursor"] = cursor
 		}
-		r, res, err := callRemoteTool(cmd, rem, disclosure.FindTools, args)
+		res, raw, err := callOn(cmd, r, disclosure.FindTools, args)
 		if err != nil {
 			return err
 		}
 		var found *disclosure.FindResult
-		if r == nil || r.IsError || json.Unmarshal(r.Structured, &found) != nil || found == nil {
+		if res == nil || res.IsError || json.Unmarshal(res.Structured, &found) != nil || found == nil {
 			var text []string
-			if r != nil {
-				text = r.texts()
+			if res != nil {
+				text = res.texts()
 			}
-			return fmt.Errorf("%s on %s did not list the tools (is it a skillgate gateway?): %s", disclosure.FindTools, gateway.MCPURL(rem.url),
-				cmp.Or(strings.Join(text, " "), string(res)))
+			return fmt.Errorf("%s on %s did not list the tools (is it a skillgate gateway?): %s", disclosure.FindTools, r.URL(),
+				cmp.Or(strings.Join(text, " "), string(raw)))
 		}
 		cards = append(cards, found.Tools...)
 		if cursor = found.NextCursor; cursor == "" || len(found.Tools) == 0 {
@@ -443,21 +493,61 @@ func listRemoteTools(cmd *cobra.Command, rem remote, asJSON bool) error {
 		}
 	}
 	if asJSON {
-		return printJSON(cmd.OutOrStdout(), map[string]any{"tools": toolEntries(cards)})
-	}
-	tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "NAME\tSOURCE\tORIGINAL\tDESCRIPTION")
-	for _, c := range cards {
-		fmt.Fprintf(tw, "%s\t%s\t-\t%s\n", c.Name, cmp.Or(c.Server, "-"), oneline.Cut(c.Description, 60))
-	}
-	if err := tw.Flush(); err != nil {
-		return err
+		tools := toolEntries(cards)
+		desc, err := remoteDescriptions(cmd, r, cards)
+		if err != nil {
+			return err
+		}
+		for i := range tools {
+			if d := desc[tools[i].Name]; d != "" {
+				tools[i].Description = d
+			}
+		}
+		if err := printJSON(cmd.OutOrStdout(), map[string]any{"tools": tools}); err != nil {
+			return err
+		}
+	} else {
+		tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "NAME\tSOURCE\tORIGINAL\tDESCRIPTION")
+		for _, c := range cards {
+			fmt.Fprintf(tw, "%s\t%s\t-\t%s\n", c.Name, cmp.Or(c.Server, "-"), oneline.Cut(c.Description, 60))
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
 	}
 	// A gateway that keeps its status for token holders still lists.
 	if st, _, _, err := fetchStatus(cmd.Context(), rem); err == nil {
 		printNotReady(cmd.ErrOrStderr(), st)
 	}
 	return nil
+}
+
+// remoteDescriptions returns the whole description of each of cards' tools
+// by name, from the gateway's describe_tools, 20 names a call (its most).
+func remoteDescriptions(cmd *cobra.Command, r *gateway.Remote, cards []disclosure.Card) (map[string]string, error) {
+	desc := map[string]string{}
+	for batch := range slices.Chunk(cards, 20) {
+		names := make([]string, len(batch))
+		for i, c := range batch {
+			names[i] = c.Name
+		}
+		res, raw, err := callOn(cmd, r, disclosure.DescribeTools, map[string]any{"names": names})
+		if err != nil {
+			return nil, err
+		}
+		var defs []struct {
+			Name        string `json:"name"`
+			Description string `json:"description"`
+		}
+		if res == nil || res.IsError || len(res.Content) != 1 || json.Unmarshal([]byte(res.Content[0].Text), &defs) != nil {
+			return nil, fmt.Errorf("%s on %s did not describe the tools (is it a skillgate gateway?): %s", disclosure.DescribeTools, r.URL(), raw)
+		}
+		for _, d := range defs {
+			desc[d.Name] = strings.TrimSpace(d.Description)
+		}
+	}
+	return desc, nil
 }
 
 // remoteResult is the CallToolResult of a tool of a running gateway, its
@@ -483,20 +573,35 @@ func (r *remoteResult) texts() []string {
 // and returns its result, decoded (nil when it is not a CallToolResult)
 // and as it came. An error is one of the call.
 func callRemoteTool(cmd *cobra.Command, rem remote, tool string, args any) (*remoteResult, json.RawMessage, error) {
+	r, err := dialRemote(cmd, rem)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer r.Close()
+	return callOn(cmd, r, tool, args)
+}
+
+// dialRemote connects to the running gateway rem names, for one command's
+// calls.
+func dialRemote(cmd *cobra.Command, rem remote) (*gateway.Remote, error) {
+	return gateway.DialRemote(cmd.Context(), newLogger(cmd, cmd.ErrOrStderr()), rem.url, rem.bearer())
+}
+
+// callOn calls tool with args over r, as callRemoteTool does.
+func callOn(cmd *cobra.Command, r *gateway.Remote, tool string, args any) (*remoteResult, json.RawMessage, error) {
 	in, err := json.Marshal(args)
 	if err != nil {
 		return nil, nil, err
 	}
-	res, err := gateway.CallRemote(cmd.Context(), newLogger(cmd, cmd.ErrOrStderr()), gateway.RemoteCall{URL: rem.url, Token: rem.bearer(),
-		Tool: tool, Args: func(json.RawMessage) (json.RawMessage, error) { return in, nil }}, &cliCall{w: cmd.ErrOrStderr()})
+	res, err := r.Call(cmd.Context(), tool, in, &cliCall{w: cmd.ErrOrStderr()})
 	if err != nil {
 		return nil, nil, err
 	}
-	var r remoteResult
-	if json.Unmarshal(res, &r) != nil {
+	var out remoteResult
+	if json.Unmarshal(res, &out) != nil {
 		return nil, res, nil
 	}
-	return &r, res, nil
+	return &out, res, nil
 }
 
 // printNotReady tells of each server of gw that is not ready, one line
@@ -928,7 +1033,7 @@ func fetchStatus(ctx context.Context, rem remote) ([]gateway.SourceStatus, []gat
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		return nil, nil, nil, fmt.Errorf("ask %s: %w (is the gateway running?)", base, err)
+		return nil, nil, nil, gateway.ReachError(req.URL.String(), err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK && resp.StatusCode != http.StatusServiceUnavailable {
@@ -989,7 +1094,7 @@ func fetchStats(ctx context.Context, rem remote) ([]disclosure.EndpointStats, er
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("ask %s: %w (is the gateway running?)", base, err)
+		return nil, gateway.ReachError(req.URL.String(), err)
 	}
 	defer resp.Body.Close()
 	switch {

@@ -31,8 +31,15 @@ func newRunCmd() *cobra.Command {
 
 Over HTTP the MCP endpoint is /mcp, each profile's is /mcp/p/<name>;
 /healthz answers as soon as the process listens, /readyz lists every
-server's state (and says "starting" until each had its first try) and
-/stats what each endpoint's tool list costs. A client that comes while the
+server's state (and says "starting" until each had its first try;
+/readyz?min=serving answers 200 once clients are served, even with a
+failed server) and /stats what each endpoint's tool list costs.
+
+On SIGTERM or Ctrl-C, /readyz answers 503 ("draining") while new
+requests are still served for limits.shutdown_delay (0 by default; 5s
+behind Kubernetes); then requests in flight get limits.drain_timeout, and
+those still running are answered with an error that asks to send them
+again. A second signal stops at once. A client that comes while the
 servers start waits for them, limits.start_wait (8 s) at most. With --stdio the gateway serves
 one client on stdin/stdout (the default endpoint, or --profile's) and logs
 to stderr only.
@@ -102,6 +109,7 @@ Environment:
 				}
 				return err
 			}
+			defer stopNowOnSecondSignal(ctx, gw, log)()
 			return gw.Run(ctx)
 		},
 	}
@@ -125,6 +133,39 @@ func namedStop(ctx context.Context) (context.Context, context.CancelFunc) {
 		cancel(cause)
 	})
 	return named, func() { stop(); cancel(nil) }
+}
+
+// stopNowOnSecondSignal makes a second SIGTERM or Ctrl-C end the waits
+// of the stop the first began (main.go): gw answers the requests still
+// running with an error and exits without waiting out
+// limits.shutdown_delay and limits.drain_timeout. ctx is the one the
+// first signal ends. The returned func stops listening.
+func stopNowOnSecondSignal(ctx context.Context, gw *gateway.Gateway, log interface{ Info(string, ...any) }) func() {
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	done := make(chan struct{})
+	seen := 0
+	if ctx.Err() != nil {
+		seen = 1 // the first came before sigs listened
+	}
+	go func() {
+		for {
+			select {
+			case sig := <-sigs:
+				if seen++; seen == 2 {
+					name := sig.String()
+					if s, ok := sig.(syscall.Signal); ok {
+						name = signalName(s)
+					}
+					log.Info("second signal: stopping at once", "signal", name)
+					gw.StopNow()
+				}
+			case <-done:
+				return
+			}
+		}
+	}()
+	return func() { signal.Stop(sigs); close(done) }
 }
 
 // signalName is a stopping signal's name as a person knows it.

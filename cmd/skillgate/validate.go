@@ -111,6 +111,9 @@ func validate(ctx context.Context, path string, in io.Reader) (*validateReport, 
 		for _, w := range gateway.PluginProblems(&present) {
 			r.add(cfg.Where("plugins.dirs"), "plugins.dirs", w, "warning", "plugin", r.shown+": warning: "+w)
 		}
+		for _, sp := range gateway.PluginFiles(&present) {
+			r.say("plugin %s: %s (found; validate does not run it: `skillgate servers` shows whether it starts and loads)", sp.Name, sp.Path)
+		}
 	}
 	for _, w := range cfg.Warnings() {
 		// A server entry with a problem may warn of its echo.

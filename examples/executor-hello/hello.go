@@ -182,49 +182,55 @@ func (h *hello) Call(ctx context.Context, req sdk.CallRequest, call sdk.Call) (j
 	if req.Method != "tools/call" {
 		return nil, fmt.Errorf("%w: method %s", sdk.ErrUnsupported, req.Method)
 	}
-	var params struct {
-		Name      string          `json:"name"`
-		Arguments json.RawMessage `json:"arguments"`
-	}
-	if err := json.Unmarshal(req.Params, &params); err != nil {
-		return nil, &sdk.RPCError{Code: sdk.CodeInvalidParams, Message: "invalid tools/call params: " + err.Error()}
+	// Malformed params are an *sdk.RPCError (JSON-RPC -32602) already.
+	tc, err := sdk.ParseToolCall(req)
+	if err != nil {
+		return nil, err
 	}
 	// An unknown tool is a protocol error (JSON-RPC -32602) in MCP; bad
 	// arguments are a tool error (isError) the model can correct.
-	if !slices.Contains(src.tools, params.Name) {
-		return nil, &sdk.RPCError{Code: sdk.CodeInvalidParams, Message: fmt.Sprintf("unknown tool %q", params.Name)}
+	if !slices.Contains(src.tools, tc.Name) {
+		return nil, sdk.UnknownTool(tc.Name)
 	}
-	switch params.Name {
+	switch tc.Name {
 	case "greet":
-		return greet(src, params.Arguments, call)
+		return greet(src, tc, call)
 	default:
-		return countdown(ctx, src, params.Arguments, call)
+		return countdown(ctx, src, tc, call)
 	}
 }
 
-func greet(src *source, args json.RawMessage, call sdk.Call) (json.RawMessage, error) {
+func greet(src *source, tc sdk.ToolCall, call sdk.Call) (json.RawMessage, error) {
 	var in struct {
 		Name string `json:"name"`
 	}
-	if err := decodeArgs(args, &in); err != nil || strings.TrimSpace(in.Name) == "" {
-		return toolError(`greet needs a non-empty string argument "name", e.g. {"name": "Ada"}`)
+	if err := tc.DecodeArguments(&in); err != nil {
+		return sdk.ErrorResult(err.Error() + `; greet takes {"name": "Ada"}`), nil
+	}
+	if strings.TrimSpace(in.Name) == "" {
+		return sdk.ErrorResult(`greet needs a non-empty string argument "name", e.g. {"name": "Ada"}`), nil
 	}
 	greeting := fmt.Sprintf("%s, %s!", src.greeting, strings.TrimSpace(in.Name))
 	if err := call.Progress(sdk.Progress{Progress: 1, Total: 1, Message: "greeting composed"}); err != nil {
 		return nil, fmt.Errorf("report progress: %w", err)
 	}
-	return toolResult(map[string]any{"greeting": greeting})
+	// Structured content, and the same JSON as text for older clients, as
+	// MCP asks of a tool with an outputSchema.
+	return sdk.StructuredResult(map[string]any{"greeting": greeting})
 }
 
 // countdown reports the steps from..1 as progress. MCP requires progress
 // values to increase, so the value counts steps done and the message
 // carries the number being called out.
-func countdown(ctx context.Context, src *source, args json.RawMessage, call sdk.Call) (json.RawMessage, error) {
+func countdown(ctx context.Context, src *source, tc sdk.ToolCall, call sdk.Call) (json.RawMessage, error) {
 	in := struct {
 		From int `json:"from"`
 	}{From: 3}
-	if err := decodeArgs(args, &in); err != nil || in.From < 1 || in.From > 100 {
-		return toolError(`countdown takes an optional integer "from" between 1 and 100, e.g. {"from": 5}`)
+	if err := tc.DecodeArguments(&in); err != nil {
+		return sdk.ErrorResult(err.Error() + `; countdown takes {"from": 5}, or no arguments to count from 3`), nil
+	}
+	if in.From < 1 || in.From > 100 {
+		return sdk.ErrorResult(`countdown counts from an integer "from" between 1 and 100, e.g. {"from": 5}`), nil
 	}
 	for n := in.From; n >= 1; n-- {
 		p := sdk.Progress{Progress: float64(in.From - n + 1), Total: float64(in.From), Message: strconv.Itoa(n)}
@@ -238,7 +244,7 @@ func countdown(ctx context.Context, src *source, args json.RawMessage, call sdk.
 			return nil, err
 		}
 	}
-	return toolResult(map[string]any{"counted": in.From})
+	return sdk.StructuredResult(map[string]any{"counted": in.From})
 }
 
 // sleep waits for d or until ctx is done, whichever comes first.
@@ -254,44 +260,4 @@ func sleep(ctx context.Context, d time.Duration) error {
 	case <-t.C:
 		return nil
 	}
-}
-
-// decodeArgs decodes tool arguments strictly; absent arguments leave v as is.
-func decodeArgs(args json.RawMessage, v any) error {
-	if len(args) == 0 || string(args) == "null" {
-		return nil
-	}
-	dec := json.NewDecoder(bytes.NewReader(args))
-	dec.DisallowUnknownFields()
-	return dec.Decode(v)
-}
-
-type textContent struct {
-	Type string `json:"type"`
-	Text string `json:"text"`
-}
-
-type callToolResult struct {
-	Content           []textContent `json:"content"`
-	StructuredContent any           `json:"structuredContent,omitempty"`
-	IsError           bool          `json:"isError,omitempty"`
-}
-
-// toolResult answers with structured content and, as MCP asks of tools
-// with an outputSchema, the same JSON as text for older clients.
-func toolResult(structured any) (json.RawMessage, error) {
-	text, err := json.Marshal(structured)
-	if err != nil {
-		return nil, err
-	}
-	return json.Marshal(callToolResult{
-		Content:           []textContent{{Type: "text", Text: string(text)}},
-		StructuredContent: structured,
-	})
-}
-
-// toolError answers with a tool-level error: the call worked, the tool
-// refused, and the model reads why.
-func toolError(msg string) (json.RawMessage, error) {
-	return json.Marshal(callToolResult{Content: []textContent{{Type: "text", Text: msg}}, IsError: true})
 }

@@ -175,6 +175,16 @@ func TestGreet(t *testing.T) {
 			}
 		}
 	})
+	t.Run("the tool error says what is wrong", func(t *testing.T) {
+		raw, err := c.Call(t.Context(), toolCall("en", "greet", `{"name":"Ada","age":3}`), &sdktest.Recorder{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := `arguments of tool "greet": unknown field "age"; greet takes {"name": "Ada"}`
+		if r := decodeResult(t, raw); len(r.Content) != 1 || r.Content[0].Text != want {
+			t.Fatalf("result = %s, want the text %q", raw, want)
+		}
+	})
 }
 
 // TestGreetAda is the test docs/EXECUTORS.md shows.

@@ -171,6 +171,13 @@ type Server struct {
 	// environment set, sorted. Their values are secrets: the executor masks
 	// them in what it logs and reports of the server.
 	SecretEnv []string `yaml:"-" json:"-"`
+	// EnvPassthrough names variables of the gateway's environment that a
+	// stdio server receives as they are set there (a name such as
+	// KUBECONFIG, or a prefix ending in * such as AWS_*), on top of those
+	// of executors.mcp.env_passthrough and the proxy and TLS variables
+	// every stdio server receives; one that is not set is left out. Env
+	// replaces them.
+	EnvPassthrough []string `yaml:"env_passthrough,flow,omitempty"`
 	// Cwd is the command's working folder, resolved against the config file's folder.
 	Cwd string `yaml:"cwd,omitempty"`
 	// URL is a remote server's endpoint.
@@ -220,8 +227,9 @@ type Server struct {
 	// Pos is where the entry was defined.
 	Pos Pos `yaml:"-"`
 	// Problem, set only by ParseForRun and LoadForRun, is why the server
-	// cannot start: a ${VAR} in its entry that is not set. The gateway
-	// shows the server failed with it and serves the others.
+	// cannot start: what is wrong in its entry (a ${VAR} that is not set,
+	// an unknown key, a bad value, an invalid name), with file:line. The
+	// gateway shows the server failed with it and serves the others.
 	Problem error `yaml:"-" json:"-"`
 }
 
@@ -246,6 +254,7 @@ func (s *Server) Equal(o *Server) bool {
 	return s.Command == o.Command &&
 		slices.Equal(s.Args, o.Args) &&
 		maps.Equal(s.Env, o.Env) && slices.Equal(s.SecretEnv, o.SecretEnv) &&
+		slices.Equal(s.EnvPassthrough, o.EnvPassthrough) &&
 		s.Cwd == o.Cwd &&
 		s.URL == o.URL &&
 		maps.Equal(s.Headers, o.Headers) &&
@@ -311,6 +320,10 @@ type Profile struct {
 type Executor struct {
 	// Isolation is "process" (the default) or "inprocess".
 	Isolation string `yaml:"isolation"`
+	// EnvPassthrough, for the mcp executor only, names the variables of
+	// the gateway's environment every stdio server receives (see
+	// Server.EnvPassthrough, which adds to them).
+	EnvPassthrough []string `yaml:"env_passthrough,flow"`
 }
 
 // Limits are timeouts and caps. A zero timeout disables it.
@@ -345,12 +358,25 @@ type Limits struct {
 	// at once. Keep it below the clients' connection timeouts (10s for
 	// some).
 	StartWait Duration `yaml:"start_wait"`
+	// LoadTimeout is how long an executor gets to answer the Load of one
+	// of its sources (a plugin's, a tool folder's) before that load fails
+	// and the executor's process is restarted; the default is 60s. A
+	// server's load is bounded by its start_timeout instead (see
+	// Server.StartTimeout), which the mcp executor applies itself.
+	LoadTimeout Duration `yaml:"load_timeout"`
 	// DrainTimeout is how long HTTP requests in flight get to finish when
 	// the gateway stops (SIGTERM, Ctrl-C) before their connections are
 	// closed; streams that only wait for notifications are closed at
 	// once. The default is 5s; 0 closes every connection at once. It is
 	// not shutdown_grace, which is the stdio servers' time to exit.
 	DrainTimeout Duration `yaml:"drain_timeout"`
+	// ShutdownDelay is how long the gateway keeps serving new HTTP
+	// requests after SIGTERM or Ctrl-C, with /readyz answering 503
+	// ("draining"), before it stops accepting them and drain_timeout
+	// begins: time for a load balancer (Kubernetes endpoints) to stop
+	// sending it requests. The default is 0 (stop accepting at once); 5s
+	// suits Kubernetes. A second signal ends it early.
+	ShutdownDelay Duration `yaml:"shutdown_delay"`
 	// MaxSessions caps the 2025-11-25-era HTTP sessions alive at once
 	// (each holds what its client sent at initialize); past it an
 	// initialize gets 503 until sessions end. The default is 10000. It is
@@ -394,6 +420,7 @@ func Default() *Config {
 			ShutdownGrace:     Duration(5 * time.Second),
 			PluginKillWindow:  Duration(10 * time.Second),
 			StartWait:         Duration(DefaultStartWait),
+			LoadTimeout:       Duration(60 * time.Second),
 			DrainTimeout:      Duration(5 * time.Second),
 			MaxSessions:       10000,
 		},

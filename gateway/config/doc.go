@@ -7,9 +7,10 @@
 // value of the wrong type, a ${VAR} that is not set, and every problem
 // [Config.Validate] finds are reported together, each as an [*Error] with
 // file:line:col, the field, and what to do about it. [ParseForRun] and
-// [LoadForRun] read a config for running the gateway: there an unset
-// ${VAR} inside one servers entry fails only that server ([Server].Problem)
-// rather than the whole config. [Config.Warnings] tells of server commands
+// [LoadForRun] read a config for running the gateway: there a problem
+// inside one servers entry (an unset ${VAR}, an unknown key, a bad value or
+// name) fails only that server ([Server].Problem) rather than the whole
+// config. [Config.Warnings] tells of server commands
 // that would not start on this machine.
 //
 // Keys starting with x- are ignored, as in compose files, so they can hold

@@ -44,9 +44,10 @@ func TestHeadersRefused(t *testing.T) {
 	if strings.Contains(err.Error(), testEnv["TOKEN"]) {
 		t.Errorf("a header's value is shown:\n%v", err)
 	}
-	// A run refuses them too, with the same errors.
-	if _, err := ParseForRun(strings.NewReader(bad), "bad.yaml", lookupTest); err == nil {
-		t.Error("ParseForRun accepted them")
+	// A run fails the server with the same errors.
+	run, err := ParseForRun(strings.NewReader(bad), "bad.yaml", lookupTest)
+	if err != nil || run.Servers["r"].Problem == nil || !strings.Contains(run.Servers["r"].Problem.Error(), "mcp-param-city is set by the gateway") {
+		t.Errorf("ParseForRun = %v; want server r failed with its headers' problems", err)
 	}
 }
 

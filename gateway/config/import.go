@@ -7,9 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/url"
 	"os"
 	"path"
+	"path/filepath"
 	"reflect"
 	"regexp"
 	"slices"
@@ -40,28 +42,58 @@ type Imported struct {
 	// server, servers renamed, and servers it skipped (an unknown type, no
 	// command or url, or a command that runs skillgate itself).
 	Warnings []*Error
+	// Notes say what the import did that the user should know, though
+	// nothing is wrong: where a project's servers came from and the folder
+	// they run in, the editor variables it replaced.
+	Notes []string
 	// Renamed maps the new name of each server whose name skillgate does
 	// not accept (not 1-64 letters, digits, _ or -, or reserved, such as
-	// tools) to the name in the file.
+	// tools) to the name in the file; and the name of each server of a
+	// project in Claude Code's ~/.claude.json to where the file writes
+	// it: projects[DIR].NAME.
 	Renamed map[string]string
 
 	// file is the file's name and pos where it wrote each field of an
 	// entry ("github.env.TOKEN"), by the entry's name in the file.
 	file string
 	pos  map[string]Pos
+	// project is the folder of each server of a project in
+	// ~/.claude.json, and inFile its name there, by its key in Servers
+	// before rename.
+	project, inFile map[string]string
+	// kept are the editor variables left as they are, with a warning.
+	kept map[string]bool
+}
+
+// ImportOptions say where the file Import reads is, for what depends on it.
+type ImportOptions struct {
+	// Path is the file's path; "" when it has none (standard input). A
+	// project's file, Claude Code's .mcp.json, VS Code's .vscode/mcp.json
+	// (or .vscode/settings.json) and Cursor's .cursor/mcp.json, has its
+	// stdio servers run in the project folder, as the client runs them:
+	// each gets cwd: that folder, and ${workspaceFolder} stands for it.
+	Path string
+	// Project picks, in Claude Code's ~/.claude.json, the one project whose
+	// servers are imported with the user's; "" imports every project's.
+	Project string
 }
 
 // clientEntry is one server entry as MCP clients write it.
 type clientEntry struct {
-	Command  string            `yaml:"command"`
-	Args     []string          `yaml:"args"`
-	Env      map[string]string `yaml:"env"`
-	EnvFile  string            `yaml:"envFile"`
-	Cwd      string            `yaml:"cwd"`
-	URL      string            `yaml:"url"`
-	Headers  map[string]string `yaml:"headers"`
-	Type     string            `yaml:"type"`
-	Disabled bool              `yaml:"disabled"`
+	Command string            `yaml:"command"`
+	Args    []string          `yaml:"args"`
+	Env     map[string]string `yaml:"env"`
+	EnvFile string            `yaml:"envFile"`
+	Cwd     string            `yaml:"cwd"`
+	URL     string            `yaml:"url"`
+	Headers map[string]string `yaml:"headers"`
+	Type    string            `yaml:"type"`
+	// Transport is how some clients (and skillgate) spell type.
+	Transport string `yaml:"transport"`
+	// Auth (Cursor) and OAuth are an OAuth client's settings.
+	Auth     *yaml.Node `yaml:"auth"`
+	OAuth    *yaml.Node `yaml:"oauth"`
+	Disabled bool       `yaml:"disabled"`
 }
 
 // serverBlock is an object of named servers in a client's file.
@@ -69,6 +101,24 @@ type serverBlock struct {
 	key    string // as written: mcpServers, servers or mcp.servers
 	format string
 	node   *yaml.Node
+	// dir is the folder its stdio servers run in, "" for the one
+	// whoever runs the gateway is in; project says it is that of a
+	// project in ~/.claude.json, whose servers are keyed projects[DIR].NAME.
+	dir     string
+	project bool
+}
+
+// source is what the entries of a file are read with.
+type source struct {
+	vscode bool
+	// workspace is the project folder, "" when unknown.
+	workspace string
+	// inputs are the defaults of VS Code's inputs, by id.
+	inputs map[string]string
+	// replaced are the editor variables replaced, with what; kept those
+	// left as they are.
+	replaced map[string]bool // by note
+	kept     map[string]bool
 }
 
 // Import reads an MCP client's config: Claude Desktop's
@@ -81,8 +131,18 @@ type serverBlock struct {
 // type are errors, with file:line. A server whose name the config refuses
 // is renamed (see Imported.Renamed), and what the config would refuse in
 // an entry is an error naming it, so that the servers imported always
-// validate once their variables are set.
+// validate once their variables are set. A ${...} skillgate cannot expand
+// is written $${...}, which it passes on as it is, with a warning.
 func Import(r io.Reader, name string) (*Imported, error) {
+	return ImportWith(r, name, ImportOptions{})
+}
+
+// ImportWith is Import, told where the file is: see ImportOptions. The
+// servers of the projects in Claude Code's ~/.claude.json (under
+// projects, where `claude mcp add` puts them) are imported too, keeping
+// their names unless another server has it: then the project folder's
+// name is added (db-app).
+func ImportWith(r io.Reader, name string, opts ImportOptions) (*Imported, error) {
 	data, err := io.ReadAll(r)
 	if err != nil {
 		return nil, fmt.Errorf("import %s: %w", name, err)
@@ -92,26 +152,45 @@ func Import(r io.Reader, name string) (*Imported, error) {
 		return nil, err
 	}
 	var blocks []serverBlock
+	var notes []string
+	dir := projectDir(opts.Path)
+	src := &source{workspace: dir, inputs: map[string]string{}, replaced: map[string]bool{}, kept: map[string]bool{}}
 	if root.Kind == yaml.MappingNode {
 		if n := lookupKey(root, "mcpServers"); n != nil {
-			blocks = append(blocks, serverBlock{"mcpServers", "mcpServers", n})
+			blocks = append(blocks, serverBlock{key: "mcpServers", format: "mcpServers", node: n})
 		}
 		if n := lookupKey(root, "servers"); n != nil {
-			blocks = append(blocks, serverBlock{"servers", "vscode", n})
+			blocks = append(blocks, serverBlock{key: "servers", format: "vscode", node: n})
 		}
+		inputs := lookupKey(root, "inputs")
 		if mcp := lookupKey(root, "mcp"); len(blocks) == 0 && mcp != nil && mcp.Kind == yaml.MappingNode {
 			if n := lookupKey(mcp, "servers"); n != nil {
-				blocks = append(blocks, serverBlock{"mcp.servers", "vscode", n})
+				blocks = append(blocks, serverBlock{key: "mcp.servers", format: "vscode", node: n})
+				inputs = lookupKey(mcp, "inputs")
 			}
 		}
+		inputDefaults(inputs, src.inputs)
+		for i := range blocks {
+			blocks[i].dir = dir
+		}
+		var err error
+		var projects []serverBlock
+		if projects, notes, err = claudeProjects(root, name, opts.Project); err != nil {
+			return nil, err
+		}
+		blocks = append(blocks, projects...)
 	}
 	if len(blocks) == 0 {
 		return nil, &Error{Pos: Pos{File: name}, Err: ErrUnknownFormat,
 			Msg: "no mcpServers or servers object; expected a Claude Desktop, Claude Code, Cursor or VS Code MCP config"}
 	}
-	im := &Imported{Format: blocks[0].format, Servers: map[string]*Server{}}
+	im := &Imported{Format: blocks[0].format, Servers: map[string]*Server{},
+		project: map[string]string{}, inFile: map[string]string{}, kept: src.kept}
 	d := &decoder{file: name, lenient: true, pos: map[string]Pos{}}
 	for i, b := range blocks {
+		src.vscode = b.format == "vscode"
+		src.workspace = b.dir
+		var ran []string // the servers given cwd: b.dir
 		if b.node.Kind != yaml.MappingNode {
 			if i == 0 {
 				d.fail(b.node, b.key, nil, "want an object of named servers, got %s", kindName(b.node))
@@ -129,15 +208,36 @@ func Import(r io.Reader, name string) (*Imported, error) {
 				continue
 			}
 			seen[k.Value] = true
-			if prev, dup := im.Servers[k.Value]; dup {
+			key := k
+			if b.project {
+				key = &yaml.Node{Kind: k.Kind, Value: fmt.Sprintf("projects[%s].%s", b.dir, k.Value), Line: k.Line, Column: k.Column}
+			} else if prev, dup := im.Servers[k.Value]; dup {
 				d.warns = append(d.warns, &Error{Pos: d.at(k), Field: k.Value,
 					Msg: fmt.Sprintf("also defined under %s at line %d; this one is not imported", blocks[0].key, prev.Pos.Line)})
 				continue
 			}
-			if s := d.clientServer(k, v, b.format == "vscode"); s != nil {
-				im.Servers[k.Value] = s
-				im.Order = append(im.Order, k.Value)
+			s := d.clientServer(key, v, src)
+			if s == nil {
+				continue
 			}
+			if b.dir != "" && s.Command != "" {
+				switch {
+				case s.Cwd == "":
+					s.Cwd = b.dir
+					ran = append(ran, k.Value)
+				case !filepath.IsAbs(s.Cwd) && !strings.HasPrefix(s.Cwd, "$"):
+					s.Cwd = filepath.Join(b.dir, s.Cwd) // the client's is the project's, not skillgate.yaml's
+				}
+			}
+			im.Servers[key.Value] = s
+			im.Order = append(im.Order, key.Value)
+			if b.project {
+				im.project[key.Value], im.inFile[key.Value] = b.dir, k.Value
+			}
+		}
+		if len(ran) > 0 && !b.project {
+			notes = append(notes, fmt.Sprintf("%s is a project's file: its stdio servers run in the project folder, so %s got cwd: %s",
+				name, strings.Join(ran, ", "), b.dir))
 		}
 	}
 	if len(d.errs) > 0 {
@@ -145,7 +245,8 @@ func Import(r io.Reader, name string) (*Imported, error) {
 	}
 	im.Warnings = d.warns
 	im.file, im.pos = name, d.pos
-	im.rename()
+	im.Notes = append(notes, im.rename()...)
+	im.Notes = append(im.Notes, slices.Sorted(maps.Keys(src.replaced))...)
 	slices.SortStableFunc(im.Warnings, func(a, b *Error) int {
 		return cmp.Or(cmp.Compare(a.Pos.Line, b.Pos.Line), cmp.Compare(a.Pos.Col, b.Pos.Col))
 	})
@@ -157,7 +258,7 @@ func Import(r io.Reader, name string) (*Imported, error) {
 // refuse are errors naming the entry, or, when they mean nothing for the
 // server (headers of a stdio server), warnings and left out: an imported
 // server always validates.
-func (d *decoder) clientServer(k, v *yaml.Node, vscode bool) *Server {
+func (d *decoder) clientServer(k, v *yaml.Node, src *source) *Server {
 	name := k.Value
 	warns, errs := len(d.warns), len(d.errs)
 	var refs []*Error // bad ${...} references, errors unless the server is skipped
@@ -165,14 +266,26 @@ func (d *decoder) clientServer(k, v *yaml.Node, vscode bool) *Server {
 		for j := 0; j+1 < len(v.Content); j += 2 {
 			switch key := v.Content[j].Value; key {
 			case "command", "args", "env", "cwd", "url", "headers":
-				d.clientVars(v.Content[j+1], join(name, key), vscode, &refs)
+				d.clientVars(v.Content[j+1], join(name, key), src, &refs)
 			}
+		}
+	}
+	for _, key := range []string{"command", "url", "cwd", "type", "transport"} {
+		// A number or true where a string belongs is a mistake the
+		// client refuses too, not a value to pass on as text.
+		if n := lookupKey(v, key); n != nil && n.Kind == yaml.ScalarNode && n.Tag != "!!str" && n.Tag != "!!null" {
+			d.fail(n, join(name, key), nil, "want a string, got %s %s; write it in quotes if it is meant, then import again",
+				strings.TrimPrefix(n.Tag, "!!"), n.Value)
 		}
 	}
 	var e clientEntry
 	d.decode(v, reflect.ValueOf(&e).Elem(), name)
 	if len(d.errs) > errs {
 		return nil
+	}
+	typeKey := "type"
+	if e.Type == "" && e.Transport != "" {
+		e.Type, typeKey = e.Transport, "transport"
 	}
 	skip := func(n *yaml.Node, field, format string, args ...any) *Server {
 		// What else it warned about is moot.
@@ -182,13 +295,30 @@ func (d *decoder) clientServer(k, v *yaml.Node, vscode bool) *Server {
 	s := &Server{Command: e.Command, Args: e.Args, Env: e.Env, Cwd: e.Cwd, URL: e.URL,
 		Headers: e.Headers, Disabled: e.Disabled, Pos: d.at(k)}
 	switch e.Type {
-	case "", "stdio", "http", "streamable-http", "streamableHttp":
+	case "", "stdio", "http", "streamable-http", "streamableHttp", "streamable_http":
 		// Implied by command or url.
 	case "sse":
 		s.Transport = "sse"
 	default:
-		return skip(lookupKey(v, "type"), name+".type",
-			"unknown type %q; skillgate connects over stdio, http and sse only, so this server is not imported", e.Type)
+		return skip(lookupKey(v, typeKey), name+"."+typeKey,
+			"unknown %s %q; skillgate connects over stdio, http and sse only, so this server is not imported", typeKey, e.Type)
+	}
+	switch {
+	case e.Type == "stdio" && e.Command == "" && e.URL != "":
+		d.warns = append(d.warns, &Error{Pos: d.at(lookupKey(v, typeKey)), Field: name + "." + typeKey,
+			Msg: fmt.Sprintf("%s stdio, but only url is set: imported as a remote server at its url (streamable HTTP, falling back to SSE); check that this is the server meant", typeKey)})
+	case e.Type != "" && e.Type != "stdio" && e.Type != "sse" && e.Command != "" && e.URL == "":
+		d.warns = append(d.warns, &Error{Pos: d.at(lookupKey(v, typeKey)), Field: name + "." + typeKey,
+			Msg: fmt.Sprintf("%s %s, but only command is set: imported as a stdio server that runs the command; check that this is the server meant", typeKey, e.Type)})
+	}
+	if e.Auth != nil || e.OAuth != nil {
+		key := "auth"
+		if e.Auth == nil {
+			key = "oauth"
+		}
+		d.warns = append(d.warns, &Error{Pos: d.at(lookupKey(v, key)), Field: name + "." + key,
+			Msg: fmt.Sprintf("not imported: skillgate cannot sign in to a server with OAuth; get a token for it and send it in a header: "+
+				"headers: {Authorization: \"Bearer ${%s}\"}, setting %s where the gateway runs", inputVar(shortName(k.Value)+"_token"), inputVar(shortName(k.Value)+"_token"))})
 	}
 	if e.Command == "" && e.URL == "" {
 		return skip(k, name, "neither command nor url is set, so there is nothing to start or reach; this server is not imported")
@@ -351,31 +481,47 @@ const reservedSuffix = "-server"
 // letters, digits, _ or -, or a namespace of the gateway's own tools) one
 // it accepts, with a warning: characters it refuses become -, a reserved
 // name gets -server, and a name another server has gets -2, -3 and so on.
-// The new names depend on the file alone, so importing it again gives the
-// same ones.
-func (im *Imported) rename() {
+// A server of a project in ~/.claude.json keeps its name when no other
+// has it, else gets the project folder's name added (db-app), and it
+// returns notes saying which servers came from which project. The new
+// names depend on the file alone, so importing it again gives the same
+// ones.
+func (im *Imported) rename() []string {
 	taken := map[string]bool{}
 	for _, name := range im.Order {
-		if acceptedName(name) {
+		if im.project[name] == "" && acceptedName(name) {
 			taken[name] = true
 		}
 	}
+	var notes []string
+	var dirs []string
+	from := map[string][]string{} // the names given to each project's servers
 	for i, old := range im.Order {
-		if acceptedName(old) {
+		dir := im.project[old]
+		if dir == "" && acceptedName(old) {
 			continue
 		}
-		var why string
-		base := nameOf(old)
+		orig := old
+		if dir != "" {
+			orig = im.inFile[old]
+		}
+		var why []string
+		base := nameOf(orig)
 		switch {
-		case IsReservedNamespace(old):
-			why = fmt.Sprintf("%q is reserved for the gateway's own tools (%s__*)", old, old)
-		case old == "":
-			why = "a server needs a name"
-		default:
-			why = "a server name is 1-64 letters, digits, _ or -"
+		case IsReservedNamespace(orig):
+			why = append(why, fmt.Sprintf("%q is reserved for the gateway's own tools (%s__*)", orig, orig))
+		case orig == "":
+			why = append(why, "a server needs a name")
+		case !acceptedName(orig):
+			why = append(why, "a server name is 1-64 letters, digits, _ or -")
 		}
 		if IsReservedNamespace(base) {
 			base += reservedSuffix
+		}
+		if dir != "" && taken[base] {
+			why = append(why, base+" is taken")
+			suffix := "-" + nameOf(filepath.Base(dir))
+			base = base[:min(len(base), names.Max-len(suffix))] + suffix
 		}
 		name := base
 		for n := 2; taken[name]; n++ {
@@ -383,7 +529,7 @@ func (im *Imported) rename() {
 			name = base[:min(len(base), names.Max-len(suffix))] + suffix
 		}
 		if name != base {
-			why += fmt.Sprintf(", and %s is taken", base)
+			why = append(why, base+" is taken")
 		}
 		taken[name] = true
 		s := im.Servers[old]
@@ -394,9 +540,22 @@ func (im *Imported) rename() {
 			im.Renamed = map[string]string{}
 		}
 		im.Renamed[name] = old
-		im.Warnings = append(im.Warnings, &Error{Pos: s.Pos, Field: old,
-			Msg: fmt.Sprintf("renamed to %q: %s; its tools are served as %s__TOOL", name, why, name)})
+		if dir != "" {
+			if !slices.Contains(dirs, dir) {
+				dirs = append(dirs, dir)
+			}
+			from[dir] = append(from[dir], name)
+		}
+		if len(why) > 0 {
+			im.Warnings = append(im.Warnings, &Error{Pos: s.Pos, Field: old,
+				Msg: fmt.Sprintf("renamed to %q: %s; its tools are served as %s__TOOL", name, strings.Join(why, ", and "), name)})
+		}
 	}
+	for _, dir := range dirs {
+		notes = append(notes, fmt.Sprintf("imported %s from project %s (Claude Code's local scope); its stdio servers run in that folder (cwd: %s)",
+			strings.Join(from[dir], ", "), dir, dir))
+	}
+	return notes
 }
 
 // acceptedName reports whether the config accepts name for a server.
@@ -435,15 +594,15 @@ var editorVars = []string{
 // in a VS Code file (where ${VAR} means nothing) any other. A value the
 // config would refuse (an editor's ${config:...}, a reference that is not
 // ${NAME} or ${NAME:-default}) is added to bad.
-func (d *decoder) clientVars(n *yaml.Node, field string, vscode bool, bad *[]*Error) {
+func (d *decoder) clientVars(n *yaml.Node, field string, src *source, bad *[]*Error) {
 	switch n.Kind {
 	case yaml.MappingNode:
 		for i := 1; i < len(n.Content); i += 2 {
-			d.clientVars(n.Content[i], join(field, n.Content[i-1].Value), vscode, bad)
+			d.clientVars(n.Content[i], join(field, n.Content[i-1].Value), src, bad)
 		}
 	case yaml.SequenceNode:
 		for i, c := range n.Content {
-			d.clientVars(c, fmt.Sprintf("%s[%d]", field, i), vscode, bad)
+			d.clientVars(c, fmt.Sprintf("%s[%d]", field, i), src, bad)
 		}
 	case yaml.ScalarNode:
 		var editor []string // editor variables with no ${NAME} form
@@ -457,26 +616,122 @@ func (d *decoder) clientVars(n *yaml.Node, field string, vscode bool, bad *[]*Er
 			case strings.HasPrefix(body, "env:"):
 				return "${" + strings.TrimPrefix(body, "env:") + "}"
 			case strings.HasPrefix(body, "input:"):
-				v := inputVar(strings.TrimPrefix(body, "input:"))
+				id := strings.TrimPrefix(body, "input:")
+				v := inputVar(id)
+				if def, ok := src.inputs[id]; ok {
+					warn("VS Code input %s became ${%s:-%s}, its default, since skillgate cannot prompt for it; set %s where the gateway runs for another value", ref, v, def, v)
+					return "${" + v + ":-" + def + "}"
+				}
 				warn("VS Code input %s became ${%s}, since skillgate cannot prompt for it; set %s where the gateway runs, or write the value", ref, v, v)
 				return "${" + v + "}"
-			case body == "/" || strings.HasPrefix(body, "config:") || strings.HasPrefix(body, "command:"):
+			case strings.HasPrefix(body, "config:") || strings.HasPrefix(body, "command:"):
 				editor = append(editor, ref)
 			case slices.Contains(editorVars, body):
+				if val, ok := src.editorValue(body); ok {
+					return val
+				}
+				src.kept[body] = true
 				warn("editor variable %s is kept as is, but skillgate runs outside the editor and would read it as an environment variable; replace it with the path or value it stands for", ref)
-			case vscode:
+			case src.vscode && validRef(ref):
 				warn("VS Code variable %s is kept as is and skillgate reads it as an environment variable; replace it with a value or ${VAR}", ref)
 			}
 			return ref
 		})
-		switch _, err := Expand(n.Value, func(string) (string, bool) { return "", true }); {
-		case len(editor) > 0:
+		if len(editor) > 0 {
 			*bad = append(*bad, &Error{Pos: d.at(n), Field: field,
 				Msg: fmt.Sprintf("editor variable %s has no value outside the editor; replace it with the value it stands for, then import again", editor[0])})
-		case err != nil:
+			return
+		}
+		if v, refs := escapeBad(n.Value); len(refs) > 0 {
+			n.Value = v
+			for i, r := range refs {
+				if len(r) > 40 {
+					refs[i] = strings.ToValidUTF8(r[:40], "") + "..."
+				}
+			}
+			if len(refs) > 3 {
+				refs = append(refs[:3], fmt.Sprintf("%d more", len(refs)-3))
+			}
+			d.warns = append(d.warns, &Error{Pos: d.at(n), Field: field,
+				Msg: fmt.Sprintf("skillgate cannot expand %s (it expands ${NAME} and ${NAME:-default}, NAME letters, digits and _), so it is written "+
+					"as $%s in the skillgate config, and the server gets it as it is; if it stands for a value, write that value or a ${NAME} there instead",
+					strings.Join(refs, ", "), refs[0])})
+		}
+		if _, err := Expand(n.Value, func(string) (string, bool) { return "", true }); err != nil {
 			*bad = append(*bad, &Error{Pos: d.at(n), Field: field, Msg: err.Error() + "; then import again"})
 		}
 	}
+}
+
+// escapeBad returns s with each ${ that Expand would refuse (a reference
+// that is not ${NAME} or ${NAME:-default}, or one not closed) written as
+// $${, which Expand reads as a literal ${, and those references. It reads
+// s as Expand does, in one pass (and one more for each default).
+func escapeBad(s string) (string, []string) {
+	var b strings.Builder
+	var refs []string
+	for {
+		i := strings.Index(s, "${")
+		switch {
+		case i < 0:
+			b.WriteString(s)
+			return b.String(), refs
+		case i > 0 && s[i-1] == '$':
+			b.WriteString(s[:i+2])
+			s = s[i+2:]
+			continue
+		}
+		b.WriteString(s[:i])
+		if !strings.Contains(s[i:], "}") {
+			// Nothing is closed from here on: every ${ left is literal.
+			refs = append(refs, s[i:])
+			rest := strings.ReplaceAll(s[i:], "$${", "${")
+			b.WriteString(strings.ReplaceAll(rest, "${", "$${"))
+			return b.String(), refs
+		}
+		end := closingBrace(s, i+2)
+		var name, def string
+		hasDef := false
+		if end >= 0 {
+			name, def, hasDef = strings.Cut(s[i+2:end], ":-")
+		}
+		if end < 0 || !validVarName(name) {
+			// Literal, and what it holds is read on.
+			ref := s[i:]
+			if end >= 0 {
+				ref = s[i : end+1]
+			}
+			refs = append(refs, ref)
+			b.WriteString("$${")
+			s = s[i+2:]
+			continue
+		}
+		if hasDef {
+			d, r := escapeBad(def)
+			refs = append(refs, r...)
+			b.WriteString("${" + name + ":-" + d + "}")
+		} else {
+			b.WriteString(s[i : end+1])
+		}
+		s = s[end+1:]
+	}
+}
+
+// validRef reports whether Expand reads ref, one ${...}, as a variable.
+func validRef(ref string) bool {
+	_, err := Expand(ref, func(string) (string, bool) { return "", true })
+	return err == nil
+}
+
+// shortName is the name of the server whose key in Imported is key: for
+// a project's in ~/.claude.json, projects[DIR].NAME, the NAME.
+func shortName(key string) string {
+	if rest, ok := strings.CutPrefix(key, "projects["); ok {
+		if i := strings.LastIndex(rest, "]."); i >= 0 {
+			return rest[i+2:]
+		}
+	}
+	return key
 }
 
 // inputVar is the environment variable that stands for VS Code's input id:
@@ -656,4 +911,123 @@ func (p *jsonParser) value(depth int) (*yaml.Node, error) {
 		n.Tag, n.Value = "!!null", "null"
 	}
 	return n, nil
+}
+
+// projectDir returns the project folder of the client file at path, or ""
+// when it is not a project's: the folder holding Claude Code's .mcp.json,
+// or the one holding VS Code's .vscode or Cursor's .cursor folder (but
+// not the home folder, whose .cursor/mcp.json is Cursor's global file).
+func projectDir(path string) string {
+	if path == "" {
+		return ""
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return ""
+	}
+	dir, base := filepath.Split(abs)
+	dir = filepath.Clean(dir)
+	switch up := filepath.Dir(dir); {
+	case base == ".mcp.json":
+		return dir
+	case filepath.Base(dir) == ".vscode" && (base == "mcp.json" || base == "settings.json"):
+		return up
+	case filepath.Base(dir) == ".cursor" && base == "mcp.json":
+		if home, err := os.UserHomeDir(); err == nil && filepath.Clean(home) == up {
+			return ""
+		}
+		return up
+	}
+	return ""
+}
+
+// claudeProjects returns the server blocks of the projects in Claude
+// Code's ~/.claude.json (root), each project's mcpServers, and notes
+// saying what they are; only the one whose folder is project when that is
+// set, and then an error when the file has none.
+func claudeProjects(root *yaml.Node, file, project string) ([]serverBlock, []string, error) {
+	projects := lookupKey(root, "projects")
+	if projects == nil || projects.Kind != yaml.MappingNode {
+		if project != "" {
+			return nil, nil, &Error{Pos: Pos{File: file}, Msg: "no projects object, as Claude Code's ~/.claude.json has; import it without --project"}
+		}
+		return nil, nil, nil
+	}
+	want := ""
+	if project != "" {
+		abs, err := filepath.Abs(project)
+		if err != nil {
+			return nil, nil, fmt.Errorf("--project %s: %w", project, err)
+		}
+		want = filepath.Clean(abs)
+	}
+	var blocks []serverBlock
+	var with []string
+	for i := 0; i+1 < len(projects.Content); i += 2 {
+		dir, p := projects.Content[i].Value, projects.Content[i+1]
+		if p.Kind != yaml.MappingNode {
+			continue
+		}
+		n := lookupKey(p, "mcpServers")
+		if n == nil || (n.Kind == yaml.MappingNode && len(n.Content) == 0) {
+			continue
+		}
+		with = append(with, dir)
+		if want != "" && filepath.Clean(dir) != want {
+			continue
+		}
+		blocks = append(blocks, serverBlock{key: "projects[" + dir + "].mcpServers", format: "mcpServers", node: n, dir: dir, project: true})
+	}
+	if want != "" && len(blocks) == 0 {
+		return nil, nil, &Error{Pos: Pos{File: file}, Msg: fmt.Sprintf("no project %s with servers; those with servers are: %s",
+			want, cmp.Or(strings.Join(with, ", "), "none"))}
+	}
+	var notes []string
+	if want == "" && len(with) > 1 {
+		notes = append(notes, fmt.Sprintf("imported the servers of %d projects of %s, with the user's; --project DIR imports one project's only", len(with), file))
+	}
+	return blocks, notes, nil
+}
+
+// inputDefaults adds the default of each of VS Code's inputs (the inputs
+// list) to defs, by id: those a ${VAR:-default} can hold as it is.
+func inputDefaults(inputs *yaml.Node, defs map[string]string) {
+	if inputs == nil || inputs.Kind != yaml.SequenceNode {
+		return
+	}
+	for _, in := range inputs.Content {
+		if in.Kind != yaml.MappingNode {
+			continue
+		}
+		id, def := lookupKey(in, "id"), lookupKey(in, "default")
+		if id == nil || def == nil || id.Kind != yaml.ScalarNode || def.Kind != yaml.ScalarNode || def.Tag == "!!null" ||
+			strings.ContainsAny(def.Value, "${}") {
+			continue
+		}
+		defs[id.Value] = def.Value
+	}
+}
+
+// editorValue returns what the editor variable name stands for where
+// skillgate can tell: the project folder and its name when the file is a
+// project's, ${HOME} for the user's home, the path separator.
+func (src *source) editorValue(name string) (string, bool) {
+	var v string
+	switch name {
+	case "workspaceFolder":
+		v = src.workspace
+	case "workspaceFolderBasename":
+		if src.workspace != "" {
+			v = filepath.Base(src.workspace)
+		}
+	case "userHome":
+		v = "${HOME}"
+	case "pathSeparator", "/":
+		v = string(filepath.Separator)
+	}
+	if v == "" {
+		return "", false
+	}
+	src.replaced[fmt.Sprintf("editor variable ${%s} became %s", name, v)] = true
+	return v, true
 }

@@ -2,6 +2,7 @@ package config
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -17,14 +18,26 @@ func TestImport(t *testing.T) {
 	if err != nil || len(files) < 4 {
 		t.Fatalf("want 4 fixtures, got %v, %v", files, err)
 	}
+	// A project's files, read with their path: the project folder shows
+	// as $PROJECT.
+	project, err := filepath.Abs(filepath.Join("testdata", "import", "project"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	files = append(files, filepath.Join("testdata", "import", "project", ".mcp.json"),
+		filepath.Join("testdata", "import", "project", ".vscode", "mcp.json"))
 	for _, path := range files {
-		t.Run(filepath.Base(path), func(t *testing.T) {
+		t.Run(strings.TrimPrefix(path, filepath.Join("testdata", "import")+string(filepath.Separator)), func(t *testing.T) {
 			f, err := os.Open(path)
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer f.Close()
-			im, err := Import(f, path)
+			opts := ImportOptions{}
+			if strings.Contains(path, "project") {
+				opts.Path = path
+			}
+			im, err := ImportWith(f, path, opts)
 			if err != nil {
 				t.Fatalf("Import: %v", err)
 			}
@@ -37,8 +50,11 @@ func TestImport(t *testing.T) {
 			for _, w := range im.Warnings {
 				fmt.Fprintf(&b, "# warning: %v\n", w)
 			}
+			for _, n := range im.Notes {
+				fmt.Fprintf(&b, "# note: %s\n", n)
+			}
 			b.Write(out)
-			golden(t, strings.TrimSuffix(path, ".json")+".golden", b.Bytes())
+			golden(t, strings.TrimSuffix(path, ".json")+".golden", bytes.ReplaceAll(b.Bytes(), []byte(project), []byte("$PROJECT")))
 
 			// The output parses back to the same servers, in order, with
 			// no problem but variables that must be set.
@@ -101,13 +117,12 @@ func TestImportErrors(t *testing.T) {
 		{"env name", `{"mcpServers": {"a": {"command": "x", "env": {"A=B": "1"}}}}`,
 			`c.json:1:46: a.env: "A=B" is not a variable name; fix it, then import again`},
 		{"empty env name", `{"mcpServers": {"a": {"command": "x", "env": {"": "1"}}}}`, `a.env: "" is not a variable name`},
+		{"number as command", `{"mcpServers": {"a": {"command": 5}}}`,
+			"c.json:1:34: a.command: want a string, got int 5; write it in quotes if it is meant, then import again"},
+		{"bool as url", `{"mcpServers": {"a": {"url": true}}}`, "a.url: want a string, got bool true"},
 		{"editor command", `{"servers": {"a": {"command": "x", "args": ["${command:pickFile}"]}}}`,
 			"c.json:1:45: a.args[0]: editor variable ${command:pickFile} has no value outside the editor; replace it with the value it stands for, then import again"},
 		{"editor setting", `{"mcpServers": {"a": {"command": "x", "env": {"P": "${config:python.path}"}}}}`, "a.env.P: editor variable ${config:python.path} has no value"},
-		{"path separator", `{"mcpServers": {"a": {"command": "x", "args": ["a${/}b"]}}}`, "a.args[0]: editor variable ${/} has no value"},
-		{"bad reference", `{"mcpServers": {"a": {"url": "https://x/${host.name}/mcp"}}}`,
-			"c.json:1:30: a.url: invalid variable reference ${host.name}; write ${NAME} or ${NAME:-default} (NAME is letters, digits and _), or $${ for a literal ${; then import again"},
-		{"unterminated", `{"mcpServers": {"a": {"command": "x", "args": ["${A"]}}}`, `a.args[0]: unterminated "${A"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -133,10 +148,15 @@ func TestImportVariables(t *testing.T) {
 		{"escaped", `{"mcpServers":{"u":{"url":"https://x","headers":{"Authorization":"$${env:TOK}"}}}}`, "$${env:TOK}", ""},
 		{"workspace", `{"mcpServers":{"u":{"url":"https://x","headers":{"Authorization":"${workspaceFolder}"}}}}`, "${workspaceFolder}",
 			"c.json:1:66: u.headers.Authorization: editor variable ${workspaceFolder} is kept as is, but skillgate runs outside the editor and would read it as an environment variable; replace it with the path or value it stands for"},
+		{"path separator", `{"servers":{"u":{"url":"https://x","headers":{"Authorization":"a${/}b${pathSeparator}c"}}}}`, "a/b/c",
+			`c.json:1:47: u.headers.Authorization: holds a literal secret (Authorization: "xxxxx"); move it into a variable: write "${U_TOKEN}" and set U_TOKEN where the gateway runs`},
 		{"vscode other", `{"servers":{"u":{"url":"https://x","headers":{"Authorization":"${TOK}"}}}}`, "${TOK}",
 			"c.json:1:63: u.headers.Authorization: VS Code variable ${TOK} is kept as is and skillgate reads it as an environment variable; replace it with a value or ${VAR}"},
 		{"vscode input", `{"servers":{"u":{"url":"https://x","headers":{"Authorization":"Bearer ${input:api-key}"}}}}`, "Bearer ${API_KEY}",
 			"c.json:1:63: u.headers.Authorization: VS Code input ${input:api-key} became ${API_KEY}, since skillgate cannot prompt for it; set API_KEY where the gateway runs, or write the value"},
+		{"vscode input with a default", `{"inputs":[{"type":"pickString","id":"region","options":["eu","us"],"default":"eu"}],` +
+			`"servers":{"u":{"url":"https://x","headers":{"Authorization":"${input:region}"}}}}`, "${REGION:-eu}",
+			"c.json:1:147: u.headers.Authorization: VS Code input ${input:region} became ${REGION:-eu}, its default, since skillgate cannot prompt for it; set REGION where the gateway runs for another value"},
 		{"skipped server's references", `{"mcpServers":{"u":{"url":"https://x","headers":{"Authorization":"${TOK}"}},"w":{"type":"ws","url":"${config:x}"}}}`, "${TOK}",
 			`c.json:1:89: w.type: unknown type "ws"; skillgate connects over stdio, http and sse only, so this server is not imported`},
 	}
@@ -202,7 +222,8 @@ func TestMerge(t *testing.T) {
 		keep       []string // text the result must hold
 		err        string
 	}{
-		{name: "clash", base: mergeBase, err: "6:3: servers.everything: already defined; rename the imported server, or import with --overwrite to replace it"},
+		{name: "clash", base: mergeBase, err: "6:3: servers.everything: already defined, otherwise than the imported server; nothing was merged: " +
+			"keep this one with --skip-existing, replace it with --overwrite, or rename it here and import again"},
 		{name: "two documents", base: "servers: {}\n---\nlisten: {http: ':8811'}\n", err: "2:1: a second YAML document; keep one document per file (remove the ---)"},
 		{name: "YAML error", base: "servers:\n  a: {command: x\n", err: "2:6: invalid YAML: did not find expected ',' or '}'; this { is not closed"},
 		{name: "null document", base: "---\n", keep: []string{"servers:\n  sqlite:\n"}},
@@ -261,6 +282,222 @@ func TestMerge(t *testing.T) {
 					t.Errorf("server %s = %+v, want %+v", name, cfg.Servers[name], want)
 				}
 			}
+		})
+	}
+}
+
+const mergeSameBase = `servers:
+  # kept
+  fs: {command: "${NODE_BIN:-node}", args: ["${SF_PATH}"], env: {LEVEL: "${LEVEL:-info}"}}
+  db: {command: uvx, args: [db]}
+  web: {url: "https://a/mcp"}
+`
+
+// TestMergeSame checks that a server the config already has, with the same
+// definition, is left as it is and does not stop the others from being
+// merged, while each server defined otherwise is a conflict that merges
+// nothing.
+func TestMergeSame(t *testing.T) {
+	base := mergeSameBase
+	add := map[string]*Server{
+		"fs":     {Command: "${NODE_BIN:-node}", Args: []string{"${SF_PATH}"}, Env: map[string]string{"LEVEL": "${LEVEL:-info}"}, Start: "eager"},
+		"newone": {Command: "node", Args: []string{"n.js"}},
+	}
+	order := []string{"fs", "newone"}
+	out, err := Merge([]byte(base), "skillgate.yaml", add, order, false)
+	if err != nil {
+		t.Fatalf("Merge of a server already there as it is: %v", err)
+	}
+	if !strings.Contains(string(out), "# kept\n  fs: {command: \"${NODE_BIN:-node}\"") || !strings.Contains(string(out), "newone:\n    command: node") {
+		t.Errorf("fs is not left as it is, or newone is not merged:\n%s", out)
+	}
+
+	add["db"] = &Server{Command: "uvx", Args: []string{"db2"}}
+	add["web"] = &Server{URL: "https://b/mcp"}
+	order = append(order, "db", "web")
+	_, err = Merge([]byte(base), "skillgate.yaml", add, order, false)
+	for _, want := range []string{"skillgate.yaml:4:3: servers.db: already defined, otherwise", "skillgate.yaml:5:3: servers.web: already defined, otherwise"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("Merge error = %v, want %q", err, want)
+		}
+	}
+}
+
+// TestMergeModes checks that MergeSkip keeps the servers the config defines
+// otherwise and MergeOverwrite replaces them, both merging the rest.
+func TestMergeModes(t *testing.T) {
+	add := map[string]*Server{
+		"fs":     {Command: "${NODE_BIN:-node}", Args: []string{"${SF_PATH}"}, Env: map[string]string{"LEVEL": "${LEVEL:-info}"}},
+		"newone": {Command: "node", Args: []string{"n.js"}},
+		"db":     {Command: "uvx", Args: []string{"db2"}},
+		"web":    {URL: "https://b/mcp"},
+	}
+	order := []string{"fs", "newone", "db", "web"}
+	for mode, want := range map[MergeMode]MergeResult{
+		MergeSkip:      {Added: []string{"newone"}, Same: []string{"fs"}, Skipped: []string{"db", "web"}},
+		MergeOverwrite: {Added: []string{"newone"}, Same: []string{"fs"}, Replaced: []string{"db", "web"}},
+	} {
+		res, err := MergeServers([]byte(mergeSameBase), "skillgate.yaml", add, order, mode)
+		if err != nil {
+			t.Fatalf("mode %d: %v", mode, err)
+		}
+		got := *res
+		got.Out = nil
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("mode %d: %+v, want %+v", mode, got, want)
+		}
+		if db := strings.Contains(string(res.Out), "args: [db2]"); db != (mode == MergeOverwrite) {
+			t.Errorf("mode %d: db replaced = %v:\n%s", mode, db, res.Out)
+		}
+	}
+}
+
+// TestImportClaudeProjects checks that the servers of the projects in
+// Claude Code's ~/.claude.json are imported with the user's, each run in
+// its project's folder, under names that stay unique.
+func TestImportClaudeProjects(t *testing.T) {
+	f, err := os.Open(filepath.Join("testdata", "import", "claude_user.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	im, err := Import(f, "claude.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := strings.Join(im.Order, ","), "userfs,db,projdb,db-app,db-site,docs"; got != want {
+		t.Fatalf("servers %s, want %s", got, want)
+	}
+	for name, cwd := range map[string]string{"userfs": "", "db": "", "projdb": "/home/me/app", "db-app": "/home/me/app", "db-site": "/home/me/site", "docs": ""} {
+		if got := im.Servers[name].Cwd; got != cwd {
+			t.Errorf("%s: cwd %q, want %q", name, got, cwd)
+		}
+	}
+	if im.Servers["db-app"].Command != "./bin/db" || im.Servers["db-site"].Command != "node" {
+		t.Errorf("db-app or db-site is not the right project's: %+v, %+v", im.Servers["db-app"], im.Servers["db-site"])
+	}
+}
+
+// TestImportProjectOption checks that --project picks one project of
+// ~/.claude.json, and names the projects there are when it has no such one.
+func TestImportProjectOption(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("testdata", "import", "claude_user.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	im, err := ImportWith(bytes.NewReader(data), "claude.json", ImportOptions{Project: "/home/me/site/"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := strings.Join(im.Order, ","), "userfs,db,db-site,docs"; got != want {
+		t.Errorf("servers %s, want %s", got, want)
+	}
+	_, err = ImportWith(bytes.NewReader(data), "claude.json", ImportOptions{Project: "/home/me/empty"})
+	if want := "claude.json: no project /home/me/empty with servers; those with servers are: /home/me/app, /home/me/site"; err == nil || err.Error() != want {
+		t.Errorf("error %v, want %q", err, want)
+	}
+}
+
+// TestImportEditorVariableOnce checks that an editor variable import
+// keeps, and warns about, is not reported again as unset by Check.
+func TestImportEditorVariableOnce(t *testing.T) {
+	im, err := Import(strings.NewReader(`{"servers": {"fs": {"command": "node", "args": ["${workspaceFolder}/srv.js", "${ROOT}"]}}}`), "mcp.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := MarshalServers(im.Servers, im.Order)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = im.Check(out, "out.yaml", func(string) (string, bool) { return "", false })
+	if err == nil || strings.Contains(err.Error(), "workspaceFolder") || !strings.Contains(err.Error(), "${ROOT}") {
+		t.Errorf("Check = %v, want ${ROOT} unset and nothing about ${workspaceFolder}, warned about already", err)
+	}
+}
+
+// TestImportBadReferences checks that a ${...} skillgate cannot expand
+// does not stop the import: it is written as $${...}, which skillgate
+// passes on as it is, with a warning that says so.
+func TestImportBadReferences(t *testing.T) {
+	tests := []struct{ name, arg, want, warn string }{
+		{"dotted", "https://x/${host.name}/mcp", "https://x/$${host.name}/mcp",
+			"c.json:1:48: a.args[0]: skillgate cannot expand ${host.name} (it expands ${NAME} and ${NAME:-default}, NAME letters, digits and _), " +
+				"so it is written as $${host.name} in the skillgate config, and the server gets it as it is; if it stands for a value, write that value or a ${NAME} there instead"},
+		{"empty", "a${}b", "a$${}b", "a.args[0]: skillgate cannot expand ${} ("},
+		{"unterminated", "${A", "$${A", "a.args[0]: skillgate cannot expand ${A ("},
+		{"inside a default", "${A:-${b.c}}", "${A:-$${b.c}}", "a.args[0]: skillgate cannot expand ${b.c} ("},
+		{"good ones stay", "${A}-${B:-x}-$${C}", "${A}-${B:-x}-$${C}", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			arg, _ := json.Marshal(tt.arg)
+			im, err := Import(strings.NewReader(`{"mcpServers": {"a": {"command": "x", "args": [`+string(arg)+`]}}}`), "c.json")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := im.Servers["a"].Args[0]; got != tt.want {
+				t.Errorf("args[0] = %q, want %q", got, tt.want)
+			}
+			var warns []string
+			for _, w := range im.Warnings {
+				warns = append(warns, w.Error())
+			}
+			if got := strings.Join(warns, "\n"); (tt.warn == "") != (got == "") || !strings.Contains(got, tt.warn) {
+				t.Errorf("warnings:\n%s\nwant %q", got, tt.warn)
+			}
+			out, err := MarshalServers(im.Servers, im.Order)
+			if err != nil {
+				t.Fatal(err)
+			}
+			parseImported(t, out)
+		})
+	}
+}
+
+// TestImportClientKeys checks the keys some clients write that skillgate
+// reads otherwise or not at all: a type that the rest of the entry
+// contradicts, transport for type, an OAuth client's auth.
+func TestImportClientKeys(t *testing.T) {
+	tests := []struct{ name, entry, want, warn string }{
+		{"stdio with a url", `{"type": "stdio", "url": "https://x/mcp"}`, "url: https://x/mcp\n",
+			"c.json:1:31: a.type: type stdio, but only url is set: imported as a remote server at its url (streamable HTTP, falling back to SSE); check that this is the server meant"},
+		{"http with a command", `{"type": "http", "command": "srv"}`, "command: srv\n",
+			"c.json:1:31: a.type: type http, but only command is set: imported as a stdio server that runs the command; check that this is the server meant"},
+		{"transport sse", `{"transport": "sse", "url": "https://x/sse"}`, "url: https://x/sse\ntransport: sse\n", ""},
+		{"transport streamable-http", `{"transport": "streamable-http", "url": "https://x/mcp"}`, "url: https://x/mcp\n", ""},
+		{"transport unknown", `{"transport": "ws", "url": "wss://x/mcp"}`, "",
+			`c.json:1:36: a.transport: unknown transport "ws"; skillgate connects over stdio, http and sse only, so this server is not imported`},
+		{"cursor auth", `{"url": "https://oauth.example.com/mcp", "auth": {"CLIENT_ID": "abc", "CLIENT_SECRET": "sec", "scopes": ["read"]}}`,
+			"url: https://oauth.example.com/mcp\n",
+			`c.json:1:71: a.auth: not imported: skillgate cannot sign in to a server with OAuth; get a token for it and send it in a header: ` +
+				`headers: {Authorization: "Bearer ${A_TOKEN}"}, setting A_TOKEN where the gateway runs`},
+		{"oauth", `{"url": "https://x/mcp", "oauth": {"clientId": "abc"}}`, "url: https://x/mcp\n", "a.oauth: not imported: skillgate cannot sign in"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			im, err := Import(strings.NewReader(`{"mcpServers": {"a": `+tt.entry+`}}`), "c.json")
+			if err != nil {
+				t.Fatal(err)
+			}
+			out, err := MarshalServers(im.Servers, im.Order)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := "servers: {}\n"
+			if tt.want != "" {
+				want = "servers:\n  a:\n    " + strings.ReplaceAll(strings.TrimSuffix(tt.want, "\n"), "\n", "\n    ") + "\n"
+			}
+			if string(out) != want {
+				t.Errorf("imported:\n%s\nwant:\n%s", out, want)
+			}
+			var warns []string
+			for _, w := range im.Warnings {
+				warns = append(warns, w.Error())
+			}
+			if got := strings.Join(warns, "\n"); (tt.warn == "") != (got == "") || !strings.Contains(got, tt.warn) {
+				t.Errorf("warnings:\n%s\nwant %q", got, tt.warn)
+			}
+			parseImported(t, out)
 		})
 	}
 }

@@ -45,6 +45,38 @@ var secretName = sync.OnceValue(func() *regexp.Regexp {
 	return regexp.MustCompile(`(?i)(auth|token|secret|passw|pwd|key|cookie|credential|session|signature|^sig$|^pat$)`)
 })
 
+// secretFlag matches the names of command-line options (without their
+// dashes) whose value is a credential: --token, --api-key.
+var secretFlag = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)(token|secret|passw|pwd|api[-_]?key|access[-_]?key|private[-_]?key|^key$|^pat$|credential)`)
+})
+
+// tokenShape matches the well-known shapes of credentials: GitHub's
+// ghp_ and github_pat_, OpenAI's and Anthropic's sk-, Stripe's sk_live_,
+// Slack's xoxb-, AWS access key ids, GitLab's glpat-.
+var tokenShape = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^(gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}|sk-[A-Za-z0-9_-]{16,}|[sr]k_(live|test)_[A-Za-z0-9]{16,}|` +
+		`xox[abprs]-[A-Za-z0-9-]{10,}|(AKIA|ASIA)[A-Z0-9]{16}|glpat-[A-Za-z0-9_-]{20,})$`)
+})
+
+// urlPassword matches a URL with a password (scheme://user:password@),
+// anywhere in a value.
+var urlPassword = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`[A-Za-z][A-Za-z0-9+.-]*://[^\s/@:]*:([^\s/@]+)@`)
+})
+
+// clearPassword returns the first URL in s with a password that is not
+// a ${VAR}, masked, and s with that password replaced by ${v}; ok is
+// false when there is none.
+func clearPassword(s, v string) (shown, want string, ok bool) {
+	for _, m := range urlPassword().FindAllStringSubmatchIndex(s, -1) {
+		if pw := s[m[2]:m[3]]; literal(pw) != "" {
+			return s[:m[2]] + redact.Masked + s[m[3]:], s[:m[2]] + "${" + v + "}" + s[m[3]:], true
+		}
+	}
+	return "", "", false
+}
+
 // literal returns what is left of s once its ${VAR} references and an
 // auth scheme word (Bearer, Basic, Token) are taken out.
 func literal(s string) string {
@@ -64,7 +96,9 @@ func literal(s string) string {
 // where (with the value masked) and what to write instead.
 func (d *decoder) literalSecrets(k, v *yaml.Node, s *Server) {
 	name := k.Value
-	varFor := func(parts ...string) string { return inputVar(strings.Join(parts, "_")) }
+	varFor := func(parts ...string) string {
+		return inputVar(strings.Join(append([]string{shortName(parts[0])}, parts[1:]...), "_"))
+	}
 	note := func(field string, format string, args ...any) {
 		at := k
 		if p, ok := d.pos[field]; ok {
@@ -98,9 +132,43 @@ func (d *decoder) literalSecrets(k, v *yaml.Node, s *Server) {
 		}
 	}
 	for _, e := range slices.Sorted(maps.Keys(s.Env)) {
-		if secretName().MatchString(e) && literal(s.Env[e]) != "" {
+		val := s.Env[e]
+		if (secretName().MatchString(e) && literal(val) != "") || tokenShape().MatchString(val) {
 			note(join(name, "env."+e), "holds a literal secret (%s: %s); move it into a variable: write %s: ${%s} and set %s where the gateway runs",
 				e, redact.Masked, e, e, e)
+		} else if shown, _, ok := clearPassword(val, e); ok {
+			note(join(name, "env."+e), "holds a password in clear (%s: %s); move it into a variable: write %s: ${%s} and set %s where the gateway runs",
+				e, shown, e, e, e)
+		}
+	}
+	for i, a := range s.Args {
+		field := fmt.Sprintf("%s.args[%d]", name, i)
+		flag, val, isFlag := "", a, false
+		if i > 0 && !strings.Contains(s.Args[i-1], "=") {
+			flag = s.Args[i-1]
+		}
+		if f, v, ok := strings.Cut(a, "="); ok && strings.HasPrefix(f, "-") {
+			flag, val, isFlag = f, v, true
+		} else if strings.HasPrefix(a, "-") {
+			continue
+		}
+		opt := strings.TrimLeft(flag, "-")
+		switch {
+		case strings.HasPrefix(flag, "-") && secretFlag().MatchString(opt) && literal(val) != "":
+			v := varFor(name, opt)
+			show, want := flag+" "+redact.Masked, "${"+v+"}"
+			if isFlag {
+				show, want = flag+"="+redact.Masked, flag+"=${"+v+"}"
+			}
+			note(field, "holds a literal secret (%s); move it into a variable: write %q and set %s where the gateway runs", show, want, v)
+		case tokenShape().MatchString(val):
+			v := varFor(name, "token")
+			note(field, "holds a literal secret (%s); move it into a variable: write %q and set %s where the gateway runs", redact.Masked, "${"+v+"}", v)
+		default:
+			v := varFor(name, "password")
+			if shown, want, ok := clearPassword(a, v); ok {
+				note(field, "holds a password in clear (%s); move it into a variable: write %q and set %s where the gateway runs", shown, want, v)
+			}
 		}
 	}
 }
@@ -109,6 +177,8 @@ func (d *decoder) literalSecrets(k, v *yaml.Node, s *Server) {
 // servers, as Parse does, named name, and returns its problems. Those in
 // an imported server are placed where im's file wrote them, so that they
 // cite the file the user imported (file:line), not YAML they have not seen.
+// An editor variable the import kept, and warned about, is not reported
+// again as unset.
 func (im *Imported) Check(out []byte, name string, lookup func(string) (string, bool)) error {
 	_, err := Parse(bytes.NewReader(out), name, lookup)
 	if err == nil {
@@ -120,8 +190,14 @@ func (im *Imported) Check(out []byte, name string, lookup func(string) (string, 
 		if !errors.As(e, &ce) {
 			return err
 		}
+		if im.warned(ce) {
+			continue
+		}
 		im.place(ce)
 		errs = append(errs, ce)
+	}
+	if len(errs) == 0 {
+		return nil
 	}
 	slices.SortStableFunc(errs, func(a, b *Error) int {
 		other := func(e *Error) int {
@@ -138,6 +214,20 @@ func (im *Imported) Check(out []byte, name string, lookup func(string) (string, 
 		joined[i] = e
 	}
 	return errors.Join(joined...)
+}
+
+// warned reports whether e is an editor variable that is not set, which
+// the import kept and warned about.
+func (im *Imported) warned(e *Error) bool {
+	if !errors.Is(e, ErrUndefinedVariable) {
+		return false
+	}
+	for v := range im.kept {
+		if strings.Contains(e.Error(), "undefined variable ${"+v+"}") {
+			return true
+		}
+	}
+	return false
 }
 
 // place moves e to where im's file wrote its field, when e is about an

@@ -93,3 +93,38 @@ func TestImportCheckCitesFile(t *testing.T) {
 		t.Errorf("a problem cites the generated YAML:\n%s", msg)
 	}
 }
+
+// TestImportSecretsInArgs checks that a password in a URL (in env or
+// args), the value of a --token or --api-key option and a token of a
+// well-known shape get a warning saying what to write instead, the value
+// masked, and that ${VAR}s and ordinary values get none.
+func TestImportSecretsInArgs(t *testing.T) {
+	const in = `{"mcpServers": {
+ "b": {"command":"npx","args":["-y","some-db-mcp","postgresql://admin:Sup3rS3cret@db.internal:5432/prod", "--token", "ghp_abcdefghijklmnopqrstuvwxyz0123456789", "--api-key=KEYSECRET", "sk-ant-api03-abcdefghijklmnop", "--password", "${DB_PASS}", "--port", "5432", "https://u:${PW}@h/x"],
+  "env":{"DATABASE_URL":"postgres://u:p4ssw0rd@localhost/db","SLACK":"xoxb-1234567890-abcdef","DEBUG":"true","HOME_URL":"https://example.com/a:b@c"}}
+}}`
+	im, err := Import(strings.NewReader(in), "c.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, w := range im.Warnings {
+		got = append(got, w.Error())
+	}
+	want := []string{
+		`c.json:2:51: b.args[2]: holds a password in clear (postgresql://admin:xxxxx@db.internal:5432/prod); move it into a variable: write "postgresql://admin:${B_PASSWORD}@db.internal:5432/prod" and set B_PASSWORD where the gateway runs`,
+		`c.json:2:118: b.args[4]: holds a literal secret (--token xxxxx); move it into a variable: write "${B_TOKEN}" and set B_TOKEN where the gateway runs`,
+		`c.json:2:162: b.args[5]: holds a literal secret (--api-key=xxxxx); move it into a variable: write "--api-key=${B_API_KEY}" and set B_API_KEY where the gateway runs`,
+		`c.json:2:185: b.args[6]: holds a literal secret (xxxxx); move it into a variable: write "${B_TOKEN}" and set B_TOKEN where the gateway runs`,
+		`c.json:3:10: b.env.DATABASE_URL: holds a password in clear (DATABASE_URL: postgres://u:xxxxx@localhost/db); move it into a variable: write DATABASE_URL: ${DATABASE_URL} and set DATABASE_URL where the gateway runs`,
+		`c.json:3:62: b.env.SLACK: holds a literal secret (SLACK: xxxxx); move it into a variable: write SLACK: ${SLACK} and set SLACK where the gateway runs`,
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("warnings:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	for _, secret := range []string{"Sup3rS3cret", "ghp_abc", "KEYSECRET", "sk-ant", "p4ssw0rd", "xoxb-"} {
+		if strings.Contains(strings.Join(got, "\n"), secret) {
+			t.Errorf("a warning shows %s", secret)
+		}
+	}
+}

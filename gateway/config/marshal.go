@@ -21,14 +21,54 @@ func MarshalServers(servers map[string]*Server, order []string) ([]byte, error) 
 	return encodeYAML(&yaml.Node{Kind: yaml.MappingNode, Content: []*yaml.Node{strNode("servers"), n}})
 }
 
-// Merge adds servers to the servers: block of a skillgate.yaml held in
-// cfgYAML, read from the file called name (errors name it), keeping its
-// comments, and returns the new text. A name already in the file is an
-// error wrapping ErrNameClash unless overwrite is true, in which case the
-// entry is replaced. yaml.v3 re-indents the file to two spaces. A file of
-// more than one YAML document is an error, as Parse would read only the
-// first.
+// Merge is MergeServers with MergeFail, or MergeOverwrite when
+// overwrite is true, returning the new text alone.
 func Merge(cfgYAML []byte, name string, servers map[string]*Server, order []string, overwrite bool) ([]byte, error) {
+	mode := MergeFail
+	if overwrite {
+		mode = MergeOverwrite
+	}
+	res, err := MergeServers(cfgYAML, name, servers, order, mode)
+	if err != nil {
+		return nil, err
+	}
+	return res.Out, nil
+}
+
+// MergeMode says what MergeServers does with a server whose name the
+// config already has for a different definition.
+type MergeMode int
+
+const (
+	// MergeFail merges nothing and returns an error naming every such
+	// server (each wrapping ErrNameClash).
+	MergeFail MergeMode = iota
+	// MergeSkip keeps the config's definition and merges the others.
+	MergeSkip
+	// MergeOverwrite replaces the config's definition.
+	MergeOverwrite
+)
+
+// MergeResult is what MergeServers did, server names in the order given.
+type MergeResult struct {
+	// Out is the config's new text.
+	Out []byte
+	// Added are the servers the config did not have; Same those it had
+	// with the same definition, left as they are; Skipped those it had
+	// otherwise, kept (MergeSkip); Replaced those it had otherwise,
+	// replaced (MergeOverwrite).
+	Added, Same, Skipped, Replaced []string
+}
+
+// MergeServers adds servers to the servers: block of a skillgate.yaml
+// held in cfgYAML, read from the file called name (errors name it),
+// keeping its comments, and returns the new text and what it did. A
+// server the file already has with the same definition (as written, before
+// its ${VAR}s are expanded) is left as it is; one it has with another
+// definition is handled as mode says. yaml.v3 re-indents the file to two
+// spaces. A file of more than one YAML document is an error, as Parse
+// would read only the first.
+func MergeServers(cfgYAML []byte, name string, servers map[string]*Server, order []string, mode MergeMode) (*MergeResult, error) {
 	if err := checkUTF8(cfgYAML, name); err != nil {
 		return nil, err
 	}
@@ -62,6 +102,7 @@ func Merge(cfgYAML []byte, name string, servers map[string]*Server, order []stri
 	if err != nil {
 		return nil, err
 	}
+	res := &MergeResult{}
 	var errs []error
 	for i := 0; i+1 < len(add.Content); i += 2 {
 		k, v := add.Content[i], add.Content[i+1]
@@ -74,18 +115,45 @@ func Merge(cfgYAML []byte, name string, servers map[string]*Server, order []stri
 		switch {
 		case j < 0:
 			block.Content = append(block.Content, k, v)
-		case !overwrite:
+			res.Added = append(res.Added, k.Value)
+		case sameServer(block.Content[j+1], v):
+			res.Same = append(res.Same, k.Value)
+		case mode == MergeSkip:
+			res.Skipped = append(res.Skipped, k.Value)
+		case mode == MergeOverwrite:
+			block.Content[j+1] = v
+			res.Replaced = append(res.Replaced, k.Value)
+		default:
 			old := block.Content[j]
 			errs = append(errs, &Error{Pos: Pos{File: name, Line: old.Line, Col: old.Column}, Field: "servers." + k.Value, Err: ErrNameClash,
-				Msg: "already defined; rename the imported server, or import with --overwrite to replace it"})
-		default:
-			block.Content[j+1] = v
+				Msg: "already defined, otherwise than the imported server; nothing was merged: keep this one with --skip-existing, " +
+					"replace it with --overwrite, or rename it here and import again"})
 		}
 	}
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
-	return encodeYAML(doc)
+	if res.Out, err = encodeYAML(doc); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// sameServer reports whether the config's entry old defines the same
+// server as new, an entry serversNode made: both as written, with the
+// defaults left out.
+func sameServer(old, new *yaml.Node) bool {
+	var s Server
+	if old.Decode(&s) != nil {
+		return false
+	}
+	n, err := serversNode(map[string]*Server{"s": &s}, nil)
+	if err != nil {
+		return false
+	}
+	a, err1 := encodeYAML(n.Content[1])
+	b, err2 := encodeYAML(new)
+	return err1 == nil && err2 == nil && bytes.Equal(a, b)
 }
 
 func serversNode(servers map[string]*Server, order []string) (*yaml.Node, error) {

@@ -36,7 +36,7 @@ type mode int
 
 const (
 	modeCheck    mode = iota // Parse: every problem is an error
-	modeRun                  // ParseForRun: those in servers entries fail only their servers
+	modeRun                  // ParseForRun: problems in servers entries fail only their servers
 	modeStdio                // ParseForStdio: and those in HTTP-only settings become Notes
 	modeValidate             // ParseForValidate: as modeCheck, and the config comes back with its errors
 )
@@ -98,14 +98,14 @@ func Parse(r io.Reader, name string, lookup func(string) (string, bool)) (*Confi
 }
 
 // ParseForRun is Parse for running the gateway, where one broken server
-// must not take the others down: when the only problems are ${VAR}s that
-// are not set inside servers entries, it returns the config with each of
-// those servers' Problem saying which (with file:line), for the gateway to
-// show them failed and serve the rest. A problem anywhere else is an
-// error, as for Parse, and then every problem is reported, those too.
-// `skillgate validate` uses Parse: there an unset variable is an error.
-// Every unset variable it reports says where the gateway reads variables
-// from.
+// must not take the others down: when every problem is inside a servers
+// entry (a ${VAR} that is not set, an unknown key, a bad value, an invalid
+// name), it returns the config with each of those servers' Problem saying
+// what (with file:line), for the gateway to show them failed and serve
+// the rest. A problem anywhere else is an error, as for Parse, and then
+// every problem is reported, those too. `skillgate validate` uses Parse:
+// there these are errors. Every unset variable it reports says where the
+// gateway reads variables from.
 func ParseForRun(r io.Reader, name string, lookup func(string) (string, bool)) (*Config, error) {
 	return parse(r, name, lookup, modeRun)
 }
@@ -158,9 +158,9 @@ func parse(r io.Reader, name string, lookup func(string) (string, bool), run mod
 		errs = c.noteHTTPOnly(errs)
 	}
 	if (run == modeRun || run == modeStdio) && len(errs) > 0 {
-		if broken, rest := c.unsetInServers(errs); len(rest) == 0 {
+		if broken, rest := c.inServers(errs); len(rest) == 0 {
 			for name, es := range broken {
-				c.Servers[name].Problem = newUnsetError(es)
+				c.Servers[name].Problem = newServerProblem(es)
 			}
 			errs = nil
 		} else {
@@ -178,7 +178,7 @@ func parse(r io.Reader, name string, lookup func(string) (string, bool), run mod
 
 // httpOnly are the fields only the HTTP front end reads, or their
 // prefixes (ending in .).
-var httpOnly = []string{"listen", "listen.", "auth", "auth.", "limits.http_body_cap", "limits.drain_timeout", "limits.max_sessions"}
+var httpOnly = []string{"listen", "listen.", "auth", "auth.", "limits.http_body_cap", "limits.drain_timeout", "limits.shutdown_delay", "limits.max_sessions"}
 
 // isHTTPOnly reports whether field is read by the HTTP front end alone.
 func isHTTPOnly(field string) bool {
@@ -240,63 +240,88 @@ func hintUnset(errs []*Error) {
 const varsHint = "(skillgate reads variables from the environment it was started in, " +
 	"where a desktop client passes only the env: of its entry for skillgate; restart skillgate after setting one)"
 
-// unsetInServers splits errs into the ${VAR}s not set inside server
-// entries, by server name, and the rest.
-func (c *Config) unsetInServers(errs []*Error) (map[string][]*Error, []*Error) {
+// inServers splits errs into the problems inside server entries, by
+// server name, and the rest. A field that more than one name could hold
+// ("servers.a.b.env" of servers a and a.b: a name with a dot is invalid,
+// but a problem in the config) counts for each of them.
+func (c *Config) inServers(errs []*Error) (map[string][]*Error, []*Error) {
 	broken := map[string][]*Error{}
 	var rest []*Error
 	for _, e := range errs {
-		if name := c.serverOf(e.Field); name != "" && errors.Is(e, ErrUndefinedVariable) {
-			broken[name] = append(broken[name], e)
-		} else {
+		names := c.serversOf(e.Field)
+		if len(names) == 0 {
 			rest = append(rest, e)
+		}
+		for _, name := range names {
+			broken[name] = append(broken[name], e)
 		}
 	}
 	return broken, rest
 }
 
-// serverOf returns the name of the server whose entry holds field, or "".
-func (c *Config) serverOf(field string) string {
+// serversOf returns the names of the servers whose entry may hold field.
+func (c *Config) serversOf(field string) []string {
 	rest, ok := strings.CutPrefix(field, "servers.")
 	if !ok {
-		return ""
+		return nil
 	}
-	for name := range c.Servers {
-		if after, ok := strings.CutPrefix(rest, name); ok && (after == "" || after[0] == '.' || after[0] == '[') {
-			return name
+	var out []string
+	for name, s := range c.Servers {
+		if after, ok := strings.CutPrefix(rest, name); ok && s != nil && (after == "" || after[0] == '.' || after[0] == '[') {
+			out = append(out, name)
 		}
 	}
-	return ""
+	return out
 }
 
-// unsetError is a server's Problem: the ${VAR}s of its entry that are
-// not set, in file order.
-type unsetError []*Error
+// serverProblem is a server's Problem: what is wrong in its entry (a
+// ${VAR} that is not set, an unknown key, a bad value or name), in file
+// order.
+type serverProblem []*Error
 
-func newUnsetError(es []*Error) unsetError {
+func newServerProblem(es []*Error) serverProblem {
 	slices.SortFunc(es, func(a, b *Error) int {
 		return cmp.Or(cmp.Compare(a.Pos.Line, b.Pos.Line), cmp.Compare(a.Pos.Col, b.Pos.Col))
 	})
 	return es
 }
 
-func (u unsetError) Error() string {
-	msgs := make([]string, len(u))
-	for i, e := range u {
+func (p serverProblem) Error() string {
+	msgs := make([]string, len(p))
+	for i, e := range p {
 		msgs[i] = e.Error()
 	}
-	// The environment is the gateway's own, which a desktop client sets
-	// from its entry for skillgate, often with little else.
-	return strings.Join(msgs, "; ") + " " + varsHint
+	msg := strings.Join(msgs, "; ")
+	if errors.Is(p, ErrUndefinedVariable) {
+		// The environment is the gateway's own, which a desktop client
+		// sets from its entry for skillgate, often with little else.
+		msg += " " + varsHint
+	}
+	return msg
 }
 
-// Unwrap returns the problems, each wrapping ErrUndefinedVariable.
-func (u unsetError) Unwrap() []error {
-	out := make([]error, len(u))
-	for i, e := range u {
+// Unwrap returns the problems, each an *Error.
+func (p serverProblem) Unwrap() []error {
+	out := make([]error, len(p))
+	for i, e := range p {
 		out[i] = e
 	}
 	return out
+}
+
+// OnlyUnset reports whether err, a server's Problem, is only about ${VAR}s
+// that are not set: the environment's doing more than the config's.
+func OnlyUnset(err error) bool {
+	p, ok := err.(serverProblem)
+	if !ok {
+		return errors.Is(err, ErrUndefinedVariable)
+	}
+	for _, e := range p {
+		if !errors.Is(e, ErrUndefinedVariable) {
+			return false
+		}
+	}
+	return len(p) > 0
 }
 
 // hides reports whether the validation problem e only echoes a decode

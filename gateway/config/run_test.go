@@ -48,7 +48,7 @@ func TestParseForRun(t *testing.T) {
 
 	for _, tt := range []struct{ name, yaml, want string }{
 		{"outside a server", "auth: {tokens: ['${TOKEN}']}\n" + servers, "f.yaml:1:17: auth.tokens[0]: undefined variable ${TOKEN}"},
-		{"with another problem", servers + "  bad: {command: x, start: never}\n", `servers.bad.start: unknown value "never"`},
+		{"with another problem", servers + "limits: {start_wait: soon}\n", `limits.start_wait: "soon" is not a duration`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := ParseForRun(strings.NewReader(tt.yaml), "f.yaml", nil)

@@ -21,6 +21,7 @@ var (
 	profileRe   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,63}$`) })
 	separatorRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-zA-Z0-9_-]{1,8}$`) })
 	revisionRe  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\d{4}-\d{2}-\d{2}$`) })
+	passNameRe  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*\*?$`) })
 )
 
 // clientTypes maps the values of a server's type, as MCP clients write
@@ -161,6 +162,12 @@ func (c *Config) validate() *validator {
 		}
 		if e := c.Executors[name]; e != nil {
 			v.oneOf(f+".isolation", e.Isolation, "", "process", "inprocess")
+			if name == "mcp" {
+				v.passthrough(f+".env_passthrough", e.EnvPassthrough)
+			} else if len(e.EnvPassthrough) > 0 {
+				v.errorf(f+".env_passthrough", "env_passthrough is for the mcp executor (stdio servers) only; "+
+					"a tool names the variables it receives in its tool.yaml (env:, secrets:)")
+			}
 		}
 	}
 	v.limits(&c.Limits)
@@ -237,6 +244,11 @@ func (v *validator) server(name string, s *Server) {
 			v.errorf(f+".env", "%q is not a variable name; remove the = or rename it", k)
 		}
 	}
+	if len(s.EnvPassthrough) > 0 && (s.Command == "" || s.Image != "") {
+		v.errorf(f+".env_passthrough", "env_passthrough is for command servers only; give an image or url server "+
+			"the variables it needs under env: (NAME: ${NAME}) or headers:")
+	}
+	v.passthrough(f+".env_passthrough", s.EnvPassthrough)
 	if s.Namespace != nil && *s.Namespace != "" && !names.Valid(*s.Namespace) {
 		v.errorf(f+".namespace", `%q must be 1-64 letters, digits, _ or - (or "" for no prefix)`, *s.Namespace)
 	} else if s.Namespace != nil && IsReservedNamespace(*s.Namespace) {
@@ -269,6 +281,7 @@ func (v *validator) limits(l *Limits) {
 		{"request_timeout", l.RequestTimeout}, {"max_request_timeout", l.MaxRequestTimeout},
 		{"stall_timeout", l.StallTimeout}, {"shutdown_grace", l.ShutdownGrace},
 		{"plugin_kill_window", l.PluginKillWindow}, {"start_wait", l.StartWait}, {"drain_timeout", l.DrainTimeout},
+		{"shutdown_delay", l.ShutdownDelay}, {"load_timeout", l.LoadTimeout},
 	} {
 		if d.val < 0 {
 			v.errorf("limits."+d.key, "%s is negative; use a positive duration, or 0 to disable it", d.val)
@@ -286,6 +299,17 @@ func (v *validator) limits(l *Limits) {
 	} {
 		if n.val <= 0 {
 			v.errorf("limits."+n.key, "%d is not positive; use a value above 0", n.val)
+		}
+	}
+}
+
+// passthrough checks the entries of an env_passthrough list: variable
+// names, or prefixes ending in *.
+func (v *validator) passthrough(field string, list []string) {
+	for i, n := range list {
+		if !passNameRe().MatchString(n) {
+			v.errorf(fmt.Sprintf("%s[%d]", field, i), "%q is not a variable name or prefix; write a name such as KUBECONFIG, "+
+				"or a prefix ending in * such as AWS_*", n)
 		}
 	}
 }

@@ -40,6 +40,9 @@ var (
 	// SIGHUP, calls ForgetFailures), which the message says.
 	ErrGaveUp = errors.New("gave up on this plugin file: it is not run again until it changes " +
 		"(a change is picked up at the next retry, up to 30 s later) or the gateway reloads its configuration (SIGHUP)")
+	// ErrLoadTimeout means a plugin did not answer a Load within the time
+	// the caller gave it (Plugin.LoadWithin); its process was restarted.
+	ErrLoadTimeout = errors.New("executor plugin did not answer Load in time")
 	// ErrDuplicate means a manager already runs an executor of that name.
 	ErrDuplicate = errors.New("executor already started")
 	// ErrInvalidName means an executor name is empty or has characters other

@@ -151,6 +151,9 @@ func (e *echo) Load(_ context.Context, req sdk.LoadRequest) (sdk.Definitions, er
 	if bytes.Contains(req.Spec, []byte("fail")) {
 		return sdk.Definitions{}, fmt.Errorf("%w: asked to fail", sdk.ErrInvalidSpec)
 	}
+	if bytes.Contains(req.Spec, []byte("hang")) {
+		time.Sleep(time.Hour) // a Load that ignores its context
+	}
 	tool := fmt.Sprintf(`{"name":"echo","description":"source %s, pid %d","inputSchema":{"type":"object"}}`, req.Source, os.Getpid())
 	return sdk.Definitions{Tools: []json.RawMessage{json.RawMessage(tool)}}, nil
 }

@@ -314,15 +314,64 @@ func (p *Plugin) Info(context.Context) (sdk.Info, error) {
 // Load implements sdk.Executor. A successful Load is remembered and
 // repeated after every restart, until Unload.
 func (p *Plugin) Load(ctx context.Context, req sdk.LoadRequest) (sdk.Definitions, error) {
+	defs, _, err := p.load(ctx, req)
+	return defs, err
+}
+
+// errLoadDeadline is the cause of the context LoadWithin bounds a Load
+// with, telling its deadline from the caller's.
+var errLoadDeadline = errors.New("load deadline")
+
+// LoadWithin is Load bounded by d (not at all when d <= 0). A process that
+// has not answered when d passes is taken for stuck in that Load: the
+// call fails with an error wrapping ErrLoadTimeout, which says so, and the
+// process is restarted (the sources it had loaded are loaded again). The
+// host cannot tell a Load that honours the cancel from one that goes on
+// holding what it holds, and the caller's retries would each leave one
+// more behind. The caller's own ctx ending restarts nothing.
+func (p *Plugin) LoadWithin(ctx context.Context, req sdk.LoadRequest, d time.Duration) (sdk.Definitions, error) {
+	if d <= 0 {
+		return p.Load(ctx, req)
+	}
+	// A timer, not a deadline: gRPC ends a call at its deadline by its
+	// own clock, maybe before the context's is done and tells why.
+	lctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	timer := time.AfterFunc(d, func() { cancel(errLoadDeadline) })
+	defer timer.Stop()
+	defs, inst, err := p.load(lctx, req)
+	if err == nil || inst == nil || ctx.Err() != nil || context.Cause(lctx) != errLoadDeadline {
+		return defs, err
+	}
+	p.log.Warn("executor did not answer Load in time; restarting it", "source", req.Source, "pid", inst.pid, "load_timeout", d)
+	inst.die(fmt.Sprintf("did not answer Load of source %q within %s", req.Source, d))
+	return defs, &loadTimeoutError{exec: p.spec.Name, d: d}
+}
+
+// loadTimeoutError is LoadWithin's error for a Load not answered in time.
+type loadTimeoutError struct {
+	exec string
+	d    time.Duration
+}
+
+func (e *loadTimeoutError) Error() string {
+	return fmt.Sprintf("executor %q did not answer Load within %s; it must return from Load or honour its context; "+
+		"see docs/EXECUTORS.md (its process is restarted)", e.exec, e.d)
+}
+
+func (e *loadTimeoutError) Is(target error) bool { return target == ErrLoadTimeout }
+
+// load is Load; it also returns the instance the request went to, if any.
+func (p *Plugin) load(ctx context.Context, req sdk.LoadRequest) (sdk.Definitions, *instance, error) {
 	p.loadMu.RLock()
 	defer p.loadMu.RUnlock()
 	inst := p.cur.Load()
 	if inst == nil {
-		return sdk.Definitions{}, p.downError()
+		return sdk.Definitions{}, nil, p.downError()
 	}
 	defs, err := inst.exec.Load(ctx, req)
 	if err != nil {
-		return defs, p.callError(ctx, inst, err)
+		return defs, inst, p.callError(ctx, inst, err)
 	}
 	// Should inst have died meanwhile, the re-load (which needs loadMu)
 	// comes after this and includes req.
@@ -331,7 +380,7 @@ func (p *Plugin) Load(ctx context.Context, req sdk.LoadRequest) (sdk.Definitions
 	p.seq++
 	p.sources[req.Source] = source{req: req, seq: p.seq}
 	p.mu.Unlock()
-	return defs, nil
+	return defs, inst, nil
 }
 
 // Unload implements sdk.Executor. The source is forgotten whatever the

@@ -38,17 +38,20 @@ func command(spec *Spec, env []string) (*exec.Cmd, error) {
 // childEnv is the clean environment of a stdio server: the variables of
 // the executor's environment that childproc.Env passes on (PATH, HOME,
 // TMPDIR and LANG on Unix; on Windows also SystemRoot, PATHEXT, APPDATA
-// and the like, without which programs fail), then the spec's, which
-// replace them (without regard to case on Windows, where Path is PATH).
-func childEnv(extra map[string]string) []string {
+// and the like, without which programs fail), then those of each layer
+// in turn (the spec's Environ, then its Env), which replace them (without
+// regard to case on Windows, where Path is PATH).
+func childEnv(layers ...map[string]string) []string {
 	env := childproc.Env()
-	keys := make([]string, 0, len(extra))
-	for k := range extra {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys) // on Windows, of "Path" and "PATH" the last wins
-	for _, k := range keys {
-		env = childproc.SetEnv(env, k, extra[k])
+	for _, extra := range layers {
+		keys := make([]string, 0, len(extra))
+		for k := range extra {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys) // on Windows, of "Path" and "PATH" the last wins
+		for _, k := range keys {
+			env = childproc.SetEnv(env, k, extra[k])
+		}
 	}
 	sort.Strings(env)
 	return env

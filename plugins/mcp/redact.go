@@ -73,7 +73,8 @@ func (e *redactedError) Unwrap() error { return e.err }
 //
 // Secrets are: each header value and, for "Authorization: Scheme token",
 // the token alone; the value of each env entry whose name looks like a
-// credential (redact.CredentialName: API_TOKEN, DB_PASSWORD, ...); and the
+// credential (redact.CredentialName: API_TOKEN, DB_PASSWORD, ...), and so
+// of each Environ entry (the variables passed from the gateway's); and the
 // values in Spec.Secrets (the gateway lists there the env values the
 // config wrote with a ${VAR}). Values shorter than redact.MinSecret are
 // not masked: they would mask common words in every message ("json",
@@ -91,9 +92,11 @@ func (s *Spec) secrets() redact.Secrets {
 			vals = append(vals, tok)
 		}
 	}
-	for k, v := range s.Env {
-		if redact.CredentialName(k) {
-			vals = append(vals, v)
+	for _, env := range []map[string]string{s.Env, s.Environ} {
+		for k, v := range env {
+			if redact.CredentialName(k) {
+				vals = append(vals, v)
+			}
 		}
 	}
 	return redact.NewSecrets(append(vals, s.Secrets...)...)

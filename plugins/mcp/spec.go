@@ -57,9 +57,16 @@ type Spec struct {
 	// Env is added to the child's environment, which otherwise holds only
 	// PATH, HOME, TMPDIR and LANG from the executor's own environment (on
 	// Windows also SystemRoot, PATHEXT, APPDATA and the like: see
-	// childproc.Env). The values of entries named like a credential
+	// childproc.Env) and Environ. The values of entries named like a credential
 	// (redact.CredentialName) are masked in what the executor shows.
 	Env map[string]string `json:"env,omitempty"`
+	// Environ holds the variables of the gateway's environment the child
+	// receives: those of childproc.ProxyEnv (proxies, certificates to
+	// trust) and those the server's env_passthrough names, as the gateway
+	// resolved them (an executor out of process does not inherit the
+	// gateway's environment). Env replaces them. Like Env's, the values of
+	// entries named like a credential are masked in what the executor shows.
+	Environ map[string]string `json:"environ,omitempty"`
 	// Cwd is the child's working directory; a relative Command with a slash is
 	// resolved against it.
 	Cwd string `json:"cwd,omitempty"`
@@ -193,7 +200,7 @@ func ParseSpec(raw json.RawMessage) (*Spec, error) {
 // fields maps each JSON key of a Spec to its field.
 func (s *Spec) fields() map[string]any {
 	return map[string]any{
-		"command": &s.Command, "args": &s.Args, "env": &s.Env, "cwd": &s.Cwd,
+		"command": &s.Command, "args": &s.Args, "env": &s.Env, "environ": &s.Environ, "cwd": &s.Cwd,
 		"url": &s.URL, "headers": &s.Headers, "secrets": &s.Secrets, "transport": &s.Transport,
 		"protocol_version": &s.ProtocolVersion, "start": &s.Start,
 		"timeout": &s.Timeout, "start_timeout": &s.StartTimeout, "shutdown_grace": &s.ShutdownGrace,
@@ -231,17 +238,22 @@ func (s *Spec) validate(errs []string) error {
 				bad("cwd %q is not a directory", s.Cwd)
 			}
 		}
-		for k := range s.Env {
-			if k == "" || strings.ContainsAny(k, "=\x00") {
-				bad("env name %q is not valid", k)
+		for _, env := range []struct {
+			key  string
+			vars map[string]string
+		}{{"env", s.Env}, {"environ", s.Environ}} {
+			for k := range env.vars {
+				if k == "" || strings.ContainsAny(k, "=\x00") {
+					bad("%s name %q is not valid", env.key, k)
+				}
 			}
 		}
 	case s.URL != "":
 		if s.Transport == TransportStdio {
 			bad("transport stdio needs command, not url")
 		}
-		if len(s.Args) > 0 || len(s.Env) > 0 || s.Cwd != "" {
-			bad("args, env and cwd apply to command servers only")
+		if len(s.Args) > 0 || len(s.Env) > 0 || len(s.Environ) > 0 || s.Cwd != "" {
+			bad("args, env, environ and cwd apply to command servers only")
 		}
 		u, err := url.Parse(s.URL)
 		if err != nil {

@@ -112,7 +112,7 @@ type stdioWire struct {
 // startStdio launches spec's command and starts reading from it. stopBy
 // may be nil.
 func startStdio(spec *Spec, log *slog.Logger, h wireHandlers, stopBy func() time.Time) (*stdioWire, error) {
-	cmd, err := command(spec, childEnv(spec.Env))
+	cmd, err := command(spec, childEnv(spec.Environ, spec.Env))
 	if err != nil {
 		return nil, err
 	}

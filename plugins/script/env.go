@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/skillgate/skillgate/internal/childproc"
 	"github.com/skillgate/skillgate/plugins/toolspec"
 )
 
@@ -13,7 +14,7 @@ var baseEnv = []string{"PATH", "HOME", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TMPD
 
 // proxyEnv are passed too, unless the spec's Limits.NoProxyEnv is set, so
 // tools reach the network the way the gateway does.
-var proxyEnv = toolspec.SharedEnv.Proxy
+var proxyEnv = childproc.ProxyEnv
 
 // env builds the tool's environment from nothing: the small base list,
 // proxy/TLS variables, the names the tool declares under env and secrets,

@@ -147,7 +147,7 @@ func (c *client) Call(ctx context.Context, req CallRequest, call Call) (json.Raw
 		}
 		one := [1]*pb.CallEvent{ev}
 		if r := deliver(one[:], call); r != nil {
-			return resultFromPB(r.Result)
+			return resultFromPB(ctx, r.Result)
 		}
 	}
 }

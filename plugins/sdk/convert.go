@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"time"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -116,12 +117,14 @@ func resultToFramePB(res json.RawMessage, err error) *pb.Result {
 	return r
 }
 
-func resultFromPB(r *pb.Result) (json.RawMessage, error) {
+// resultFromPB turns a Result message back into a call's outcome; ctx is
+// the caller's, as for fromCode.
+func resultFromPB(ctx context.Context, r *pb.Result) (json.RawMessage, error) {
 	if r == nil {
 		return nil, &RPCError{Code: CodeInternalError, Message: "executor returned no result"}
 	}
 	if f := r.Failure; f != nil {
-		return nil, errorFromCode(codes.Code(f.Code), f.Message)
+		return nil, fromCode(ctx, codes.Code(f.Code), f.Message)
 	}
 	if r.Error != nil {
 		return nil, &RPCError{Code: r.Error.Code, Message: r.Error.Message, Data: r.Error.Data}
@@ -179,22 +182,55 @@ type remoteError struct {
 func (e *remoteError) Error() string { return e.msg }
 func (e *remoteError) Unwrap() error { return e.sentinel }
 
-// fromStatus maps a gRPC error back to the SDK's errors. A transport
-// failure while ctx is still live means the other process went away.
+// fromStatus maps a gRPC error back to the SDK's errors (see fromCode).
+// An error that carries no status is returned as it is.
 func fromStatus(ctx context.Context, err error) error {
 	if err == nil {
 		return nil
 	}
-	if ctxErr := ctx.Err(); ctxErr != nil {
+	if ctxErr := callerErr(ctx); ctxErr != nil {
 		return ctxErr
 	}
 	st, ok := status.FromError(err)
 	if !ok {
 		return err
 	}
-	switch st.Code() {
-	case codes.Unavailable, codes.Canceled:
-		return &remoteError{msg: ErrPluginShutdown.Error() + ": " + st.Message(), sentinel: ErrPluginShutdown}
+	return fromCode(ctx, st.Code(), st.Message())
+}
+
+// fromCode maps a status code and message from the other side to the
+// SDK's errors: a unary RPC's status and a Failure on the Calls stream or
+// the side channel go through it alike, so that every protocol version
+// gives the caller the same error (the table in docs/EXECUTORS.md).
+//
+//   - The caller's context is done, or its deadline has passed: its own
+//     error, whatever the code. gRPC's deadline timer can fire before the
+//     context's does, and reports the stream it reset in words of its own.
+//   - Unavailable and Canceled while the caller's context is live: the
+//     other process went away, or is going away (an executor cancels its
+//     calls as it shuts down), so ErrPluginShutdown. A caller that got
+//     context.Canceled on a context it did not cancel would take it for
+//     its own cancellation and answer nobody.
+//   - Otherwise the sentinel the code stands for, if any, with the message.
+func fromCode(ctx context.Context, code codes.Code, msg string) error {
+	if err := callerErr(ctx); err != nil {
+		return err
 	}
-	return errorFromCode(st.Code(), st.Message())
+	switch code {
+	case codes.Unavailable, codes.Canceled:
+		return &remoteError{msg: ErrPluginShutdown.Error() + ": " + msg, sentinel: ErrPluginShutdown}
+	}
+	return errorFromCode(code, msg)
+}
+
+// callerErr is ctx.Err(), or context.DeadlineExceeded once ctx's deadline
+// has passed even if ctx's timer has not marked it done yet.
+func callerErr(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if d, ok := ctx.Deadline(); ok && !time.Now().Before(d) {
+		return context.DeadlineExceeded
+	}
+	return nil
 }

@@ -29,6 +29,12 @@
 // Before shipping, check your tool definitions with [ValidateTools]: names
 // LLM APIs accept, no duplicates, object schemas.
 //
+// A few helpers read and write the JSON that most calls need, still as raw
+// JSON: [ParseToolCall] and [ToolCall.DecodeArguments] for a tools/call's
+// params and arguments, [UnknownTool] for a tool the source does not have,
+// [TextResult], [ErrorResult] and [StructuredResult] for its result, and
+// [ResourceResult] and [PromptResult] for resources/read and prompts/get.
+//
 // The same [Executor] interface is what the gateway calls, whether the
 // executor runs in another process or in the gateway's own process.
 // Package sdktest runs an executor over a real gRPC connection inside a

@@ -61,20 +61,23 @@ func (s *shout) Call(_ context.Context, req sdk.CallRequest, call sdk.Call) (jso
 	if req.Method != "tools/call" {
 		return nil, fmt.Errorf("%w: %s", sdk.ErrUnsupported, req.Method)
 	}
-	var p struct {
-		Name      string `json:"name"`
-		Arguments struct {
-			Text string `json:"text"`
-		} `json:"arguments"`
+	tc, err := sdk.ParseToolCall(req)
+	if err != nil {
+		return nil, err // malformed params: an *sdk.RPCError already
 	}
-	if err := json.Unmarshal(req.Params, &p); err != nil || p.Name != "shout" {
-		return nil, &sdk.RPCError{Code: sdk.CodeInvalidParams, Message: fmt.Sprintf("unknown tool %q", p.Name)}
+	if tc.Name != "shout" {
+		return nil, sdk.UnknownTool(tc.Name)
+	}
+	var args struct {
+		Text string `json:"text"`
+	}
+	if err := tc.DecodeArguments(&args); err != nil {
+		return sdk.ErrorResult(err.Error()), nil // the model reads why and retries
 	}
 	if err := call.Progress(sdk.Progress{Progress: 1, Total: 1, Message: "shouting"}); err != nil {
 		return nil, err
 	}
-	text, _ := json.Marshal(strings.ToUpper(p.Arguments.Text))
-	return json.RawMessage(`{"content":[{"type":"text","text":` + string(text) + `}]}`), nil
+	return sdk.TextResult(strings.ToUpper(args.Text)), nil
 }
 
 // An executor is an Executor handed to Serve. Here its methods are called
@@ -273,4 +276,75 @@ func ExampleShutdowner() {
 	fmt.Println(w.Shutdown(ctx))
 	// Output:
 	// <nil>
+}
+
+// A tools/call's params are read with ParseToolCall, and its arguments
+// decoded strictly with DecodeArguments. Arguments the tool cannot use
+// are answered with ErrorResult, a result the model reads; a tool the
+// source does not have is an error of Call, UnknownTool.
+func ExampleToolCall_DecodeArguments() {
+	run := func(params string) (json.RawMessage, error) {
+		tc, err := sdk.ParseToolCall(sdk.CallRequest{Method: "tools/call", Params: json.RawMessage(params)})
+		if err != nil {
+			return nil, err
+		}
+		if tc.Name != "countdown" {
+			return nil, sdk.UnknownTool(tc.Name)
+		}
+		in := struct {
+			From int `json:"from"`
+		}{From: 3} // the default, kept when the client sends no arguments
+		if err := tc.DecodeArguments(&in); err != nil {
+			return sdk.ErrorResult(err.Error()), nil
+		}
+		return sdk.TextResult(fmt.Sprintf("counting down from %d", in.From)), nil
+	}
+	for _, params := range []string{
+		`{"name":"countdown"}`,
+		`{"name":"countdown","arguments":{"from":5}}`,
+		`{"name":"countdown","arguments":{"from":"five"}}`,
+		`{"name":"countdown","arguments":{"form":5}}`,
+		`{"name":"count"}`,
+	} {
+		if res, err := run(params); err != nil {
+			fmt.Println("error:", err)
+		} else {
+			fmt.Println(string(res))
+		}
+	}
+	// Output:
+	// {"content":[{"type":"text","text":"counting down from 3"}]}
+	// {"content":[{"type":"text","text":"counting down from 5"}]}
+	// {"content":[{"type":"text","text":"arguments of tool \"countdown\": \"from\" must be an integer, not string"}],"isError":true}
+	// {"content":[{"type":"text","text":"arguments of tool \"countdown\": unknown field \"form\""}],"isError":true}
+	// error: rpc error -32602: unknown tool "count"
+}
+
+// A tool that declares an outputSchema answers with structured content;
+// StructuredResult adds the same JSON as text for clients that do not
+// read it.
+func ExampleStructuredResult() {
+	res, err := sdk.StructuredResult(map[string]any{"greeting": "Hello, Ada!"})
+	fmt.Println(string(res), err)
+	// Output:
+	// {"content":[{"type":"text","text":"{\"greeting\":\"Hello, Ada!\"}"}],"structuredContent":{"greeting":"Hello, Ada!"}} <nil>
+}
+
+// A resources/read of a text resource answers with its contents.
+func ExampleResourceResult() {
+	fmt.Println(string(sdk.ResourceResult("rows://team/file", "application/yaml", "- name: ada\n")))
+	// Output:
+	// {"contents":[{"uri":"rows://team/file","mimeType":"application/yaml","text":"- name: ada\n"}]}
+}
+
+// A prompts/get answers with the prompt's messages; PromptResult makes the
+// common one, a single user message.
+func ExamplePromptResult() {
+	var args struct {
+		Row string `json:"row"`
+	}
+	_ = json.Unmarshal(json.RawMessage(`{"row":"ada"}`), &args) // from the prompts/get params' "arguments"
+	fmt.Println(string(sdk.PromptResult("Explain a row", "Explain the row "+args.Row+".")))
+	// Output:
+	// {"description":"Explain a row","messages":[{"role":"user","content":{"type":"text","text":"Explain the row ada."}}]}
 }

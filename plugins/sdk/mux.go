@@ -257,13 +257,13 @@ func (s *muxStream) call(ctx context.Context, req *pb.CallRequest, call Call) (r
 			// the result included.
 			buf = p.take(buf)
 			if r := deliver(buf, call); r != nil {
-				return resultFromPB(r.Result)
+				return resultFromPB(ctx, r.Result)
 			}
 			return nil, s.failed(ctx)
 		}
 		buf = p.take(buf)
 		if r := deliver(buf, call); r != nil {
-			return resultFromPB(r.Result)
+			return resultFromPB(ctx, r.Result)
 		}
 	}
 }
@@ -302,7 +302,7 @@ func (s *muxStream) forget(id string) bool {
 
 // failed is the error of a call whose stream ended under it.
 func (s *muxStream) failed(ctx context.Context) error {
-	if err := ctx.Err(); err != nil {
+	if err := callerErr(ctx); err != nil {
 		return err
 	}
 	if s.err == nil || errors.Is(s.err, context.Canceled) {

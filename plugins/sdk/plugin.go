@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"os"
+	"sync"
 
 	"github.com/hashicorp/go-hclog"
 
@@ -27,6 +28,9 @@ type grpcPlugin struct {
 	// plugin side serves versions 1 and 2 whatever this says, and offers
 	// the side channel only from 3 on.
 	version int
+	// onInfo, when set, is called at every Info request the plugin side
+	// serves (see Serve).
+	onInfo func()
 }
 
 var _ plugin.GRPCPlugin = (*grpcPlugin)(nil)
@@ -41,7 +45,7 @@ func init() {
 
 // GRPCServer registers the executor service (plugin side).
 func (p *grpcPlugin) GRPCServer(broker *plugin.GRPCBroker, s *grpc.Server) error {
-	pb.RegisterExecutorServer(s, &grpcServer{impl: p.impl, broker: broker, version: p.version})
+	pb.RegisterExecutorServer(s, &grpcServer{impl: p.impl, broker: broker, version: p.version, onInfo: p.onInfo})
 	return nil
 }
 
@@ -71,11 +75,19 @@ func versionedPlugins(impl Executor, host Host) map[int]plugin.PluginSet {
 // before the process exits on SIGTERM or on stdin EOF (EnvExitOnStdinEOF).
 // SIGINT is ignored (go-plugin's choice): a Ctrl-C in the gateway's
 // terminal is the gateway's to handle, and it stops its plugins in order.
+//
+// While Serve runs, os.Stdout and os.Stderr are pipes that go-plugin
+// relays to the gateway over its connection. Before Shutdown is called,
+// and when Serve returns, they are the process's own again: the gateway
+// reads the process's stderr until it exits, while the relay ends with the
+// connection. (A SIGTERM that comes before the gateway's first request
+// leaves them as they are: go-plugin may not have replaced them yet.)
 func Serve(impl Executor) {
+	std := &stdio{stdout: os.Stdout, stderr: os.Stderr, redirected: make(chan struct{})}
 	log := hclog.New(&hclog.LoggerOptions{
-		Name: "executor", Level: hclog.Info, Output: os.Stderr, JSONFormat: true,
+		Name: "executor", Level: hclog.Info, Output: std.stderr, JSONFormat: true,
 	})
-	stop := newShutdown(impl, log)
+	stop := newShutdown(impl, log, std.restore)
 	stop.handleSignals()
 	if os.Getenv(EnvExitOnStdinEOF) == "1" {
 		go func() {
@@ -84,13 +96,48 @@ func Serve(impl Executor) {
 			os.Exit(0)
 		}()
 	}
+	sets := versionedPlugins(impl, nil)
+	for _, set := range sets {
+		set[link.PluginName].(*grpcPlugin).onInfo = std.markRedirected
+	}
 	plugin.Serve(&plugin.ServeConfig{
 		HandshakeConfig:  link.Handshake(ProtocolVersion),
-		VersionedPlugins: versionedPlugins(impl, nil),
+		VersionedPlugins: sets,
 		GRPCServer:       link.NewGRPCServer,
 		Logger:           log,
 	})
+	// Nobody reads go-plugin's pipes now that the gateway closed the
+	// connection: what is written to them is lost, and once one is full
+	// a write blocks for good.
+	std.markRedirected()
+	if stop == nil {
+		std.restore()
+	}
 	stop.run(hclog.Info, "the gateway stopped the executor")
+}
+
+// stdio is the process's own stdout and stderr, which go-plugin's Serve
+// replaces with pipes that it relays to the gateway over the connection.
+type stdio struct {
+	stdout, stderr *os.File
+	// redirected is closed once go-plugin has replaced them: the gateway's
+	// first request came in, or go-plugin's Serve returned. Both come
+	// after the replacement, so that restore cannot race with it.
+	redirected chan struct{}
+	once       sync.Once
+}
+
+func (s *stdio) markRedirected() { s.once.Do(func() { close(s.redirected) }) }
+
+// restore points os.Stdout and os.Stderr back at the process's own, if
+// go-plugin has replaced them; before that, go-plugin would replace them
+// again after it.
+func (s *stdio) restore() {
+	select {
+	case <-s.redirected:
+		os.Stdout, os.Stderr = s.stdout, s.stderr
+	default:
+	}
 }
 
 // EnvExitOnStdinEOF, set to "1" by the gateway, makes Serve exit when its

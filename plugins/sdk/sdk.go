@@ -252,19 +252,28 @@ type Call interface {
 // (upstream list_changed, file edits, health). Watch blocks, sending changes
 // to emit, until ctx is done. The gateway calls it once after Info.
 type Watcher interface {
+	// Watch sends the sources' changes to emit, from any goroutine, until
+	// ctx is done, and then returns nil; emit must not be called after it
+	// returned.
 	Watch(ctx context.Context, emit func(Change)) error
 }
 
 // Host is the gateway's side for executor-wide services.
 type Host interface {
 	// Log writes into the gateway's structured log. Level is one of
-	// debug, info, warn, error.
+	// debug, info, warn, error. Once the gateway has closed its side of
+	// the connection (it does so before it has Shutdown called, or it is
+	// gone), the SDK's Host writes the record to the process's stderr
+	// instead, as a JSON line that the gateway, which reads stderr until
+	// the process exits, logs with the same level, message and
+	// attributes; Log then returns nil.
 	Log(ctx context.Context, level, msg string, attrs map[string]string) error
 }
 
 // HostUser is implemented by executors that want the Host. SetHost is called
 // once, right before the first Info.
 type HostUser interface {
+	// SetHost hands the executor the gateway's Host, once, before Info.
 	SetHost(h Host)
 }
 
@@ -285,9 +294,20 @@ type HostUser interface {
 // Shutdown should return by then, and Serve waits no longer than the
 // window itself. Its error is logged.
 //
+// What Shutdown writes to os.Stderr reaches the gateway's log, as long
+// as the gateway still reads the process's stderr (until the process
+// exits, unless the gateway itself is gone): Serve points os.Stdout and
+// os.Stderr back at the process's own before it calls Shutdown (see
+// Serve). Stdout is not read. The Host works during Shutdown: Host.Log
+// reaches the gateway's log, through stderr once the gateway closed the
+// connection. The callbacks of a call still running (Call.Request,
+// CallTool) need the connection, and fail once it is gone.
+//
 // An executor that does not implement Shutdowner keeps the behaviour
 // older SDKs had: SIGTERM ends the process at once, and so does stdin EOF
 // under EnvExitOnStdinEOF.
 type Shutdowner interface {
+	// Shutdown stops what the executor started, returning by ctx's
+	// deadline; its error is logged.
 	Shutdown(ctx context.Context) error
 }

@@ -3,11 +3,13 @@ package sdk
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"runtime/debug"
 	"sync"
+	"time"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-plugin"
@@ -25,6 +27,8 @@ type grpcServer struct {
 	// version is the protocol version of the handshake that chose this
 	// server (0 for tests that build one by hand, which means 1).
 	version int
+	// onInfo, when set, is called at every Info request (see Serve).
+	onInfo func()
 
 	mu      sync.Mutex
 	conn    *grpc.ClientConn
@@ -40,6 +44,9 @@ func (s *grpcServer) hostClient() pb.HostClient {
 }
 
 func (s *grpcServer) Info(ctx context.Context, req *pb.InfoRequest) (*pb.InfoResponse, error) {
+	if s.onInfo != nil {
+		s.onInfo()
+	}
 	if req.HostBrokerId != 0 && s.broker != nil {
 		s.mu.Lock()
 		if s.conn == nil {
@@ -435,7 +442,7 @@ func (c *streamCall) Request(ctx context.Context, method string, params json.Raw
 	if err != nil {
 		return nil, fromStatus(ctx, err)
 	}
-	return resultFromPB(resp.Result)
+	return resultFromPB(ctx, resp.Result)
 }
 
 func (c *streamCall) CallTool(ctx context.Context, name string, args json.RawMessage) (json.RawMessage, error) {
@@ -449,13 +456,44 @@ func (c *streamCall) CallTool(ctx context.Context, name string, args json.RawMes
 	if err != nil {
 		return nil, fromStatus(ctx, err)
 	}
-	return resultFromPB(resp.Result)
+	return resultFromPB(ctx, resp.Result)
 }
 
 // remoteHost is the plugin side's Host.
 type remoteHost struct{ client pb.HostClient }
 
+// Log sends the record to the gateway's log service. When that is gone
+// (the gateway closes the connection before it has Shutdown called, or it
+// died) the record goes to the process's stderr as a JSON line, which
+// the gateway reads until the process exits and logs with the line's
+// level, message and fields.
 func (h remoteHost) Log(ctx context.Context, level, msg string, attrs map[string]string) error {
 	_, err := h.client.Log(ctx, &pb.LogRequest{Level: level, Message: msg, Attrs: attrs})
-	return fromStatus(ctx, err)
+	err = fromStatus(ctx, err)
+	if errors.Is(err, ErrPluginShutdown) {
+		if werr := logLine(ownStderr, level, msg, attrs); werr == nil {
+			return nil
+		}
+	}
+	return err
+}
+
+// ownStderr is the process's stderr, taken before go-plugin's Serve
+// points os.Stderr at a pipe of its own.
+var ownStderr io.Writer = os.Stderr
+
+// logLine writes one record as hclog's JSON lines are written.
+func logLine(w io.Writer, level, msg string, attrs map[string]string) error {
+	rec := make(map[string]string, len(attrs)+4)
+	for k, v := range attrs {
+		rec[k] = v
+	}
+	rec["@level"], rec["@message"], rec["@module"] = level, msg, "executor"
+	rec["@timestamp"] = time.Now().Format("2006-01-02T15:04:05.000000Z07:00")
+	b, err := json.Marshal(rec)
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(append(b, '\n'))
+	return err
 }

@@ -26,11 +26,14 @@ type shutdown struct {
 	sd     Shutdowner
 	window time.Duration
 	log    hclog.Logger
-	once   sync.Once
+	// restore points os.Stdout and os.Stderr back at the process's own,
+	// before Shutdown runs (see Serve).
+	restore func()
+	once    sync.Once
 }
 
 // newShutdown returns nil when impl is not a Shutdowner.
-func newShutdown(impl Executor, log hclog.Logger) *shutdown {
+func newShutdown(impl Executor, log hclog.Logger, restore func()) *shutdown {
 	sd, ok := impl.(Shutdowner)
 	if !ok {
 		return nil
@@ -39,7 +42,7 @@ func newShutdown(impl Executor, log hclog.Logger) *shutdown {
 	if err != nil || window <= 0 {
 		window = defaultKillWindow
 	}
-	return &shutdown{sd: sd, window: window, log: log}
+	return &shutdown{sd: sd, window: window, log: log, restore: restore}
 }
 
 // shutdownReserve is the part of a kill window kept back from Shutdown's
@@ -75,6 +78,7 @@ func (s *shutdown) run(level hclog.Level, why string) {
 	}
 	s.once.Do(func() {
 		start := time.Now()
+		s.restore()
 		s.log.Log(level, "executor stopping", "reason", why, "kill_window", s.window.String())
 		ctx, cancel := context.WithDeadline(context.Background(), start.Add(s.window-shutdownReserve(s.window)))
 		defer cancel()

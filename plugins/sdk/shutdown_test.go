@@ -4,18 +4,23 @@ package sdk
 
 import (
 	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/skillgate/skillgate/plugins/sdk/internal/link"
 
+	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-plugin"
 )
 
@@ -169,4 +174,125 @@ func TestShutdownReserve(t *testing.T) {
 			t.Errorf("shutdownReserve(%v) = %v, want %v", tc.window, got, tc.want)
 		}
 	}
+}
+
+// syncBuffer collects output from several goroutines.
+type syncBuffer struct {
+	mu      sync.Mutex
+	buf     strings.Builder
+	written chan struct{} // one slot: "something was written"
+}
+
+func newSyncBuffer() *syncBuffer { return &syncBuffer{written: make(chan struct{}, 1)} }
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	select {
+	case b.written <- struct{}{}:
+	default:
+	}
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// waitFor reports whether s was written within d.
+func (b *syncBuffer) waitFor(s string, d time.Duration) bool {
+	timeout := time.After(d)
+	for !strings.Contains(b.String(), s) {
+		select {
+		case <-b.written:
+		case <-timeout:
+			return false
+		}
+	}
+	return true
+}
+
+// bufferHost is a Host that writes what it is given into a buffer.
+type bufferHost struct{ out *syncBuffer }
+
+func (h bufferHost) Log(_ context.Context, level, msg string, attrs map[string]string) error {
+	fmt.Fprintf(h.out, "host log: %s %s k=%s\n", level, msg, attrs["k"])
+	return nil
+}
+
+// TestShutdownOutputReachesTheGateway checks that what an executor writes
+// to stderr and logs through the Host during Shutdown reaches a gateway
+// that reads the plugin's stderr until it exits, as the gateway's plugin
+// host does: when the gateway stops the plugin (its connection, and with
+// it go-plugin's copy of stdout and stderr, is gone by then) and on
+// SIGTERM (the process exits right after Shutdown).
+func TestShutdownOutputReachesTheGateway(t *testing.T) {
+	for _, how := range []string{"stopped by the gateway", "SIGTERM"} {
+		t.Run(how, func(t *testing.T) {
+			out := newSyncBuffer()
+			cmd := exec.Command(os.Args[0], "-test.run=^$")
+			cmd.Env = append(os.Environ(), envShutdownMode+"=talker", EnvKillWindow+"=5s", "GORACE=atexit_sleep_ms=0")
+			c := plugin.NewClient(&plugin.ClientConfig{
+				HandshakeConfig:  link.Handshake(ProtocolVersion),
+				VersionedPlugins: versionedPlugins(nil, bufferHost{out}),
+				Cmd:              cmd,
+				AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
+				Stderr:           out, // the process's own stderr
+				SyncStderr:       out, // what go-plugin relays over its connection
+				SyncStdout:       out,
+				Logger:           hclog.NewNullLogger(),
+			})
+			defer c.Kill()
+			rpc, err := c.Client()
+			if err != nil {
+				t.Fatal(err)
+			}
+			raw, err := rpc.Dispense(link.PluginName)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := raw.(*client).Info(context.Background()); err != nil { // hands over the Host
+				t.Fatal(err)
+			}
+			if how == "SIGTERM" {
+				// The process exits right after Shutdown returns, while
+				// the connection is still up.
+				_ = cmd.Process.Signal(syscall.SIGTERM)
+				if !out.waitFor("talker: stderr as Shutdown ends", 20*time.Second) {
+					t.Errorf("Shutdown's last line did not arrive within 20s of SIGTERM")
+				}
+			}
+			c.Kill() // returns once the process exited and its stderr was read to the end
+			got := out.String()
+			for _, want := range []string{"talker: stderr as Shutdown begins", "talker: stderr as Shutdown ends"} {
+				if !strings.Contains(got, want) {
+					t.Errorf("the gateway did not get %q; it got:\n%s", want, got)
+				}
+			}
+			if !hostLogged(got, "warn", "talker: host log during Shutdown", "v") {
+				t.Errorf("the gateway did not get Shutdown's Host.Log record; it got:\n%s", got)
+			}
+			if strings.Contains(got, "host log failed") {
+				t.Errorf("Host.Log failed during Shutdown:\n%s", got)
+			}
+		})
+	}
+}
+
+// hostLogged reports whether out holds a Host.Log record, as bufferHost
+// wrote it or as a JSON line on the plugin's stderr, which the gateway
+// logs with its level, message and attributes.
+func hostLogged(out, level, msg, k string) bool {
+	if strings.Contains(out, fmt.Sprintf("host log: %s %s k=%s\n", level, msg, k)) {
+		return true
+	}
+	for line := range strings.Lines(out) {
+		var rec map[string]any
+		if json.Unmarshal([]byte(line), &rec) == nil && rec["@level"] == level && rec["@message"] == msg && rec["k"] == k {
+			return true
+		}
+	}
+	return false
 }

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/skillgate/skillgate/internal/childproc"
 )
 
 // Spec is the JSON the gateway sends as LoadRequest.Spec for the kinds
@@ -45,12 +47,7 @@ type Spec struct {
 // settings (those only while Limits.NoProxyEnv is false).
 var SharedEnv = struct{ Locale, Proxy []string }{
 	Locale: []string{"LANG", "LC_ALL", "LC_CTYPE", "TZ"},
-	Proxy: []string{
-		"HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "ALL_PROXY",
-		"http_proxy", "https_proxy", "no_proxy", "all_proxy",
-		"SSL_CERT_FILE", "SSL_CERT_DIR", "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE", "NODE_EXTRA_CA_CERTS",
-		"PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL", "PIP_FIND_LINKS", "npm_config_registry", "NPM_CONFIG_REGISTRY", "npm_config_cache",
-	},
+	Proxy:  childproc.ProxyEnv, // stdio MCP servers get the same list
 }
 
 // ResolveEnviron sets s.Environ from lookup (os.LookupEnv in the gateway):

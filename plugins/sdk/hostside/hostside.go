@@ -6,7 +6,10 @@
 // Executor authors do not use this package: they implement sdk.Executor,
 // call sdk.Serve, and test with package sdktest. It lives in the SDK module
 // so that both ends of the connection come from one source and one
-// version.
+// version. It is for the gateway's side only, and is not covered by the
+// SDK's compatibility promise ("What the SDK promises" in
+// docs/EXECUTORS.md covers packages sdk and sdktest): its API hands out
+// go-plugin and gRPC types, and may change with them in any release.
 //
 //	gp := plugin.NewClient(&plugin.ClientConfig{
 //		HandshakeConfig:  hostside.Handshake(),

@@ -18,6 +18,16 @@
 //
 // go-plugin's own log of the connection (debug lines such as "stdio EOF,
 // exiting copy loop") is discarded; pass [PluginLog] to see it.
+//
+// The connection speaks the newest protocol version, as a current gateway
+// does; [Protocol] picks an older one. [CallShutdown] has the harness call
+// an executor's Shutdown when the test ends, as [sdk.Serve] does when the
+// gateway stops the plugin. What the harness does not do, since the
+// executor runs inside the test process: start a process, so nothing of
+// sdk.Serve's process handling runs (SIGTERM, stdin EOF, the kill window
+// from the environment, the redirection of stdout and stderr); restart
+// an executor that died; or check more of a result than the top level of
+// its structuredContent.
 package sdktest
 
 import (
@@ -47,7 +57,9 @@ import (
 type Option func(*options)
 
 type options struct {
-	log io.Writer
+	log      io.Writer
+	version  int
+	shutdown bool
 }
 
 // PluginLog sends go-plugin's log of the connection, debug lines included,
@@ -55,6 +67,37 @@ type options struct {
 func PluginLog(w io.Writer) Option {
 	return func(o *options) { o.log = w }
 }
+
+// Protocol serves the executor at protocol version v, from
+// sdk.MinProtocolVersion to sdk.ProtocolVersion, instead of the newest,
+// as a gateway that speaks no newer version would: 1 carries every call
+// on a gRPC stream of its own, 2 all calls on one Calls stream, 3 on the
+// executor's side channel (on Linux). Start fails the test for another
+// version. An executor's code is the same for all of them; this is for
+// checking that.
+func Protocol(v int) Option {
+	return func(o *options) { o.version = v }
+}
+
+// CallShutdown has the harness call the executor's Shutdown (see
+// sdk.Shutdowner) when the test ends, after it closed the connection, as
+// sdk.Serve does when the gateway stops the plugin. Its context's deadline
+// is that of the default kill window less Serve's reserve: 9 s. The test
+// fails when Shutdown returns an error or has not returned within 10 s,
+// and Start fails it when the executor is not an sdk.Shutdowner. Without
+// this option the harness never calls Shutdown. The host service is closed
+// by then, as under the gateway: Host.Log writes to stderr (see
+// sdk.Shutdowner).
+func CallShutdown() Option {
+	return func(o *options) { o.shutdown = true }
+}
+
+// The kill window sdk.Serve assumes when the gateway announces none, and
+// the deadline it gives Shutdown within it.
+const (
+	shutdownWindow   = 10 * time.Second
+	shutdownDeadline = 9 * time.Second
+)
 
 // stopWait bounds the wait for the server to stop once the connection is
 // closed.
@@ -69,9 +112,20 @@ const startTimeout = time.Minute
 // would. host may be nil. Everything is closed when the test ends.
 func Start(t testing.TB, impl sdk.Executor, host sdk.Host, opts ...Option) *Client {
 	t.Helper()
-	var o options
+	o := options{version: sdk.ProtocolVersion}
 	for _, opt := range opts {
 		opt(&o)
+	}
+	if o.version < sdk.MinProtocolVersion || o.version > sdk.ProtocolVersion {
+		t.Fatalf("sdktest: protocol %d is not one this SDK speaks; pick one from %d to %d", o.version, sdk.MinProtocolVersion, sdk.ProtocolVersion)
+	}
+	if o.shutdown {
+		sd, ok := impl.(sdk.Shutdowner)
+		if !ok {
+			t.Fatalf("sdktest: CallShutdown: the executor, a %T, is not an sdk.Shutdowner (it has no Shutdown(context.Context) error method)", impl)
+		}
+		// The first cleanup runs last: after the connection closed.
+		t.Cleanup(func() { callShutdown(t, sd) })
 	}
 	logger := hclog.NewNullLogger()
 	if o.log != nil {
@@ -83,11 +137,13 @@ func Start(t testing.TB, impl sdk.Executor, host sdk.Host, opts ...Option) *Clie
 	serveCtx, stopServe := context.WithCancel(context.Background())
 	reattach := make(chan *plugin.ReattachConfig, 1)
 	served := make(chan struct{})
+	handshake := hostside.Handshake()
+	handshake.ProtocolVersion = uint(o.version)
 	go plugin.Serve(&plugin.ServeConfig{
-		HandshakeConfig: hostside.Handshake(),
+		HandshakeConfig: handshake,
 		// Test mode offers the lowest version of a versioned set: serve
-		// the newest only, which the gateway would pick.
-		Plugins:    hostside.PluginSet(impl, nil, sdk.ProtocolVersion),
+		// the one version only, the newest unless Protocol chose another.
+		Plugins:    hostside.PluginSet(impl, nil, o.version),
 		GRPCServer: hostside.NewGRPCServer,
 		Logger:     logger,
 		Test:       &plugin.ServeTestConfig{Context: serveCtx, ReattachConfigCh: reattach, CloseCh: served},
@@ -153,6 +209,23 @@ func Start(t testing.TB, impl sdk.Executor, host sdk.Host, opts ...Option) *Clie
 		t.Fatalf("the gateway would refuse this executor: %v", err)
 	}
 	return c
+}
+
+// callShutdown calls sd's Shutdown as sdk.Serve does when the gateway
+// stops the plugin, and fails the test when it fails or does not return.
+func callShutdown(t testing.TB, sd sdk.Shutdowner) {
+	ctx, cancel := context.WithTimeout(context.Background(), shutdownDeadline)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- sd.Shutdown(ctx) }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("sdktest: the executor's Shutdown failed: %v", err)
+		}
+	case <-time.After(shutdownWindow):
+		t.Errorf("sdktest: the executor's Shutdown did not return within %v; sdk.Serve waits no longer, and the gateway kills the process then", shutdownWindow)
+	}
 }
 
 // inProcess is the go-plugin runner of an executor served in the test
@@ -258,7 +331,7 @@ func (c *Client) Watch(ctx context.Context, emit func(sdk.Change)) error {
 func (c *Client) CallsChannel() (channel string, err error) { return c.c.CallsChannel() }
 
 // Version is the executor protocol version negotiated with the executor:
-// sdk.ProtocolVersion.
+// sdk.ProtocolVersion, or the one Protocol chose.
 func (c *Client) Version() int { return c.c.Version() }
 
 // checkTools fails the test (from any goroutine) when tools do not

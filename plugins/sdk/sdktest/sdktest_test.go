@@ -3,6 +3,7 @@ package sdktest_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -10,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/skillgate/skillgate/plugins/sdk"
 	"github.com/skillgate/skillgate/plugins/sdk/sdktest"
@@ -212,4 +214,98 @@ func TestHelperStartAndStop(t *testing.T) {
 		})
 	}
 	runtime.GC()
+}
+
+// TestProtocol serves an executor at every protocol version the SDK
+// speaks, and refuses one it does not.
+func TestProtocol(t *testing.T) {
+	for v := sdk.MinProtocolVersion; v <= sdk.ProtocolVersion; v++ {
+		t.Run(fmt.Sprintf("protocol %d", v), func(t *testing.T) {
+			c := sdktest.Start(t, tools{}, nil, sdktest.Protocol(v))
+			if c.Version() != v {
+				t.Fatalf("the harness speaks protocol %d, want %d", c.Version(), v)
+			}
+			res, err := c.Call(context.Background(), sdk.CallRequest{Source: "a", Method: "tools/call",
+				Params: json.RawMessage(`{"name":"x","arguments":{"v":1}}`)}, &sdktest.Recorder{})
+			if err != nil || !strings.Contains(string(res), `"structuredContent":{"v":1}`) {
+				t.Fatalf("call at protocol %d: %s, %v", v, res, err)
+			}
+		})
+	}
+	for _, v := range []int{sdk.MinProtocolVersion - 1, sdk.ProtocolVersion + 1} {
+		tb := &fatalTB{TB: t}
+		func() {
+			defer func() { _ = recover() }()
+			sdktest.Start(tb, tools{}, nil, sdktest.Protocol(v))
+		}()
+		if !strings.Contains(tb.msg, fmt.Sprintf("protocol %d", v)) {
+			t.Errorf("Start at protocol %d: failure %q, want one naming the version", v, tb.msg)
+		}
+	}
+}
+
+// fatalTB records Fatalf and stops the caller, as FailNow would.
+type fatalTB struct {
+	testing.TB
+	msg string
+}
+
+func (f *fatalTB) Fatalf(format string, args ...any) {
+	f.msg = fmt.Sprintf(format, args...)
+	panic("fatal")
+}
+
+// stopper records its Shutdown.
+type stopper struct {
+	tools
+	left chan time.Duration // what Shutdown's context had left
+	err  error
+}
+
+func (s stopper) Shutdown(ctx context.Context) error {
+	dl, _ := ctx.Deadline()
+	s.left <- time.Until(dl)
+	return s.err
+}
+
+// TestCallShutdown checks that CallShutdown has the harness call Shutdown
+// once the test ends, with a deadline, and that a failed Shutdown fails
+// the test; without the option Shutdown is not called.
+func TestCallShutdown(t *testing.T) {
+	impl := stopper{left: make(chan time.Duration, 2)}
+	t.Run("without", func(t *testing.T) { sdktest.Start(t, impl, nil) })
+	select {
+	case <-impl.left:
+		t.Fatal("Shutdown called without CallShutdown")
+	default:
+	}
+	t.Run("with", func(t *testing.T) { sdktest.Start(t, impl, nil, sdktest.CallShutdown()) })
+	select {
+	case left := <-impl.left:
+		if left <= 0 || left > 10*time.Second {
+			t.Errorf("Shutdown had %v left, want a deadline within the default kill window", left)
+		}
+	default:
+		t.Fatal("Shutdown not called with CallShutdown")
+	}
+
+	impl.err = errors.New("the upstream would not stop")
+	tb := &errorTB{TB: t}
+	t.Run("failing", func(t *testing.T) {
+		tb.TB = t
+		sdktest.Start(tb, impl, nil, sdktest.CallShutdown())
+	})
+	<-impl.left
+	if got := tb.got(); !strings.Contains(got, "the upstream would not stop") {
+		t.Errorf("a failed Shutdown failed the test with %q, want its error", got)
+	}
+
+	fb := &fatalTB{TB: t}
+	func() {
+		defer func() { _ = recover() }()
+		sdktest.Start(fb, tools{}, nil, sdktest.CallShutdown())
+	}()
+	if !strings.Contains(fb.msg, "Shutdowner") {
+		t.Errorf("CallShutdown of an executor without Shutdown: failure %q, want one saying it is no sdk.Shutdowner", fb.msg)
+	}
 }
