@@ -2,10 +2,13 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -15,6 +18,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/skillgate/skillgate/gateway"
+	"github.com/skillgate/skillgate/gateway/config"
 	"github.com/skillgate/skillgate/internal/oneline"
 	"github.com/skillgate/skillgate/services"
 )
@@ -32,7 +36,12 @@ while another gateway of the config still runs).
 
   skillgate -c skillgate.yaml services up            start every service, wait until healthy
   skillgate -c skillgate.yaml services logs -f pg    follow a service's output
-  skillgate -c skillgate.yaml services prune         remove skillgate's leftovers (labelled only)`,
+  skillgate -c skillgate.yaml services prune         remove skillgate's leftovers (labelled only)
+
+They read only the services: section, service_dirs: and docker:, so they need
+only the environment variables those use: a ${VAR} not set elsewhere (an auth
+token, a server's env) is ignored. One not set in a service's definition stops
+'up' of that service and is a warning for ls, status and logs.`,
 	}
 	cmd.AddCommand(
 		servicesLsCmd(), servicesStatusCmd(), servicesUpCmd(), servicesDownCmd(),
@@ -41,18 +50,90 @@ while another gateway of the config still runs).
 	return cmd
 }
 
-// serviceManager builds the manager of --config's services.
-func serviceManager(cmd *cobra.Command) (*services.Manager, error) {
-	cfg, err := loadConfig(cmd)
+// servicesUse is what a services command does with the definitions.
+type servicesUse int
+
+const (
+	useNames servicesUse = iota // down, rm, prune: finds containers by name and label
+	useShow                     // ls, status, logs: shows the definitions
+	useStart                    // up: starts the services named and their dependencies
+)
+
+// serviceManager builds the manager of --config's services for a command
+// that uses them as use says, on the services named (all when none).
+func serviceManager(cmd *cobra.Command, use servicesUse, names []string) (*services.Manager, error) {
+	cfg, err := loadServicesConfig(cmd)
 	if err != nil {
 		return nil, err
 	}
 	if len(cfg.Services) == 0 {
 		return nil, fmt.Errorf("%s declares no services; add a services: section (see docs/SERVICES.md)", cfg.Source)
 	}
+	return newDetachedManager(cmd, cfg, use, names)
+}
+
+// loadServicesConfig reads --config for the services commands: a ${VAR}
+// not set outside what they read is ignored, and one in a service's
+// definition is the service's Problem (config.ParseForServices).
+func loadServicesConfig(cmd *cobra.Command) (*config.Config, error) {
+	if path, _ := cmd.Flags().GetString("config"); path != "" {
+		return config.LoadForServices(path)
+	}
+	return loadConfig(cmd)
+}
+
+// newDetachedManager builds cfg's manager, after refusing to start (use
+// useStart) a service whose definition has a ${VAR} that is not set, or
+// warning about one the command shows (useShow).
+func newDetachedManager(cmd *cobra.Command, cfg *config.Config, use servicesUse, names []string) (*services.Manager, error) {
+	var refused, problems []error
+	start := servicesToStart(cfg, names)
+	for _, name := range slices.Sorted(maps.Keys(cfg.Services)) {
+		p := cfg.Services[name].Problem
+		if p == nil {
+			continue
+		}
+		problems = append(problems, fmt.Errorf("service %s: %w", name, p))
+		switch {
+		case use == useStart && start[name]:
+			refused = append(refused, fmt.Errorf("cannot start service %s: %w", name, p))
+		case use != useNames:
+			fmt.Fprintf(cmd.ErrOrStderr(), "warning: service %s: %v; `services up %s` needs it\n", name, p, name)
+		}
+	}
+	if len(refused) > 0 {
+		return nil, errors.Join(refused...)
+	}
 	// Detached: what `services up` starts runs until `services down`, not
 	// only while this command does.
-	return gateway.NewServiceManager(cfg, gateway.ServiceOptions{Logger: newLogger(cmd, os.Stderr), Detach: true})
+	m, err := gateway.NewServiceManager(cfg, gateway.ServiceOptions{Logger: newLogger(cmd, os.Stderr), Detach: true})
+	if err != nil && len(problems) > 0 {
+		// A field left empty by an unset variable (an image) may be why.
+		return nil, errors.Join(append(problems, err)...)
+	}
+	return m, err
+}
+
+// servicesToStart returns the services `up` of names starts: those and
+// their dependencies, or every service when names is empty.
+func servicesToStart(cfg *config.Config, names []string) map[string]bool {
+	if len(names) == 0 {
+		names = slices.Collect(maps.Keys(cfg.Services))
+	}
+	out := map[string]bool{}
+	for len(names) > 0 {
+		name := names[len(names)-1]
+		names = names[:len(names)-1]
+		s, ok := cfg.Services[name]
+		if !ok || out[name] {
+			continue
+		}
+		out[name] = true
+		for dep := range s.DependsOn {
+			names = append(names, dep)
+		}
+	}
+	return out
 }
 
 func servicesLsCmd() *cobra.Command {
@@ -62,7 +143,7 @@ func servicesLsCmd() *cobra.Command {
 		Short: "List the services with their state, policy and ports",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			m, err := serviceManager(cmd)
+			m, err := serviceManager(cmd, useShow, nil)
 			if err != nil {
 				return err
 			}
@@ -87,7 +168,7 @@ func servicesStatusCmd() *cobra.Command {
 		Use:   "status [NAME...]",
 		Short: "Show services in detail: container, health and its last check, ports, the variables users get",
 		RunE: func(cmd *cobra.Command, names []string) error {
-			m, err := serviceManager(cmd)
+			m, err := serviceManager(cmd, useShow, names)
 			if err != nil {
 				return err
 			}
@@ -115,7 +196,7 @@ func servicesUpCmd() *cobra.Command {
 until they are healthy. Images are pulled, or built from build: contexts, when
 missing (--build builds again). On a terminal, stderr shows a progress bar.`,
 		RunE: func(cmd *cobra.Command, names []string) error {
-			m, err := serviceManager(cmd)
+			m, err := serviceManager(cmd, useStart, names)
 			if err != nil {
 				return err
 			}
@@ -142,7 +223,7 @@ func servicesDownCmd() *cobra.Command {
 		Use:   "down [NAME...]",
 		Short: "Stop and remove services' containers (all by default); volumes are kept",
 		RunE: func(cmd *cobra.Command, names []string) error {
-			m, err := serviceManager(cmd)
+			m, err := serviceManager(cmd, useNames, names)
 			if err != nil {
 				return err
 			}
@@ -163,7 +244,7 @@ func servicesLogsCmd() *cobra.Command {
 		Short: "Print a service's output (-f to follow)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			m, err := serviceManager(cmd)
+			m, err := serviceManager(cmd, useShow, args)
 			if err != nil {
 				return err
 			}
@@ -183,7 +264,7 @@ func servicesRmCmd() *cobra.Command {
 		Short: "Remove services' containers AND their named volumes (their data)",
 		Args:  cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, names []string) error {
-			m, err := serviceManager(cmd)
+			m, err := serviceManager(cmd, useNames, names)
 			if err != nil {
 				return err
 			}
@@ -214,11 +295,11 @@ images skillgate built that a later build left untagged. Containers, volumes,
 networks and images you made yourself are never touched.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg, err := loadConfig(cmd)
+			cfg, err := loadServicesConfig(cmd)
 			if err != nil {
 				return err
 			}
-			m, err := gateway.NewServiceManager(cfg, gateway.ServiceOptions{Logger: newLogger(cmd, os.Stderr), Detach: true})
+			m, err := newDetachedManager(cmd, cfg, useNames, nil)
 			if err != nil {
 				return err
 			}

@@ -39,6 +39,7 @@ const (
 	modeRun                  // ParseForRun: problems in servers entries fail only their servers
 	modeStdio                // ParseForStdio: and those in HTTP-only settings become Notes
 	modeValidate             // ParseForValidate: as modeCheck, and the config comes back with its errors
+	modeServices             // ParseForServices: those outside services: and docker: are ignored
 )
 
 func load(path string, run mode) (*Config, error) {
@@ -154,17 +155,24 @@ func parse(r io.Reader, name string, lookup func(string) (string, bool), run mod
 			errs = append(errs, d.emptied(e, sc)...)
 		}
 	}
-	if run == modeStdio {
+	hint := ""
+	switch run {
+	case modeRun:
+		hint = varsHint
+	case modeStdio:
 		errs = c.noteHTTPOnly(errs)
+		hint = stdioVarsHint
+	case modeServices:
+		errs = c.forServices(errs)
 	}
-	if (run == modeRun || run == modeStdio) && len(errs) > 0 {
+	if (run == modeRun || run == modeStdio || run == modeServices) && len(errs) > 0 {
 		if broken, rest := c.inServers(errs); len(rest) == 0 {
 			for name, es := range broken {
-				c.Servers[name].Problem = newServerProblem(es)
+				c.Servers[name].Problem = newServerProblem(es, hint)
 			}
 			errs = nil
 		} else {
-			hintUnset(errs)
+			hintUnset(errs, hint)
 		}
 	}
 	if len(errs) > 0 && run == modeValidate {
@@ -220,10 +228,12 @@ func (c *Config) noteHTTPOnly(errs []*Error) []*Error {
 	return rest
 }
 
-// hintUnset adds to the last unset variable of errs, in file order, where
-// the gateway reads variables from: a desktop client starts it with little
-// of the user's environment.
-func hintUnset(errs []*Error) {
+// hintUnset adds hint, where the gateway reads variables from, to the
+// last unset variable of errs in file order.
+func hintUnset(errs []*Error, hint string) {
+	if hint == "" {
+		return
+	}
 	var last *Error
 	for _, e := range errs {
 		if errors.Is(e, ErrUndefinedVariable) && (last == nil ||
@@ -232,13 +242,18 @@ func hintUnset(errs []*Error) {
 		}
 	}
 	if last != nil {
-		last.Msg += " " + varsHint
+		last.Msg += " " + hint
 	}
 }
 
-// varsHint says where the gateway reads ${VAR}s from.
-const varsHint = "(skillgate reads variables from the environment it was started in, " +
-	"where a desktop client passes only the env: of its entry for skillgate; restart skillgate after setting one)"
+// varsHint says where a gateway reads ${VAR}s from; stdioVarsHint says
+// it to one served over stdio, which a desktop client starts with little
+// of the user's environment.
+const (
+	varsHint      = "(skillgate reads variables from the environment it was started in; restart skillgate after setting one)"
+	stdioVarsHint = "(skillgate reads variables from the environment it was started in, " +
+		"where a desktop client passes only the env: of its entry for skillgate; restart skillgate after setting one)"
+)
 
 // inServers splits errs into the problems inside server entries, by
 // server name, and the rest. A field that more than one name could hold
@@ -274,36 +289,37 @@ func (c *Config) serversOf(field string) []string {
 	return out
 }
 
-// serverProblem is a server's Problem: what is wrong in its entry (a
-// ${VAR} that is not set, an unknown key, a bad value or name), in file
-// order.
-type serverProblem []*Error
+// serverProblem is a server's or a service's Problem: what is wrong in
+// its entry (a ${VAR} that is not set, an unknown key, a bad value or
+// name), in file order, and hint, said after an unset variable.
+type serverProblem struct {
+	errs []*Error
+	hint string
+}
 
-func newServerProblem(es []*Error) serverProblem {
+func newServerProblem(es []*Error, hint string) serverProblem {
 	slices.SortFunc(es, func(a, b *Error) int {
 		return cmp.Or(cmp.Compare(a.Pos.Line, b.Pos.Line), cmp.Compare(a.Pos.Col, b.Pos.Col))
 	})
-	return es
+	return serverProblem{errs: es, hint: hint}
 }
 
 func (p serverProblem) Error() string {
-	msgs := make([]string, len(p))
-	for i, e := range p {
+	msgs := make([]string, len(p.errs))
+	for i, e := range p.errs {
 		msgs[i] = e.Error()
 	}
 	msg := strings.Join(msgs, "; ")
-	if errors.Is(p, ErrUndefinedVariable) {
-		// The environment is the gateway's own, which a desktop client
-		// sets from its entry for skillgate, often with little else.
-		msg += " " + varsHint
+	if p.hint != "" && errors.Is(p, ErrUndefinedVariable) {
+		msg += " " + p.hint
 	}
 	return msg
 }
 
 // Unwrap returns the problems, each an *Error.
 func (p serverProblem) Unwrap() []error {
-	out := make([]error, len(p))
-	for i, e := range p {
+	out := make([]error, len(p.errs))
+	for i, e := range p.errs {
 		out[i] = e
 	}
 	return out
@@ -316,12 +332,12 @@ func OnlyUnset(err error) bool {
 	if !ok {
 		return errors.Is(err, ErrUndefinedVariable)
 	}
-	for _, e := range p {
+	for _, e := range p.errs {
 		if !errors.Is(e, ErrUndefinedVariable) {
 			return false
 		}
 	}
-	return len(p) > 0
+	return len(p.errs) > 0
 }
 
 // hides reports whether the validation problem e only echoes a decode

@@ -33,11 +33,19 @@ func TestParseForRun(t *testing.T) {
 	for _, want := range []string{
 		"f.yaml:5:18: servers.github.args[1]: undefined variable ${PKG}",
 		"f.yaml:6:41: servers.github.env.GITHUB_PERSONAL_ACCESS_TOKEN: undefined variable ${GITHUB_TOKEN}; set GITHUB_TOKEN in the environment",
-		"a desktop client passes only the env: of its entry for skillgate",
+		"skillgate reads variables from the environment it was started in; restart skillgate after setting one",
 	} {
 		if !strings.Contains(p.Error(), want) {
 			t.Errorf("github's problem lacks %q:\n%v", want, p)
 		}
+	}
+	// Desktop clients start the gateway over stdio: only there does the hint speak of them.
+	if strings.Contains(p.Error(), "desktop client") {
+		t.Errorf("over HTTP, github's problem speaks of desktop clients:\n%v", p)
+	}
+	if cfg, err := ParseForStdio(strings.NewReader(servers), "f.yaml", nil); err != nil ||
+		!strings.Contains(cfg.Servers["github"].Problem.Error(), "a desktop client passes only the env: of its entry for skillgate") {
+		t.Errorf("ParseForStdio = %v; want github's problem to say what a desktop client passes", err)
 	}
 	if i, j := strings.Index(p.Error(), "${PKG}"), strings.Index(p.Error(), "${GITHUB_TOKEN}"); i > j {
 		t.Errorf("the problems are not in file order: %v", p)

@@ -68,6 +68,10 @@ type Service struct {
 	Privileged bool `yaml:"privileged"`
 	// Pos is where the entry was defined.
 	Pos Pos `yaml:"-"`
+	// Problem, set only by ParseForServices and LoadForServices, is why
+	// the service cannot start: the ${VAR}s not set in its definition,
+	// with file:line.
+	Problem error `yaml:"-" json:"-"`
 }
 
 // Build says how to build a service's image.
