@@ -87,7 +87,7 @@ type Gateway struct {
 
 	// started is closed when Start has given every source a first try;
 	// serving when MCP requests are served: once started is, or
-	// limits.start_wait after Start began (see awaitStart).
+	// limits.start_wait after Start began (frontend.Options.Serving).
 	started, serving         chan struct{}
 	startedOnce, servingOnce sync.Once
 	// clients says that the gateway serves MCP clients (Handler or
@@ -186,6 +186,7 @@ func New(opts Options) (*Gateway, error) {
 		Extensions:   skillsExtensions(cfg),
 		HTTP:         httpAccess(cfg),
 		MaxSessions:  cfg.Limits.MaxSessions,
+		Serving:      g.serving,
 	})
 	return g, nil
 }
@@ -460,12 +461,12 @@ func (g *Gateway) markStarted() {
 	g.markServing()
 }
 
-// markServing lets MCP requests through (awaitStart).
+// markServing lets MCP requests through (frontend.Options.Serving).
 func (g *Gateway) markServing() {
 	g.servingOnce.Do(func() { close(g.serving) })
 }
 
-// isServing reports whether MCP requests are served (awaitStart).
+// isServing reports whether MCP requests are served (frontend.Options.Serving).
 func (g *Gateway) isServing() bool {
 	select {
 	case <-g.serving:
@@ -482,15 +483,6 @@ func (g *Gateway) isStarted() bool {
 		return true
 	default:
 		return false
-	}
-}
-
-// awaitStart waits until MCP requests are served (see startWait), or ctx
-// is done.
-func (g *Gateway) awaitStart(ctx context.Context) {
-	select {
-	case <-g.serving:
-	case <-ctx.Done():
 	}
 }
 
@@ -641,28 +633,17 @@ func (g *Gateway) disclosure() *disclosure.Disclosure { return g.fe.Disclosure()
 // answers at once; /readyz says starting (and not ready) until Start is
 // done, and draining (not ready) once Serve stops; /readyz?min=serving
 // answers 200 while MCP requests are served and Serve is not stopping,
-// whatever the sources' states. An MCP request that comes while Start
-// runs waits for it, at most limits.start_wait after Start began.
+// whatever the sources' states. An MCP request that reads the catalog
+// (tools/list, tools/call, ...) and comes while Start runs waits for it, at
+// most limits.start_wait after Start began; initialize, ping,
+// logging/setLevel and server/discover are answered at once
+// (frontend.Options.Serving).
 func (g *Gateway) Handler() http.Handler {
 	g.clients.Store(true)
 	mux := http.NewServeMux()
-	fe := g.fe.Handler()
-	// While Start runs, a request the access rules refuse is refused at
-	// once, not after the wait (fe checks them again, as always).
-	waitThenServe := g.fe.Guard(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		g.awaitStart(r.Context())
-		fe.ServeHTTP(w, r)
-	}))
-	mcpH := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		select {
-		case <-g.serving:
-			fe.ServeHTTP(w, r)
-		default:
-			waitThenServe.ServeHTTP(w, r)
-		}
-	})
-	mux.Handle("/mcp", mcpH)
-	mux.Handle("/mcp/", mcpH)
+	fe := g.fe.Handler() // it holds requests while Start runs (see above)
+	mux.Handle("/mcp", fe)
+	mux.Handle("/mcp/", fe)
 	mux.Handle("/stats", g.fe.Guard(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		enc := json.NewEncoder(w)
@@ -897,14 +878,14 @@ func (g *Gateway) cutCalls() []string {
 
 // ServeStdio starts the gateway and serves one client over in/out until in
 // closes or ctx is done, then shuts everything down. The client is read
-// from at once; its first request waits for the start as an HTTP one does
-// (see Handler).
+// from at once; its requests wait for the start as HTTP ones do (see
+// Handler).
 func (g *Gateway) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) error {
 	defer g.Close()
 	g.clients.Store(true)
 	_, stopStart := g.startAsync(ctx)
 	defer stopStart()
-	err := g.fe.ServeStdio(ctx, &startGate{r: in, serving: g.serving, done: ctx.Done()}, out)
+	err := g.fe.ServeStdio(ctx, in, out)
 	reason := "the client closed stdin"
 	if ctx.Err() != nil {
 		reason = context.Cause(ctx).Error()
@@ -913,83 +894,6 @@ func (g *Gateway) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) e
 	}
 	g.log.Info("stopping", "reason", reason)
 	return err
-}
-
-// startGate holds the stdio client's first request until the gateway
-// serves MCP requests (serving is closed; see awaitStart) or done is.
-// While it holds it, it reads on: the client closing stdin ends the wait
-// at once (the gateway stops, as on stdin EOF), for a client that gave up
-// and may have started another gateway already.
-type startGate struct {
-	r             io.Reader
-	serving, done <-chan struct{}
-	passed        bool
-	ahead         chan []byte // what was read on while the request waited
-	rest          []byte      // of the chunk being handed out
-	err           error       // the reader's, once ahead is drained
-}
-
-// maxAhead bounds the chunks read on while the first request waits.
-const maxAhead = 64
-
-func (s *startGate) Read(p []byte) (int, error) {
-	if s.passed {
-		return s.readAhead(p)
-	}
-	n, err := s.r.Read(p)
-	if n == 0 || err != nil {
-		return n, err
-	}
-	s.passed = true
-	select {
-	case <-s.serving:
-		return n, nil
-	default:
-	}
-	s.ahead = make(chan []byte, maxAhead)
-	eof := make(chan struct{})
-	go func() {
-		defer close(s.ahead)
-		for {
-			buf := make([]byte, 32<<10)
-			m, err := s.r.Read(buf)
-			if m > 0 {
-				s.ahead <- buf[:m]
-			}
-			if err != nil {
-				s.err = err // read after ahead is closed
-				close(eof)
-				return
-			}
-		}
-	}()
-	select {
-	case <-s.serving:
-		return n, nil
-	case <-s.done:
-		return n, nil
-	case <-eof:
-		// The client closed stdin before the gateway served it: it is gone.
-		return 0, io.EOF
-	}
-}
-
-// readAhead reads what the gate read on while it held the first request,
-// then the reader itself.
-func (s *startGate) readAhead(p []byte) (int, error) {
-	if s.ahead == nil {
-		return s.r.Read(p)
-	}
-	for len(s.rest) == 0 {
-		chunk, ok := <-s.ahead
-		if !ok {
-			return 0, s.err
-		}
-		s.rest = chunk
-	}
-	n := copy(p, s.rest)
-	s.rest = s.rest[n:]
-	return n, nil
 }
 
 // Close unloads every source and kills every executor, each bounded by

@@ -62,6 +62,12 @@ type Options struct {
 	// MaxSessions caps the 2025-11-25-era sessions alive at once; an
 	// initialize past it is refused with 503. Default 10,000.
 	MaxSessions int
+	// Serving, when not nil, is closed once the catalog is to be served:
+	// until then a request that reads it waits (the gateway's start wait,
+	// so that a client's first tools/list is complete), while initialize,
+	// ping, logging/setLevel, server/discover and notifications are
+	// answered at once (startgate.go).
+	Serving <-chan struct{}
 }
 
 // Server is the gateway's MCP front end.
@@ -133,6 +139,8 @@ func New(router Router, opts Options) *Server {
 	s.SetAccess(opts.HTTP)
 	s.modernMeta = s.serverInfoMeta()
 	hooks := &server.Hooks{}
+	// First: a subscription reads the catalog too.
+	hooks.AddOnRequestInitialization(s.holdWhileStarting)
 	hooks.AddOnRequestInitialization(s.onRequest)
 	hooks.AddOnRegisterSession(func(_ context.Context, cs server.ClientSession) {
 		s.clients.Store(cs.SessionID(), cs)

@@ -237,6 +237,9 @@ func (g *guard) servePost(w http.ResponseWriter, r *http.Request, profile, sessI
 		refuse(w, req.ID, e, paramsStatus(modern))
 		return
 	}
+	if hasValue(req.ID) && !g.s.awaitServing(r.Context(), req.Method, nil) {
+		return // the client went away while the gateway started
+	}
 	dreq := disclosure.Request{Profile: profile}
 	if sessID != "" && !modern {
 		dreq.Session = sessID

@@ -53,9 +53,10 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 		cancel(fmt.Errorf("%w: %w", ErrStdoutClosed, err))
 	}}
 	ctx = context.WithValue(ctx, stdioOutKey{}, ow)
-	methods := &stdioMethods{sr: sr, ctx: ctx, ow: ow}
+	methods := &stdioMethods{sr: sr, ctx: ctx, ow: ow, gone: make(chan struct{})}
 	iw := &inWatcher{sr: sr, r: bufio.NewReaderSize(in, 64<<10), methods: methods, ow: ow}
 	defer methods.wg.Wait()
+	defer close(methods.gone) // first: a method waiting for the start ends
 	err := st.Listen(ctx, iw, ow)
 	if cause := context.Cause(ctx); errors.Is(cause, ErrStdoutClosed) {
 		return cause
@@ -253,7 +254,7 @@ func (iw *inWatcher) see(line []byte) []byte {
 	switch {
 	case len(m.ID) > 0 && string(m.ID) != "null" && m.Method != "":
 		if meth, ok := iw.sr.s.opts.Methods[m.Method]; ok {
-			iw.methods.serve(meth, m.ID, line)
+			iw.methods.serve(meth, m.Method, m.ID, line)
 			return nil
 		}
 		if m.Method == string(mcp.MethodInitialize) {
@@ -425,14 +426,16 @@ func (c stdioCall) CallTool(context.Context, string, json.RawMessage) (json.RawM
 // stdioMethods runs extension methods for the stdio front end, each on its
 // own goroutine, and waits for them when the client goes.
 type stdioMethods struct {
-	sr  *stdioRequests
-	ctx context.Context
-	ow  *outWriter
-	wg  sync.WaitGroup
+	sr   *stdioRequests
+	ctx  context.Context
+	ow   *outWriter
+	wg   sync.WaitGroup
+	gone chan struct{} // closed when the client went: no waiting for the start
 }
 
-// serve runs m for the request with id in body. The client may cancel it.
-func (sm *stdioMethods) serve(m Method, id, body []byte) {
+// serve runs m, the method named method, for the request with id in body.
+// The client may cancel it.
+func (sm *stdioMethods) serve(m Method, method string, id, body []byte) {
 	ctx, cancel := context.WithCancel(sm.ctx)
 	key := idKey(id)
 	sm.sr.mu.Lock()
@@ -442,6 +445,10 @@ func (sm *stdioMethods) serve(m Method, id, body []byte) {
 	go func() {
 		defer sm.wg.Done()
 		defer cancel()
+		if !sm.sr.s.awaitServing(ctx, method, sm.gone) {
+			sm.sr.done(key)
+			return // cancelled, or the client went while the gateway started
+		}
 		raw, err := m(ctx, requestParams(body), stdioCall{sm.ow})
 		if req := sm.sr.done(key); req == nil || !req.cancelled {
 			_ = sm.ow.writeLine(answer(id, raw, err))
