@@ -736,7 +736,7 @@ func (g *Gateway) Serve(ctx context.Context, ln net.Listener) error {
 	srv.RegisterOnShutdown(g.fe.EndStreams)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
-	g.log.Info("serving MCP", "url", "http://"+ln.Addr().String()+"/mcp")
+	g.log.Info("serving MCP", "url", config.ServingURL(ln.Addr().String()))
 	addr := ln.Addr().String()
 	g.listening.Store(&addr)
 	g.mu.Lock()

@@ -35,16 +35,14 @@ import (
 func newValidateCmd() *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
-		Use:   "validate [FILE]",
+		Use: "validate [FILE]",
+		Example: `  skillgate validate skillgate.yaml
+  skillgate validate -c skillgate.yaml --json
+  generate-config | skillgate validate -     # - reads standard input`,
 		Short: "Check a config file and report every problem with file:line",
 		Long: `Check a config file (FILE, or the one -c names) as the gateway would load it:
 strict keys, types, ${VAR} expansion against the current environment, names,
 bundles, profiles, and every problem at once, each with file:line.
-
-  skillgate validate skillgate.yaml
-  skillgate validate -c skillgate.yaml
-  generate-config | skillgate validate -     # - reads standard input
-  skillgate validate skillgate.yaml --json
 
 Files in plugins.dirs that would not be served (a name taken by a server
 or by the gateway's own tools, a file that is not executable) are reported
@@ -55,9 +53,11 @@ way, also when the config has problems elsewhere. Tool names in pipelines
 are not checked, since that needs the servers running: "skillgate pipeline
 validate --all" checks them.
 
---json prints {"ok": bool, "problems": [...]} on stdout instead, each
-problem with file, line, column, field, message, severity (error or
-warning) and source (config, plugin, skill or pipeline).
+Problems and the summary go to stderr, and nothing to stdout. --json prints
+{"ok", "errors", "warnings", "problems": [...]} on stdout instead, and
+nothing on stderr: each problem with file, line, column, field, message,
+severity (error or warning) and source (config, plugin, tool, skill or
+pipeline), as "pipeline validate" and "skills validate" print them.
 
 Exit status: 0 when the file and its pipelines are valid, 1 otherwise.`,
 		Args: cobra.MaximumNArgs(1),
@@ -77,11 +77,7 @@ Exit status: 0 when the file and its pipelines are valid, 1 otherwise.`,
 				return err
 			}
 			if asJSON {
-				problems := r.problems
-				if problems == nil {
-					problems = []validateProblem{}
-				}
-				if err := printJSON(cmd.OutOrStdout(), map[string]any{"ok": r.errors == 0, "problems": problems}); err != nil {
+				if err := printJSON(cmd.OutOrStdout(), problemEnvelope(r.problems, nil)); err != nil {
 					return err
 				}
 			} else {
@@ -103,7 +99,10 @@ func newImportCmd() *cobra.Command {
 	var merge, project string
 	var write, overwrite, skipExisting bool
 	cmd := &cobra.Command{
-		Use:   "import FILE",
+		Use: "import FILE",
+		Example: `  skillgate import ~/Library/Application\ Support/Claude/claude_desktop_config.json
+  skillgate import .mcp.json --merge skillgate.yaml --write
+  pbpaste | skillgate import -        # - reads standard input`,
 		Short: "Convert a Claude Desktop, Claude Code, Cursor or VS Code MCP config to skillgate YAML",
 		Long: `Read the MCP servers of an existing client config and print them as a
 skillgate.yaml servers block, or merge them into an existing skillgate.yaml
@@ -123,11 +122,7 @@ cwd: its folder, named PROJECT-added (db-app) when the name is taken.
 
 With --merge, a server the file already has as it is stays as it is; one it
 has with another definition merges nothing and fails, unless
---skip-existing keeps the file's or --overwrite replaces it.
-
-  skillgate import ~/Library/Application\ Support/Claude/claude_desktop_config.json
-  skillgate import .mcp.json --merge skillgate.yaml --write
-  pbpaste | skillgate import -        # - reads standard input`,
+--skip-existing keeps the file's or --overwrite replaces it.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if merge == "" && (write || overwrite || skipExisting) {
@@ -347,12 +342,25 @@ func startSilent(cmd *cobra.Command) (*gateway.Gateway, error) {
 }
 
 func newToolsCmd() *cobra.Command {
-	tools := &cobra.Command{Use: "tools", Short: "Inspect the tool catalog"}
+	tools := &cobra.Command{
+		Use:   "tools",
+		Short: "List the tool catalog and manage tool folders' versions",
+		Long: `The tool catalog is every tool the config serves: its servers' tools
+(<server>__<tool>), the script and WebAssembly tools of its tools.dirs, its
+pipelines and skills, and the gateway's own (admin__, pipeline__ ...). "tools
+list" starts the configured servers once and lists them, or asks a running
+gateway with --url. A tool folder keeps a version on every update, delete
+and rollback: "tools versions" lists them, "tools rollback" makes one live
+again and "tools delete" removes the folder, keeping it as a version.`,
+	}
 	var asJSON, tokens bool
 	var rem remote
 	list := &cobra.Command{
 		Use:   "list",
 		Short: "List every tool the config serves, with its source and original name",
+		Example: `  skillgate tools list
+  skillgate tools list -c skillgate.yaml --json
+  skillgate tools list --url http://127.0.0.1:8811 --tokens`,
 		Long: `Start the configured servers, list the catalog and stop them again.
 Names longer than 64 characters or with characters LLM APIs refuse are
 shortened; the ORIGINAL column shows what the server calls the tool.
@@ -368,9 +376,7 @@ tool's whole description (find_tools gives its first sentence), and
 original (the name the source gives it) when run from the config, which
 also prints "conflicts" (kind, name, winner, loser, policy, resolution,
 ...) and "sources" (as servers --json). Servers that are not ready are
-told of on stderr, after the list.
-
-  skillgate tools list --url http://127.0.0.1:8811`,
+told of on stderr, after the list.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if rem.url != "" {
@@ -604,16 +610,21 @@ func callOn(cmd *cobra.Command, r *gateway.Remote, tool string, args any) (*remo
 	return &out, res, nil
 }
 
-// printNotReady tells of each server of gw that is not ready, one line
-// each, with what went wrong.
+// printNotReady tells of each source of gw that is not ready (a server,
+// plugin, tool folder ..., named by its kind), one line each, with what
+// went wrong.
 func printNotReady(w io.Writer, st []gateway.SourceStatus) {
 	for _, s := range st {
 		if s.State == "ready" {
 			continue
 		}
-		line := fmt.Sprintf("server %s is %s", s.Name, s.State)
+		who := sourceKind(s) + " " + s.Name
+		if sourceKind(s) == s.Name {
+			who = s.Name // the config's pipelines
+		}
+		line := fmt.Sprintf("%s is %s", who, s.State)
 		if s.State == "failed" {
-			line = fmt.Sprintf("server %s failed", s.Name)
+			line = who + " failed"
 		}
 		if e := lastError(s); e != "" {
 			line += ": " + oneline.Clean(e)
@@ -624,16 +635,44 @@ func printNotReady(w io.Writer, st []gateway.SourceStatus) {
 
 // lastError is s's last error without the `source "NAME": ` that the mcp
 // executor writes in front of the cause: where it is shown, the server is
-// named already.
+// named already. The same words further in are part of the cause and
+// stay.
 func lastError(s gateway.SourceStatus) string {
-	return strings.ReplaceAll(s.LastError, fmt.Sprintf("source %q: ", s.Name), "")
+	return strings.TrimPrefix(s.LastError, fmt.Sprintf("source %q: ", s.Name))
+}
+
+// sourceKind names what the source s is, for messages: a server, a
+// plugin, a tool folder, a skill's tool folder or pipelines, the config's
+// pipelines or the gateway's own tools. Source IDs carry their kind
+// (tool:NAME, skill-tool:SKILL/NAME ...), as the gateway names them.
+func sourceKind(s gateway.SourceStatus) string {
+	switch {
+	case s.Executor == "mcp":
+		return "server"
+	case strings.HasPrefix(s.Name, "tool:"):
+		return "tool folder"
+	case strings.HasPrefix(s.Name, "skill-tool:"):
+		return "skill tool folder"
+	case strings.HasPrefix(s.Name, "skill-pipelines:"):
+		return "skill pipelines"
+	case s.Name == "pipelines" && s.Executor == "pipelines":
+		return "pipelines"
+	case s.Executor == "gateway":
+		return "gateway tools"
+	case s.Executor == s.Name, strings.HasPrefix(s.Name, "plugin:"):
+		return "plugin"
+	}
+	return "source"
 }
 
 func newProfilesCmd() *cobra.Command {
 	var asJSON bool
 	var rem remote
 	cmd := &cobra.Command{
-		Use:   "profiles",
+		Use: "profiles",
+		Example: `  skillgate profiles
+  skillgate profiles -c skillgate.yaml --json
+  skillgate profiles --url http://127.0.0.1:8811`,
 		Short: "List the endpoints (/mcp and each profile) with their tool counts and token cost",
 		Long: `Start the configured servers, measure every endpoint's tools/list and stop
 them again. LISTED is what a new client sees before it activates anything
@@ -720,13 +759,13 @@ func newCallCmd() *cobra.Command {
 	var in toolArgs
 	var rem remote
 	cmd := &cobra.Command{
-		Use:   "call TOOL",
+		Use: "call TOOL",
+		Example: `  skillgate call everything__echo --arg message=hi
+  skillgate call everything__echo --arg message=hi -c skillgate.yaml
+  skillgate call everything__get-sum --json '{"a":1,"b":2}' --url http://127.0.0.1:8811`,
 		Short: "Call a tool, from the config or on a running gateway (--url)",
 		Long: `Call one tool and print its result as JSON on stdout. Progress and log
 messages go to stderr.
-
-  skillgate call everything__echo --arg message=hi -c skillgate.yaml
-  skillgate call everything__get-sum --json '{"a":1,"b":2}' --url http://127.0.0.1:8811
 
 --arg values are parsed as JSON when they parse (numbers, true, objects),
 and taken as strings otherwise, or when the tool's inputSchema says the
@@ -879,7 +918,10 @@ func newServersCmd() *cobra.Command {
 	var rem remote
 	var asJSON, wide bool
 	cmd := &cobra.Command{
-		Use:   "servers",
+		Use: "servers",
+		Example: `  skillgate servers
+  skillgate servers -c skillgate.yaml --wide
+  skillgate servers --url http://127.0.0.1:8811 --json`,
 		Short: "Show each server's state, pid, restarts and last error",
 		Long: `Show the state of every server, then of the executor plugin processes
 that run them (pid, protocol, whether calls ride the side channel or the

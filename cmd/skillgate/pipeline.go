@@ -45,21 +45,11 @@ built-in default has only examples/pipelines, from the repository root:
 	return cmd
 }
 
-// problemJSON is one load problem in --json output.
-type problemJSON struct {
-	File  string `json:"file,omitempty"`
-	Line  int    `json:"line,omitempty"`
-	Col   int    `json:"col,omitempty"`
-	Field string `json:"field,omitempty"`
-	Expr  string `json:"expr,omitempty"`
-	Msg   string `json:"message"`
-	Text  string `json:"text"`
-}
-
-func problemsJSON(ps []*pipelines.Error) []problemJSON {
-	out := make([]problemJSON, 0, len(ps))
+// problemsJSON is ps as --json prints them.
+func problemsJSON(ps []*pipelines.Error) []validateProblem {
+	out := make([]validateProblem, 0, len(ps))
 	for _, p := range ps {
-		out = append(out, problemJSON{File: p.Pos.File, Line: p.Pos.Line, Col: p.Pos.Col, Field: p.Field, Expr: p.Expr, Msg: p.Msg, Text: p.Error()})
+		out = append(out, pipelineProblemOf(p))
 	}
 	return out
 }
@@ -177,7 +167,10 @@ func findPipeline(list []*pipelines.Pipeline, problems []*pipelines.Error, name 
 func newPipelineValidateCmd() *cobra.Command {
 	var all, noTools, asJSON bool
 	cmd := &cobra.Command{
-		Use:   "validate [FILE...] | --all",
+		Use: "validate [FILE...] | --all",
+		Example: `  skillgate pipeline validate --all -c skillgate.yaml
+  skillgate pipeline validate --no-tools pipelines/echo_fanout.yaml
+  skillgate pipeline validate --all -c skillgate.yaml --json`,
 		Short: "Check pipeline files and report every problem with file:line:col",
 		Long: `Compile pipeline files (or, with --all, every pipeline of the config) and
 report every problem at once: YAML, unknown keys, expression syntax and
@@ -191,6 +184,12 @@ argument the schema does not list, or a required one the step does not
 set, is a warning ("FILE:LINE:COL: warning: ..."), since the server owns
 the schema and the gateway serves the pipeline anyway. The files'
 pipelines may call each other and the config's pipelines.
+
+Problems, warnings and the pipelines that compile go to stderr, and nothing
+to stdout. --json prints {"ok", "errors", "warnings", "problems": [...],
+"pipelines": [...]} on stdout instead, and nothing on stderr: each problem
+(errors and warnings) with file, line, column, field, message, severity and
+source, as "skillgate validate" prints them.
 
 Exit status: 0 when everything compiles (with warnings or not), 1 when
 there are problems.`,
@@ -251,8 +250,8 @@ there are problems.`,
 				warnings = append(warnings, p.Warnings...)
 			}
 			if asJSON {
-				if err := printJSON(cmd.OutOrStdout(), map[string]any{"pipelines": pipelinesJSON(list), "problems": problemsJSON(problems),
-					"warnings": problemsJSON(warnings)}); err != nil {
+				if err := printJSON(cmd.OutOrStdout(), problemEnvelope(problemsJSON(append(problems, warnings...)),
+					map[string]any{"pipelines": pipelinesJSON(list)})); err != nil {
 					return err
 				}
 			} else {
@@ -281,7 +280,7 @@ there are problems.`,
 	}
 	cmd.Flags().BoolVar(&all, "all", false, "validate every pipeline of the config (pipelines.dirs and pipelines.inline)")
 	cmd.Flags().BoolVar(&noTools, "no-tools", false, "do not check tool names (starts no server)")
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print the pipelines and problems as JSON on stdout")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the pipelines and every problem as JSON on stdout")
 	return cmd
 }
 
@@ -397,7 +396,9 @@ func duplicateNames(list []*pipelines.Pipeline, problems []*pipelines.Error, ser
 func newPipelineListCmd() *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
-		Use:   "list",
+		Use: "list",
+		Example: `  skillgate pipeline list -c skillgate.yaml
+  skillgate pipeline list -c skillgate.yaml --json`,
 		Short: "List the config's pipelines with their tool names and files",
 		Long: `List the config's pipelines without starting anything (tool names are not
 checked; "pipeline validate --all" does). Problems go to stderr.`,
@@ -429,7 +430,9 @@ checked; "pipeline validate --all" does). Problems go to stderr.`,
 func newPipelineGraphCmd() *cobra.Command {
 	var mermaid, asJSON bool
 	cmd := &cobra.Command{
-		Use:   "graph NAME",
+		Use: "graph NAME",
+		Example: `  skillgate pipeline graph echo_fanout -c skillgate.yaml
+  skillgate pipeline graph echo_fanout -c skillgate.yaml --mermaid`,
 		Short: "Print a pipeline's step graph: stages of steps that run in parallel, or Mermaid",
 		Long: `Print the steps of pipeline NAME as stages: the steps of one stage may run
 in parallel, each after the steps it waits for. --mermaid prints a Mermaid
@@ -483,14 +486,14 @@ func newPipelineRunCmd() *cobra.Command {
 	var in toolArgs
 	var dryRun bool
 	cmd := &cobra.Command{
-		Use:   "run NAME",
+		Use: "run NAME",
+		Example: `  skillgate pipeline run echo_fanout -c skillgate.yaml --json '{"messages":["a","b"]}'
+  skillgate pipeline run city_weather -c skillgate.yaml --arg city=Chicago
+  skillgate pipeline run echo_fanout -c skillgate.yaml --arg messages='["a"]' --dry-run`,
 		Short: "Run a pipeline against the config's servers, with per-step progress on stderr",
 		Long: `Start the configured servers, run pipeline NAME once and print its result
 (an MCP CallToolResult) as JSON on stdout. Each step's progress goes to
 stderr as it happens, then the run's step timings.
-
-  skillgate pipeline run echo_fanout --json '{"messages":["a","b"]}'
-  skillgate pipeline run city_weather --arg city=Chicago
 
 --arg values are parsed as JSON when they parse (numbers, true, lists),
 and taken as strings otherwise. --dry-run starts nothing: it prints the
@@ -608,14 +611,14 @@ func newPipelineRunsCmd() *cobra.Command {
 	var limit int
 	var asJSON bool
 	cmd := &cobra.Command{
-		Use:   "runs [RUN_ID] --url URL",
+		Use: "runs [RUN_ID] --url URL",
+		Example: `  skillgate pipeline runs --url http://127.0.0.1:8811/mcp
+  skillgate pipeline runs --url http://127.0.0.1:8811/mcp --pipeline echo_fanout --limit 5
+  skillgate pipeline runs 3f2a9c0d1e4b5a69 --url http://127.0.0.1:8811/mcp`,
 		Short: "Show the recent runs of a running gateway, or one run's step timings",
 		Long: `Ask a running gateway (its pipeline__runs tool) for its latest pipeline
 runs, newest first, or for one run by id (failed results name their run):
-each step's status, duration, attempts and error.
-
-  skillgate pipeline runs --url http://127.0.0.1:8811/mcp
-  skillgate pipeline runs 3f2a9c0d1e4b5a69 --url http://127.0.0.1:8811/mcp`,
+each step's status, duration, attempts and error.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if rem.url == "" {

@@ -42,10 +42,13 @@ pipelines: {dirs: [./p]}
 	}
 	out, _, code := runBin(t, bin, "pipeline", "validate", "-c", cfg, "--all", "--json")
 	var got struct {
-		Warnings []problemJSON `json:"warnings"`
+		OK       bool              `json:"ok"`
+		Warnings int               `json:"warnings"`
+		Problems []validateProblem `json:"problems"`
 	}
-	if err := json.Unmarshal([]byte(out), &got); err != nil || code != 0 || len(got.Warnings) != 2 {
-		t.Errorf("validate --json: exit %d, %v, warnings %+v\n%s", code, err, got.Warnings, out)
+	if err := json.Unmarshal([]byte(out), &got); err != nil || code != 0 || !got.OK || got.Warnings != 2 || len(got.Problems) != 2 ||
+		got.Problems[0].Severity != "warning" || got.Problems[0].Column != 43 {
+		t.Errorf("validate --json: exit %d, %v, %+v\n%s", code, err, got, out)
 	}
 	// Without the servers, arguments are not checked.
 	if _, stderr, code := runBin(t, bin, "pipeline", "validate", "-c", cfg, "--all", "--no-tools"); code != 0 || strings.Contains(stderr, "warning") {

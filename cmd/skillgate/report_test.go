@@ -53,8 +53,8 @@ tools: {dirs: [./tools]}
 		lines := strings.Split(strings.TrimSpace(got), "\n")
 		if len(lines) != 2 ||
 			!strings.HasPrefix(lines[0], `server broken failed: `) || !strings.Contains(lines[0], "cannot open the database") ||
-			!strings.HasPrefix(lines[1], "server tool:broken_tool is invalid: ") || !strings.Contains(lines[1], "tool.yaml:5:7: invalid YAML") {
-			t.Errorf("%v: stderr is not one line per server:\n%s", args, got)
+			!strings.HasPrefix(lines[1], "tool folder tool:broken_tool is invalid: ") || !strings.Contains(lines[1], "tool.yaml:5:7: invalid YAML") {
+			t.Errorf("%v: stderr is not one line per source, named by its kind:\n%s", args, got)
 		}
 	}
 	// Asked for, the log has the failures too.

@@ -284,7 +284,9 @@ func envOr(name, def string) string {
 func newVersionCmd() *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
-		Use:   "version",
+		Use: "version",
+		Example: `  skillgate version
+  skillgate version --json`,
 		Short: "Print the version, the commit it was built from and the executor protocols",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {

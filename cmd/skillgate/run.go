@@ -25,7 +25,10 @@ func newRunCmd() *cobra.Command {
 	var stdio bool
 	var listen, profile string
 	cmd := &cobra.Command{
-		Use:   "run",
+		Use: "run",
+		Example: `  skillgate run
+  skillgate run -c skillgate.yaml --listen 127.0.0.1:9000
+  skillgate run --stdio -c /path/to/skillgate.yaml`,
 		Short: "Run the gateway (HTTP on 127.0.0.1:8811 by default, or stdio)",
 		Long: fmt.Sprintf(`Run the gateway until interrupted.
 
@@ -67,7 +70,7 @@ Environment:
 			load := func() (*config.Config, error) {
 				cfg, err := loadConfig(cmd)
 				if err == nil && listen != "" {
-					cfg.Listen.HTTP = listen
+					cfg.SetListen(listen, "--listen")
 				}
 				return cfg, err
 			}

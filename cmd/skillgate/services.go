@@ -139,7 +139,9 @@ func servicesToStart(cfg *config.Config, names []string) map[string]bool {
 func servicesLsCmd() *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
-		Use:   "ls",
+		Use: "ls",
+		Example: `  skillgate services ls -c examples/services/skillgate.yaml
+  skillgate services ls -c skillgate.yaml --json`,
 		Short: "List the services with their state, policy and ports",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -165,7 +167,9 @@ func servicesLsCmd() *cobra.Command {
 func servicesStatusCmd() *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
-		Use:   "status [NAME...]",
+		Use: "status [NAME...]",
+		Example: `  skillgate services status -c examples/services/skillgate.yaml
+  skillgate services status kv -c examples/services/skillgate.yaml --json`,
 		Short: "Show services in detail: container, health and its last check, ports, the variables users get",
 		RunE: func(cmd *cobra.Command, names []string) error {
 			m, err := serviceManager(cmd, useShow, names)
@@ -190,7 +194,9 @@ func servicesStatusCmd() *cobra.Command {
 func servicesUpCmd() *cobra.Command {
 	var build bool
 	cmd := &cobra.Command{
-		Use:   "up [NAME...]",
+		Use: "up [NAME...]",
+		Example: `  skillgate services up -c examples/services/skillgate.yaml
+  skillgate services up kv -c examples/services/skillgate.yaml`,
 		Short: "Start services (all by default) with their dependencies and wait until healthy",
 		Long: `Start services with their dependencies, whatever their policy, and wait
 until they are healthy. Images are pulled, or built from build: contexts, when
@@ -220,7 +226,9 @@ missing (--build builds again). On a terminal, stderr shows a progress bar.`,
 
 func servicesDownCmd() *cobra.Command {
 	return &cobra.Command{
-		Use:   "down [NAME...]",
+		Use: "down [NAME...]",
+		Example: `  skillgate services down -c examples/services/skillgate.yaml
+  skillgate services down kv -c examples/services/skillgate.yaml`,
 		Short: "Stop and remove services' containers (all by default); volumes are kept",
 		RunE: func(cmd *cobra.Command, names []string) error {
 			m, err := serviceManager(cmd, useNames, names)
@@ -240,7 +248,9 @@ func servicesLogsCmd() *cobra.Command {
 	var follow bool
 	var tail int
 	cmd := &cobra.Command{
-		Use:   "logs NAME",
+		Use: "logs NAME",
+		Example: `  skillgate services logs kv -c examples/services/skillgate.yaml
+  skillgate services logs kv -f -c examples/services/skillgate.yaml`,
 		Short: "Print a service's output (-f to follow)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -260,9 +270,10 @@ func servicesLogsCmd() *cobra.Command {
 
 func servicesRmCmd() *cobra.Command {
 	return &cobra.Command{
-		Use:   "rm NAME...",
-		Short: "Remove services' containers AND their named volumes (their data)",
-		Args:  cobra.MinimumNArgs(1),
+		Use:     "rm NAME...",
+		Example: `  skillgate services rm kv -c examples/services/skillgate.yaml`,
+		Short:   "Remove services' containers AND their named volumes (their data)",
+		Args:    cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, names []string) error {
 			m, err := serviceManager(cmd, useNames, names)
 			if err != nil {
@@ -285,8 +296,9 @@ func servicesPruneCmd() *cobra.Command {
 	var opts services.PruneOptions
 	var asJSON bool
 	cmd := &cobra.Command{
-		Use:   "prune",
-		Short: "Remove skillgate's leftovers: only objects carrying its labels",
+		Use:     "prune",
+		Example: `  skillgate services prune -c examples/services/skillgate.yaml`,
+		Short:   "Remove skillgate's leftovers: only objects carrying its labels",
 		Long: `Remove what skillgate left behind, and only objects carrying its labels:
 stopped containers, containers of services no longer declared, volumes of
 services no longer declared that no container uses (--volumes: every unused

@@ -111,7 +111,10 @@ func lookupSkill(lib *skills.Library, name string) (*skills.Skill, error) {
 
 func newSkillsLsCmd() *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "ls [query]",
+		Use: "ls [query]",
+		Example: `  skillgate skills ls
+  skillgate skills ls csv --dir examples/skills
+  skillgate skills ls --tag data --json`,
 		Short: "List the skills (best match first with a query)",
 		Args:  cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -179,7 +182,9 @@ func writeSkillsJSON(w io.Writer, v any) error {
 
 func newSkillsShowCmd() *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "show SKILL",
+		Use: "show SKILL",
+		Example: `  skillgate skills show csv-insights --dir examples/skills
+  skillgate skills show csv-insights --section "Read the profile"`,
 		Short: "Print a skill's instructions (or one section) and what it brings",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -229,7 +234,9 @@ func newSkillsShowCmd() *cobra.Command {
 
 func newSkillsRunCmd() *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "run SKILL SCRIPT [--] [ARGS...]",
+		Use: "run SKILL SCRIPT [--] [ARGS...]",
+		Example: `  skillgate skills run csv-insights profile.py data.csv --top 5
+  skillgate skills run --dir examples/skills csv-insights profile.py data.csv`,
 		Short: "Run a skill's script (with its policy and hooks) and print its output",
 		Long: `Runs a script of the skill as the gateway would (a name under scripts/, such
 as profile.py, or a path in the skill's folder, such as
@@ -240,9 +247,7 @@ it). The script runs in the skill's folder, so an argument naming a file
 that exists relative to your working folder is passed as its absolute path.
 Flags of this command come before SKILL; everything after SCRIPT goes to the
 script, flags included; a -- right after SCRIPT is dropped (write -- -- to
-pass one):
-
-  skillgate skills run csv-insights profile.py data.csv --top 5`,
+pass one).`,
 		Args: cobra.MinimumNArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ex, ok := builtin.New("script", newLogger(cmd, os.Stderr))
@@ -316,14 +321,24 @@ func scriptArgs(in []string) []string {
 
 func newSkillsValidateCmd() *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "validate [DIR...]",
+		Use: "validate [DIR...]",
+		Example: `  skillgate skills validate
+  skillgate skills validate examples/skills
+  skillgate skills validate examples/skills --json`,
 		Short: "Check skills: frontmatter, script policies, tool folders, pipelines, requires",
 		Long: `Checks skills as the gateway serves them: SKILL.md frontmatter, script
 policies naming files, each tool folder's tool.yaml, each pipelines/ file
 (compiled, with the skill's own tools known), reserved and clashing names,
 and requires. A DIR is a skills folder or one skill's folder; without one,
 the config's skills are checked, requires against its servers and services.
-It exits non-zero when there are errors; warnings do not fail it.`,
+
+Problems and the summary go to stderr, and nothing to stdout. --json prints
+{"ok", "errors", "warnings", "problems": [...], "skills": [...]} on stdout
+instead, and nothing on stderr: each problem with file, line, column, field,
+message, severity and source, as "skillgate validate" prints them.
+
+Exit status: 0 when there are no errors (warnings do not fail it), 1 when
+there are.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) > 0 {
 				_ = cmd.Flags().Set("dir", strings.Join(args, ","))
@@ -341,6 +356,7 @@ It exits non-zero when there are errors; warnings do not fail it.`,
 				probs = append(probs, skills.Problem{Path: strings.Join(dirs, ", "),
 					Msg: "no skills found; a skill is a folder with a SKILL.md: give a folder of skills (DIR/<skill>/SKILL.md) or one skill's folder"})
 			}
+			problems := make([]validateProblem, 0, len(probs))
 			errs, warns := 0, 0
 			for _, p := range probs {
 				if p.Warning {
@@ -348,28 +364,30 @@ It exits non-zero when there are errors; warnings do not fail it.`,
 				} else {
 					errs++
 				}
+				problems = append(problems, skillProblemOf(p, "skill"))
 			}
 			if asJSON, _ := cmd.Flags().GetBool("json"); asJSON {
 				ids := []string{}
 				for _, sk := range snap.Skills() {
 					ids = append(ids, sk.ID)
 				}
-				if err := writeSkillsJSON(cmd.OutOrStdout(), map[string]any{"skills": ids, "problems": orEmpty(probs), "errors": errs, "warnings": warns}); err != nil {
+				if err := printJSON(cmd.OutOrStdout(), problemEnvelope(problems, map[string]any{"skills": ids})); err != nil {
 					return err
 				}
 			} else {
+				w := cmd.ErrOrStderr()
 				for _, p := range probs {
-					fmt.Fprintln(cmd.OutOrStdout(), p)
+					fmt.Fprintln(w, p)
 				}
-				fmt.Fprintf(cmd.OutOrStdout(), "%s, %s, %s\n", counted(len(snap.Skills()), "skill"), counted(errs, "error"), counted(warns, "warning"))
+				fmt.Fprintf(w, "%s, %s, %s\n", counted(len(snap.Skills()), "skill"), counted(errs, "error"), counted(warns, "warning"))
 			}
 			if errs > 0 {
-				return fmt.Errorf("%s in the skills", counted(errs, "error"))
+				return exitError(1) // the problems and their count are told
 			}
 			return nil
 		},
 	}
-	cmd.Flags().Bool("json", false, "print JSON: the skills and every problem")
+	cmd.Flags().Bool("json", false, "print the skills and every problem as JSON on stdout")
 	return cmd
 }
 

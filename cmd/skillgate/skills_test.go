@@ -25,13 +25,13 @@ func TestSkillsCLI(t *testing.T) {
 	if err != nil || !strings.Contains(strings.Split(out, "\n")[1], "csv-insights") {
 		t.Errorf("ls: %v\n%s", err, out)
 	}
-	if out, _, err = runCLI(t, "skills", "validate", ex); err != nil || !strings.Contains(out, "5 skills, 0 errors") {
+	if _, out, err = runCLI(t, "skills", "validate", ex); err != nil || !strings.Contains(out, "5 skills, 0 errors") {
 		t.Errorf("validate: %v\n%s", err, out)
 	}
 	bad := t.TempDir()
 	os.MkdirAll(filepath.Join(bad, "x"), 0o755)
 	os.WriteFile(filepath.Join(bad, "x/SKILL.md"), []byte("---\nname: x\n---\n"), 0o644)
-	if out, _, err = runCLI(t, "skills", "validate", bad); err == nil || !strings.Contains(out, "description: missing") {
+	if _, out, err = runCLI(t, "skills", "validate", bad); err == nil || !strings.Contains(out, "description: missing") {
 		t.Errorf("validate bad: %v\n%s", err, out)
 	}
 	if out, _, err = runCLI(t, "skills", "show", "--dir", ex, "incident-review", "--section", "impact"); err != nil || !strings.HasPrefix(out, "## Impact") {
@@ -151,13 +151,13 @@ func TestSkillsCLIAudit(t *testing.T) {
 	if err != nil || !strings.Contains(out, "args="+filepath.Join(base, "data.csv")+" --top 5 budget=80000") || !strings.Contains(out, "first,line") {
 		t.Errorf("run: %v\n%s%s", err, out, errOut)
 	}
-	if out, _, err = runCLI(t, "skills", "validate", "skills/hello"); err != nil || !strings.Contains(out, "1 skill, 0 errors") {
+	if _, out, err = runCLI(t, "skills", "validate", "skills/hello"); err != nil || !strings.Contains(out, "1 skill, 0 errors") {
 		t.Errorf("validate of one skill's folder: %v\n%s", err, out)
 	}
-	if out, _, err = runCLI(t, "skills", "validate", t.TempDir()); err == nil || !strings.Contains(out, "no skills found") {
+	if _, out, err = runCLI(t, "skills", "validate", t.TempDir()); err == nil || !strings.Contains(out, "no skills found") {
 		t.Errorf("validate of an empty folder: %v\n%s", err, out)
 	}
-	out, errOut, err = runCLI(t, "skills", "validate", "-c", "skillgate.yaml")
+	errOut, out, err = runCLI(t, "skills", "validate", "-c", "skillgate.yaml")
 	for _, want := range []string{
 		"bad/t/tools/x/tool.yaml:2: runtime:",
 		"bad/t/tools/x/tool.yaml:3: entry: \"nope.py\" does not exist",
@@ -173,13 +173,13 @@ func TestSkillsCLIAudit(t *testing.T) {
 			t.Errorf("validate lacks %q:\n%s", want, out)
 		}
 	}
-	if err == nil || strings.Contains(errOut, "WARN") || strings.Contains(out, "w__greet") {
+	if err == nil || errOut != "" || strings.Contains(out, "WARN") || strings.Contains(out, "w__greet") {
 		t.Errorf("validate: %v\n%s\n%s", err, out, errOut)
 	}
 	out, _, _ = runCLI(t, "skills", "validate", "bad", "--json")
 	var v struct {
-		Problems []skills.Problem `json:"problems"`
-		Errors   int              `json:"errors"`
+		Problems []validateProblem `json:"problems"`
+		Errors   int               `json:"errors"`
 	}
 	if err := json.Unmarshal([]byte(out), &v); err != nil || v.Errors != 5 || len(v.Problems) != 5 {
 		t.Errorf("validate --json: %v %+v\n%s", err, v, out)

@@ -32,7 +32,9 @@ func addToolStoreCmds(tools *cobra.Command) {
 		return toolstore.New(cfg.Tools.Dirs[0]), nil
 	}
 	versions := &cobra.Command{
-		Use:   "versions NAME",
+		Use: "versions NAME",
+		Example: `  skillgate tools versions slugify
+  skillgate tools versions slugify --dir examples/tools --json`,
 		Short: "List a tool folder's versions (kept by every update, delete and rollback)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -63,7 +65,9 @@ func addToolStoreCmds(tools *cobra.Command) {
 	}
 	versions.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	rollback := &cobra.Command{
-		Use:   "rollback NAME [VERSION]",
+		Use: "rollback NAME [VERSION]",
+		Example: `  skillgate tools rollback slugify      # the version before the live one
+  skillgate tools rollback slugify 2 --dir ./tools`,
 		Short: "Make an earlier version of a tool folder live again (default: the one before the live one)",
 		Long: `Copy a kept version back as the tool's folder. The live folder is kept as a
 version first, so a rollback can be rolled back. A deleted tool is restored.`,
@@ -88,7 +92,9 @@ version first, so a rollback can be rolled back. A deleted tool is restored.`,
 		},
 	}
 	del := &cobra.Command{
-		Use:   "delete NAME",
+		Use: "delete NAME",
+		Example: `  skillgate tools delete slugify
+  skillgate tools delete slugify --dir ./tools`,
 		Short: "Remove a tool folder, keeping it as a version that rollback restores",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {

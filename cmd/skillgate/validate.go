@@ -37,10 +37,15 @@ type validateReport struct {
 
 // add records a problem at p, printed as text.
 func (r *validateReport) add(p config.Pos, field, msg, severity, source, text string) {
-	r.problems = append(r.problems, validateProblem{File: p.File, Line: p.Line, Column: p.Col, Field: field,
-		Message: msg, Severity: severity, Source: source})
+	r.addProblem(validateProblem{File: p.File, Line: p.Line, Column: p.Col, Field: field,
+		Message: msg, Severity: severity, Source: source}, text)
+}
+
+// addProblem records p, printed as text.
+func (r *validateReport) addProblem(p validateProblem, text string) {
+	r.problems = append(r.problems, p)
 	r.lines = append(r.lines, text)
-	if severity == "error" {
+	if p.Severity == "error" {
 		r.errors++
 	}
 }
@@ -128,13 +133,10 @@ func validate(ctx context.Context, path string, in io.Reader) (*validateReport, 
 				r.shown+": tool folders are not checked until the problems above are fixed")
 		} else {
 			for _, p := range gateway.ToolFolderProblems(&present) {
-				sev := "error"
-				if p.Warning {
-					sev = "warning"
-				} else {
+				if !p.Warning {
 					badTools++
 				}
-				r.add(config.Pos{File: p.Path, Line: p.Line}, p.Field, p.Msg, sev, "tool", p.String())
+				r.addProblem(skillProblemOf(p, "tool"), p.String())
 			}
 		}
 	}
@@ -150,13 +152,10 @@ func validate(ctx context.Context, path string, in io.Reader) (*validateReport, 
 			return nil, err
 		}
 		for _, p := range probs {
-			sev := "error"
-			if p.Warning {
-				sev = "warning"
-			} else {
+			if !p.Warning {
 				badSkills++
 			}
-			r.add(config.Pos{File: p.Path, Line: p.Line}, p.Field, p.Msg, sev, "skill", p.String())
+			r.addProblem(skillProblemOf(p, "skill"), p.String())
 		}
 	}
 	if len(cfg.Pipelines.Dirs) > 0 || cfg.Pipelines.Inline != nil {
@@ -204,15 +203,7 @@ func (r *validateReport) pipelines(cfg *config.Config, quietOK bool) {
 }
 
 func (r *validateReport) pipelineProblem(p *pipelines.Error) {
-	sev := "error"
-	if p.Warning {
-		sev = "warning"
-	}
-	msg := p.Msg
-	if p.Expr != "" {
-		msg += " in ${{ " + p.Expr + " }}"
-	}
-	r.add(config.Pos{File: p.Pos.File, Line: p.Pos.Line, Col: p.Pos.Col}, p.Field, msg, sev, "pipeline", p.Error())
+	r.addProblem(pipelineProblemOf(p), p.Error())
 }
 
 // existingDirs returns the folders of dirs that are there.
