@@ -254,7 +254,7 @@ func (c *conn) request(ctx context.Context, method string, params json.RawMessag
 	resp, err := c.w.roundTrip(ctx, &rpcRequest{id: id, method: method, params: params, header: header})
 	if err != nil {
 		if ctxErr := ctx.Err(); ctxErr != nil {
-			c.cancelUpstream(id, method, ctxErr)
+			c.cancelUpstream(id, method, cancelReason(ctx))
 			return nil, fmt.Errorf("source %q: %s: %w", c.src.name, method, ctxErr)
 		}
 		if cause := c.w.cause(); cause != nil {
@@ -280,16 +280,31 @@ func (c *conn) request(ctx context.Context, method string, params json.RawMessag
 // cancelUpstream tells the upstream to stop working on a request the caller
 // gave up on. Over modern HTTP, ending the request's stream is the
 // cancellation; the handshake is never cancelled.
-func (c *conn) cancelUpstream(id int64, method string, why error) {
+func (c *conn) cancelUpstream(id int64, method string, reason string) {
 	if c.modern || method == "initialize" || method == "server/discover" || c.w.cause() != nil {
 		return
 	}
-	params := mustJSON(map[string]any{"requestId": id, "reason": why.Error()})
+	params := mustJSON(map[string]any{"requestId": id, "reason": reason})
 	c.spawn(func() {
 		ctx, cancel := context.WithTimeout(c.ctx, cancelTimeout)
 		defer cancel()
 		_ = c.w.notify(ctx, "notifications/cancelled", params)
 	})
+}
+
+// cancelReason is the reason to give the upstream for a request whose
+// ctx ended: the context's cause when it was given one (the gateway's
+// "stopping" or timeouts, or a client's own reason), else neutral words
+// rather than Go's "context canceled".
+func cancelReason(ctx context.Context) string {
+	cause := context.Cause(ctx)
+	switch {
+	case cause == nil, errors.Is(cause, context.Canceled):
+		return "cancelled by the client"
+	case errors.Is(cause, context.DeadlineExceeded):
+		return "the request timed out"
+	}
+	return cause.Error()
 }
 
 // spawn runs f in the background unless the conn is closed; close waits

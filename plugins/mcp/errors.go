@@ -12,20 +12,24 @@ var (
 	errMisanswer = errors.New("not a server/discover result")
 	// errNotObject means params that must be a JSON object are not.
 	errNotObject = errors.New("params must be a JSON object")
-	// errSessionLost is in the cause of a remote wire that died because
-	// the server no longer knows its session (it restarted, or expired
-	// the session): the source reconnects at once.
-	errSessionLost = errors.New("the server no longer knows the session")
 )
 
+// ErrSessionLost is in the chain of an error of Load or Call (errors.Is)
+// when a remote server no longer knew the session it had given: it
+// restarted, expired the session, or (behind a load balancer without
+// sticky sessions) another replica answered. A loaded source starts a new
+// session at once and sends an unprocessed request again; the error's
+// text promises nothing, for a one-shot client does neither.
+var ErrSessionLost = errors.New("the server no longer knows the session")
+
 // lostSession marks err as a loss of the session (errors.Is
-// errSessionLost) without changing its message.
+// ErrSessionLost) without changing its message.
 func lostSession(err error) error { return &sessionLostError{err} }
 
 type sessionLostError struct{ err error }
 
 func (e *sessionLostError) Error() string   { return e.err.Error() }
-func (e *sessionLostError) Unwrap() []error { return []error{e.err, errSessionLost} }
+func (e *sessionLostError) Unwrap() []error { return []error{e.err, ErrSessionLost} }
 
 // unsentError is the error of a request the upstream never processed: it
 // was not sent, or the server refused it for its session. It is safe to
@@ -40,5 +44,5 @@ func (e *unsentError) Unwrap() error { return e.err }
 // source has a new session.
 func resendable(err error) bool {
 	var u *unsentError
-	return errors.As(err, &u) && errors.Is(err, errSessionLost)
+	return errors.As(err, &u) && errors.Is(err, ErrSessionLost)
 }

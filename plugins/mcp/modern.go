@@ -290,8 +290,14 @@ func (c *conn) startListen() {
 		backoff := time.Second
 		for {
 			params, _ := c.withProtocolMeta(mustJSON(map[string]json.RawMessage{"notifications": filter}))
-			_, err := c.request(ctx, "subscriptions/listen", params)
+			_, err := c.request(context.WithValue(ctx, listenKey{}, true), "subscriptions/listen", params)
 			if ctx.Err() != nil || c.w.cause() != nil {
+				return
+			}
+			if errors.Is(err, sdk.ErrUnavailable) {
+				// The wire ends once the calls in flight have their
+				// answers (httpWire.dieWhenIdle); the source reconnects.
+				c.log.Warn("subscriptions/listen could not reconnect; the connection ends when the calls in flight end", "err", err)
 				return
 			}
 			var re *sdk.RPCError

@@ -276,7 +276,7 @@ func (s *source) supervise(first chan<- error) {
 			// meanwhile wait for it. A session that did not last
 			// quickLoss is retried with backoff, against a server that
 			// forgets every session.
-			quick := errors.Is(cause, errSessionLost) && time.Since(up) >= quickLoss
+			quick := errors.Is(cause, ErrSessionLost) && time.Since(up) >= quickLoss
 			s.mu.Lock()
 			s.conn = nil
 			if time.Since(up) >= healthyAfter {
@@ -431,7 +431,11 @@ func (s *source) startError(ctx context.Context, step string, err error, c *conn
 		return err
 	}
 	if cause := c.w.cause(); cause != nil && !errors.Is(err, sdk.ErrUnavailable) {
-		return fmt.Errorf("%w: %v", err, cause)
+		err = fmt.Errorf("%w: %v", err, cause)
+		if errors.Is(cause, ErrSessionLost) {
+			err = lostSession(err)
+		}
+		return err
 	}
 	return err
 }

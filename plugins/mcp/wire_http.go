@@ -37,7 +37,17 @@ type httpWire struct {
 	http   *http.Transport // this wire's own connection pool
 
 	death
+
+	// open counts the requests in flight other than the listen stream;
+	// ending, once set, is the wire's cause of death waiting for them to
+	// end (see dieWhenIdle).
+	idleMu sync.Mutex
+	open   int
+	ending error
 }
+
+// listenKey marks the context of a subscriptions/listen request.
+type listenKey struct{}
 
 // startHTTP creates and starts a streamable HTTP transport for spec.URL.
 // listen opens the legacy standalone GET stream for notifications outside
@@ -92,6 +102,50 @@ func (w *httpWire) pid() int { return 0 }
 // die marks the wire dead with cause (the first cause wins).
 func (w *httpWire) die(cause error) { w.mark(redactErr(cause)) }
 
+// enter counts a request in flight; once the wire is ending it refuses
+// the request instead.
+func (w *httpWire) enter() error {
+	w.idleMu.Lock()
+	defer w.idleMu.Unlock()
+	if w.ending != nil {
+		return fmt.Errorf("%w: %w", sdk.ErrUnavailable, w.ending)
+	}
+	w.open++
+	return nil
+}
+
+// leave ends a request entered; the last one out of an ending wire
+// kills it.
+func (w *httpWire) leave() {
+	w.idleMu.Lock()
+	w.open--
+	cause := w.ending
+	if w.open > 0 {
+		cause = nil
+	}
+	w.idleMu.Unlock()
+	if cause != nil {
+		w.die(cause)
+	}
+}
+
+// dieWhenIdle kills the wire with cause once no request is in flight:
+// at once when none is, else when the last one ends. Meanwhile the wire
+// refuses new requests. It is for a failure of the listen stream, which
+// says nothing of the POSTs still open.
+func (w *httpWire) dieWhenIdle(cause error) {
+	w.idleMu.Lock()
+	if w.open > 0 {
+		if w.ending == nil {
+			w.ending = cause
+		}
+		w.idleMu.Unlock()
+		return
+	}
+	w.idleMu.Unlock()
+	w.die(cause)
+}
+
 func (w *httpWire) setProtocolVersion(v string) {
 	if c, ok := w.t.(transport.HTTPConnection); ok {
 		c.SetProtocolVersion(v)
@@ -101,6 +155,13 @@ func (w *httpWire) setProtocolVersion(v string) {
 func (w *httpWire) roundTrip(ctx context.Context, req *rpcRequest) (*rpcResponse, error) {
 	if err := w.cause(); err != nil {
 		return nil, &unsentError{err: err}
+	}
+	listen := ctx.Value(listenKey{}) != nil
+	if !listen {
+		if err := w.enter(); err != nil {
+			return nil, &unsentError{err: err}
+		}
+		defer w.leave()
 	}
 	// The notifications on this request's response stream are its own.
 	ctx = context.WithValue(ctx, streamKey{}, true)
@@ -137,7 +198,13 @@ func (w *httpWire) roundTrip(ctx context.Context, req *rpcRequest) (*rpcResponse
 			return nil, ex.notMCP(w.spec, req.method, err)
 		}
 		err = explainHTTP(w.spec, redactErr(err))
-		if fatalHTTP(err) {
+		switch {
+		case fatalHTTP(err) && listen:
+			// The calls in flight may still get their answers on their
+			// own POSTs (a server that stops drains them).
+			w.dieWhenIdle(err)
+			return nil, fmt.Errorf("%w: %w", sdk.ErrUnavailable, err)
+		case fatalHTTP(err):
 			w.die(err)
 		}
 		return nil, err
@@ -285,7 +352,7 @@ func (t *wireTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 				ex.rejected = true
 				ex.mu.Unlock()
 			}
-			t.lost(fmt.Errorf("%s: %w (%s answered %s); reconnecting", t.url, errSessionLost, req.Method, why))
+			t.lost(fmt.Errorf("%s: %w (%s answered %s)", t.url, ErrSessionLost, req.Method, why))
 			return resp, nil
 		}
 	}

@@ -240,7 +240,7 @@ func (w *sseWire) post(ctx context.Context, msg []byte, extra ...http.Header) er
 		resp.StatusCode == http.StatusBadRequest && strings.Contains(strings.ToLower(string(body)), "session") {
 		// The server restarted, or dropped the session: start over. The
 		// server did not take the message.
-		w.die(fmt.Errorf("%w; reconnecting: %w", errSessionLost, err))
+		w.die(fmt.Errorf("%w: %w", ErrSessionLost, err))
 		return &unsentError{err: w.cause()}
 	}
 	return err
