@@ -4,30 +4,12 @@ import (
 	"encoding/json"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/skillgate/skillgate/gateway/config"
+	"github.com/skillgate/skillgate/internal/testenv"
 	"github.com/skillgate/skillgate/plugins/sdk"
 )
-
-// syncBuffer is a log destination safe for concurrent writes.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (w *syncBuffer) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.b.Write(p)
-}
-
-func (w *syncBuffer) String() string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.b.String()
-}
 
 // What an executor reports through Watch about a third-party plugin's
 // source reaches the log: a failure at ERROR once per distinct error, the
@@ -39,7 +21,7 @@ func TestOnChangeLogsAndKeepsFailed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	logs := &syncBuffer{}
+	logs := &testenv.Buffer{}
 	g, err := New(Options{Config: cfg, Logger: slog.New(slog.NewTextHandler(logs, nil)), Version: "test"})
 	if err != nil {
 		t.Fatal(err)

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/skillgate/skillgate/internal/testenv"
 )
 
 // startGateConfig holds the gateway's start as long as the test likes: the
@@ -94,7 +96,7 @@ func TestStartGateStdio(t *testing.T) {
 	if err := os.WriteFile(cfg, []byte(yaml), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	var stderr syncBuf
+	var stderr testenv.Buffer
 	cmd := exec.Command(bin, "run", "--stdio", "-c", cfg)
 	cmd.Stderr = &stderr
 	p := startStdioPeer(t, cmd)

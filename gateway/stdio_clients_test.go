@@ -70,7 +70,7 @@ func TestStdioOneClientWhateverTheEra(t *testing.T) {
 	})
 	//lint:ignore SA1019 the gateway must relay roots while servers ask for them
 	c.AddRoots(&mcp.Root{URI: "file:///work/project", Name: "project"})
-	var stderr syncBuf
+	var stderr testenv.Buffer
 	cmd := exec.Command(bin, "run", "--stdio", "-c", cfg, "--log-level", "debug")
 	cmd.Stderr = &stderr
 	cs, err := c.Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
@@ -152,7 +152,7 @@ func TestStdioUndeclaredCapabilityReal(t *testing.T) {
 	bin, cfg := stdioEverything(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	var stderr syncBuf
+	var stderr testenv.Buffer
 	cmd := exec.Command(bin, "run", "--stdio", "-c", cfg)
 	cmd.Stderr = &stderr
 	p := startStdioPeer(t, cmd)
@@ -319,7 +319,7 @@ func TestStdioEOFDuringStartWait(t *testing.T) {
 	if err := os.WriteFile(cfg, []byte(yaml), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	var stderr syncBuf
+	var stderr testenv.Buffer
 	cmd := exec.Command(bin, "run", "--stdio", "-c", cfg)
 	cmd.Stderr = &stderr
 	p := startStdioPeer(t, cmd)

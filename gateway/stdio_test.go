@@ -10,7 +10,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -129,7 +128,7 @@ func TestStdioFrontEnd(t *testing.T) {
 	t.Run("raw", func(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
-		var stderr syncBuf
+		var stderr testenv.Buffer
 		cmd := exec.Command(bin, "run", "--stdio", "-c", cfg, "--log-level", "debug")
 		cmd.Stderr = &stderr
 		p := startStdioPeer(t, cmd)
@@ -207,28 +206,4 @@ func waitNoNewChildren(t *testing.T, before []int, timeout time.Duration) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-}
-
-// syncBuf is a bytes.Buffer safe for a writer and readers at once.
-type syncBuf struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuf) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuf) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
-func (b *syncBuf) Len() int {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Len()
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/skillgate/skillgate/gateway"
+	"github.com/skillgate/skillgate/internal/jsonscan"
 	"github.com/skillgate/skillgate/internal/oneline"
 )
 
@@ -64,19 +65,7 @@ func jsonKind(s string) string {
 	if err := json.Unmarshal([]byte(s), new(any)); err != nil {
 		return fmt.Sprintf("'%s', which is not JSON (%v)", oneline.Cut(s, 40), err)
 	}
-	switch s[0] {
-	case '{':
-		return "an object"
-	case '[':
-		return "an array"
-	case '"':
-		return "a string"
-	case 't', 'f':
-		return "a boolean"
-	case 'n':
-		return "null"
-	}
-	return "a number"
+	return jsonscan.Kind([]byte(s))
 }
 
 // stringProperties names the properties of an inputSchema whose type is

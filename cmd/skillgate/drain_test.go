@@ -247,11 +247,7 @@ func TestDrainTimeoutAnswersCutCalls(t *testing.T) {
 	cutAnswer(t, "2025-11-25 session", legacy)
 	cutAnswer(t, "2026-07-28", modern)
 	cutAnswer(t, "2026-07-28 with elicitation", asking)
-	select {
-	case <-p.Done():
-	case <-time.After(2 * time.Minute):
-		t.Fatal("the gateway still runs 2 minutes after SIGTERM")
-	}
+	waitExit(t, p)
 	if err := p.Err(); err != nil {
 		t.Errorf("exit after SIGTERM: %v; want status 0", err)
 	}
@@ -283,11 +279,7 @@ func TestEarlyStopLogsNoError(t *testing.T) {
 		if err := p.Signal(syscall.SIGTERM); err != nil {
 			t.Fatal(err)
 		}
-		select {
-		case <-p.Done():
-		case <-time.After(2 * time.Minute):
-			t.Fatal("the gateway still runs 2 minutes after SIGTERM")
-		}
+		waitExit(t, p)
 		if err := p.Err(); err != nil {
 			t.Errorf("stop %d: exit %v; want status 0", i, err)
 		}
@@ -307,4 +299,15 @@ func TestReadyzMinServing(t *testing.T) {
 	waitProbe(t, p, base+"/readyz", http.StatusServiceUnavailable, `"starting":false`)
 	waitProbe(t, p, base+"/readyz?min=serving", http.StatusOK, `"serving":true`)
 	waitProbe(t, p, base+"/readyz?min=nonsense", http.StatusBadRequest, "min=serving")
+}
+
+// waitExit waits until the gateway p exits after a signal, failing the
+// test if it still runs 2 minutes later.
+func waitExit(t *testing.T, p *testenv.Process) {
+	t.Helper()
+	select {
+	case <-p.Done():
+	case <-time.After(2 * time.Minute):
+		t.Fatal("the gateway still runs 2 minutes after SIGTERM")
+	}
 }

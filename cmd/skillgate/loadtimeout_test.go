@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -46,24 +45,6 @@ func (testPlugin) Call(context.Context, sdk.CallRequest, sdk.Call) (json.RawMess
 	return json.RawMessage(`{"content":[{"type":"text","text":"hi"}]}`), nil
 }
 
-// lockedBuffer is a bytes.Buffer safe for concurrent writes.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // tools list of a config with a plugin whose Load hangs returns once
 // limits.load_timeout passes: it lists the other plugin's tool, says which
 // one failed and why, and leaves no process behind.
@@ -96,7 +77,7 @@ func TestToolsListWithHangingPlugin(t *testing.T) {
 		// command writes there too: a buffer safe for that.
 		cmd := newRootCmd()
 		var out bytes.Buffer
-		errOut := &lockedBuffer{}
+		errOut := &testenv.Buffer{}
 		cmd.SetOut(&out)
 		cmd.SetErr(errOut)
 		cmd.SetArgs([]string{"-c", filepath.Join(dir, "skillgate.yaml"), "tools", "list"})

@@ -11,7 +11,6 @@ import (
 
 	"github.com/mark3labs/mcp-go/server"
 
-	"github.com/skillgate/skillgate/gateway/catalog"
 	"github.com/skillgate/skillgate/plugins/sdk"
 )
 
@@ -59,14 +58,10 @@ func TestFastPathsJudgeAsMCPGo(t *testing.T) {
 			return json.RawMessage(`{"ok":true}`), nil
 		},
 	}})
-	fe.Update(catalog.Build([]catalog.Source{{ID: "s", Namespace: "s", Executor: "x", Defs: sdk.Definitions{
-		Tools: []json.RawMessage{json.RawMessage(`{"name":"t","inputSchema":{"type":"object"}}`)},
-	}}}, catalog.Options{}))
-	ts := httptest.NewServer(fe.Handler())
-	defer ts.Close()
+	url := serveOneTool(t, fe)
 	oracle := httptest.NewServer(server.NewStreamableHTTPServer(fe.mcp, server.WithDisableLocalhostProtection(true), server.WithSessionIdManager(sessionIDs{fe})))
 	defer oracle.Close()
-	session := initSession(t, ts.URL+"/mcp")
+	session := initSession(t, url)
 
 	const modernMeta = `,"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"t","version":"1"},"io.modelcontextprotocol/clientCapabilities":{}}`
 	variants := []struct{ name, jsonrpc, id, contentType string }{
@@ -112,7 +107,7 @@ func TestFastPathsJudgeAsMCPGo(t *testing.T) {
 				if v.contentType != "" {
 					headers["Content-Type"] = v.contentType
 				}
-				got := verdict(t, do(t, http.MethodPost, ts.URL+"/mcp", body, headers))
+				got := verdict(t, do(t, http.MethodPost, url, body, headers))
 				want := verdict(t, do(t, http.MethodPost, oracle.URL+"/mcp", body, headers))
 				if v.name == "null id" && v.contentType == "" && method != "notifications/cancelled" {
 					want = "400 id=null error=-32600 result=false"

@@ -183,12 +183,7 @@ func TestSessionsMustBeIssued(t *testing.T) {
 func TestSessionsExpire(t *testing.T) {
 	const idle = time.Hour
 	fe := New(echoRouter{}, Options{SessionIdle: idle})
-	fe.Update(catalog.Build([]catalog.Source{{ID: "s", Namespace: "s", Executor: "x", Defs: sdk.Definitions{
-		Tools: []json.RawMessage{json.RawMessage(`{"name":"t","inputSchema":{"type":"object"}}`)},
-	}}}, catalog.Options{}))
-	ts := httptest.NewServer(fe.Handler())
-	defer ts.Close()
-	url := ts.URL + "/mcp"
+	url := serveOneTool(t, fe)
 	ping := func(id string) int {
 		return do(t, http.MethodPost, url, `{"jsonrpc":"2.0","id":1,"method":"ping"}`, legacyHeaders(id)).status
 	}
@@ -324,4 +319,16 @@ func streamCount(fe *Server) int {
 	n := 0
 	fe.streams.Range(func(any, any) bool { n++; return true })
 	return n
+}
+
+// serveOneTool gives fe a catalog of one tool, s__t, serves it over HTTP
+// until the test ends and returns its endpoint's URL (.../mcp).
+func serveOneTool(t *testing.T, fe *Server) string {
+	t.Helper()
+	fe.Update(catalog.Build([]catalog.Source{{ID: "s", Namespace: "s", Executor: "x", Defs: sdk.Definitions{
+		Tools: []json.RawMessage{json.RawMessage(`{"name":"t","inputSchema":{"type":"object"}}`)},
+	}}}, catalog.Options{}))
+	ts := httptest.NewServer(fe.Handler())
+	t.Cleanup(ts.Close)
+	return ts.URL + "/mcp"
 }

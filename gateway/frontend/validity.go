@@ -39,24 +39,7 @@ func nonObject(body []byte) string {
 	if len(b) == 0 || b[0] == '{' || b[0] == '[' || !json.Valid(b) {
 		return ""
 	}
-	return jsonKind(b)
-}
-
-// jsonKind names the kind of the valid JSON value b.
-func jsonKind(b []byte) string {
-	switch b[0] {
-	case '{':
-		return "an object"
-	case '[':
-		return "an array"
-	case '"':
-		return "a string"
-	case 't', 'f':
-		return "a boolean"
-	case 'n':
-		return "null"
-	}
-	return "a number"
+	return jsonscan.Kind(b)
 }
 
 // notObjectError is the error answering a message that is valid JSON of
@@ -94,7 +77,7 @@ func argumentsError(req *request) *sdk.RPCError {
 		return nil
 	}
 	return &sdk.RPCError{Code: sdk.CodeInvalidParams, Message: fmt.Sprintf(
-		"Invalid params: tools/call arguments must be an object (name: value), not %s; send {} for none", jsonKind(req.Params.Arguments))}
+		"Invalid params: tools/call arguments must be an object (name: value), not %s; send {} for none", jsonscan.Kind(req.Params.Arguments))}
 }
 
 // cursorError returns the error answering a list request whose cursor the

@@ -3,11 +3,9 @@ package frontend
 import (
 	"encoding/json"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 
-	"github.com/skillgate/skillgate/gateway/catalog"
 	"github.com/skillgate/skillgate/plugins/sdk"
 )
 
@@ -18,12 +16,7 @@ import (
 // request, which has no session by design.
 func TestMissingSession(t *testing.T) {
 	fe := New(echoRouter{}, Options{})
-	fe.Update(catalog.Build([]catalog.Source{{ID: "s", Namespace: "s", Executor: "x", Defs: sdk.Definitions{
-		Tools: []json.RawMessage{json.RawMessage(`{"name":"t","inputSchema":{"type":"object"}}`)},
-	}}}, catalog.Options{}))
-	ts := httptest.NewServer(fe.Handler())
-	defer ts.Close()
-	url := ts.URL + "/mcp"
+	url := serveOneTool(t, fe)
 	for _, c := range []struct{ name, method, body, version string }{
 		{"tools/list", http.MethodPost, `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, "2025-11-25"},
 		{"tools/call", http.MethodPost, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"s__t","arguments":{}}}`, "2025-11-25"},
@@ -65,12 +58,7 @@ func TestMissingSession(t *testing.T) {
 // issue is refused with the gateway's own words.
 func TestInvalidMessages(t *testing.T) {
 	fe := New(echoRouter{}, Options{})
-	fe.Update(catalog.Build([]catalog.Source{{ID: "s", Namespace: "s", Executor: "x", Defs: sdk.Definitions{
-		Tools: []json.RawMessage{json.RawMessage(`{"name":"t","inputSchema":{"type":"object"}}`)},
-	}}}, catalog.Options{}))
-	ts := httptest.NewServer(fe.Handler())
-	defer ts.Close()
-	url := ts.URL + "/mcp"
+	url := serveOneTool(t, fe)
 	sess := initSession(t, url)
 	stdio := serveStdio(t, fe)
 	cases := []struct {

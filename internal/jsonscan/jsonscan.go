@@ -121,3 +121,27 @@ func AppendString(dst []byte, s string) []byte {
 	dst = append(dst, s...)
 	return append(dst, '"')
 }
+
+// Kind names the kind of the JSON value b starts with, as an error
+// message says it: "an object", "an array", "a string", "a boolean",
+// "null" or "a number". It looks at the first byte of b (after space)
+// only: b should hold a valid value. Empty b is "nothing".
+func Kind(b []byte) string {
+	i := SkipSpace(b, 0)
+	if i >= len(b) {
+		return "nothing"
+	}
+	switch b[i] {
+	case '{':
+		return "an object"
+	case '[':
+		return "an array"
+	case '"':
+		return "a string"
+	case 't', 'f':
+		return "a boolean"
+	case 'n':
+		return "null"
+	}
+	return "a number"
+}

@@ -61,3 +61,14 @@ func FuzzAppendString(f *testing.F) {
 		}
 	})
 }
+
+func TestKind(t *testing.T) {
+	for in, want := range map[string]string{
+		`{"a":1}`: "an object", ` [1]`: "an array", `"s"`: "a string", `true`: "a boolean",
+		`false`: "a boolean", `null`: "null", `-1.5`: "a number", "\n\t": "nothing", ``: "nothing",
+	} {
+		if got := Kind([]byte(in)); got != want {
+			t.Errorf("Kind(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -478,7 +478,7 @@ func TestFaults(t *testing.T) {
 			// better part of a second on a busy 2-core machine.
 			for _, how := range []string{"unload", "shutdown"} {
 				t.Run(how, func(t *testing.T) {
-					logs := &logBuffer{}
+					logs := &testenv.Buffer{}
 					e := New(WithLogger(slog.New(slog.NewTextHandler(logs, nil))))
 					defer e.Close()
 					c := sdktest.Start(t, e, nil)

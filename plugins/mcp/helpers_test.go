@@ -1,7 +1,6 @@
 package mcp
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -41,30 +40,12 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// logBuffer collects what the executor logs, for assertions.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *logBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *logBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // harness is an executor served over real gRPC, with its log and changes.
 type harness struct {
 	t    *testing.T
 	e    *Executor
 	c    *sdktest.Client
-	logs *logBuffer
+	logs *testenv.Buffer
 
 	mu      sync.Mutex
 	changes []sdk.Change
@@ -75,7 +56,7 @@ type harness struct {
 // newHarness starts an executor behind sdktest (real gRPC) and watches it.
 func newHarness(t *testing.T) *harness {
 	t.Helper()
-	logs := &logBuffer{}
+	logs := &testenv.Buffer{}
 	e := New(WithLogger(slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))))
 	h := &harness{t: t, e: e, logs: logs, kick: make(chan struct{}, 1)}
 	h.c = sdktest.Start(t, e, nil)

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/skillgate/skillgate/internal/testenv"
 	"github.com/skillgate/skillgate/plugins/sdk"
 )
 
@@ -89,7 +90,7 @@ func TestStdioWireMasksOutput(t *testing.T) {
 	const token, plain = "tok-SECRET-123456", "plain-value-visible"
 	spec := &Spec{Command: faultServer, Args: []string{"-echo-env", "API_TOKEN,FAULT_ENV", "-exit-at-start"},
 		Env: map[string]string{"API_TOKEN": token, "FAULT_ENV": plain}, ShutdownGrace: Duration(time.Second)}
-	logs := &logBuffer{}
+	logs := &testenv.Buffer{}
 	w, err := startStdio(spec, slog.New(slog.NewTextHandler(logs, nil)), wireHandlers{
 		notification: func(context.Context, string, json.RawMessage) {},
 		request: func(context.Context, string, json.RawMessage) (json.RawMessage, error) {
