@@ -199,7 +199,7 @@ func (g *Gateway) unknownToolHint(name string) string {
 	if !ok {
 		return ""
 	}
-	return fmt.Sprintf("its server %q is %s (see /readyz or skillgate servers)", st.Name, stateWhy(st))
+	return fmt.Sprintf("its %s %q is %s (see /readyz or skillgate servers)", st.Kind(), st.Name, stateWhy(st))
 }
 
 // ownerNotReady returns the status of the source whose namespace prefixes
@@ -1196,4 +1196,28 @@ func (g *Gateway) callTool(ctx context.Context, name string, args json.RawMessag
 		return nil, err
 	}
 	return router{g}.Call(ctx, it, "tools/call", params, call)
+}
+
+// Kind names what the source s is, for messages: a server, a
+// plugin, a tool folder, a skill's tool folder or pipelines, the config's
+// pipelines or the gateway's own tools. Source IDs carry their kind
+// (tool:NAME, skill-tool:SKILL/NAME ...), as the gateway names them.
+func (s SourceStatus) Kind() string {
+	switch {
+	case s.Executor == "mcp":
+		return "server"
+	case strings.HasPrefix(s.Name, "tool:"):
+		return "tool folder"
+	case strings.HasPrefix(s.Name, "skill-tool:"):
+		return "skill tool folder"
+	case strings.HasPrefix(s.Name, "skill-pipelines:"):
+		return "skill pipelines"
+	case s.Name == "pipelines" && s.Executor == "pipelines":
+		return "pipelines"
+	case s.Executor == "gateway":
+		return "gateway tools"
+	case s.Executor == s.Name, strings.HasPrefix(s.Name, "plugin:"):
+		return "plugin"
+	}
+	return "source"
 }

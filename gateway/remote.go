@@ -135,6 +135,10 @@ func (r *Remote) Call(ctx context.Context, tool string, args json.RawMessage, ca
 	}
 	res, err := r.ex.Call(ctx, sdk.CallRequest{Source: r.endpoint, Method: "tools/call", Params: params}, call)
 	var rpc *sdk.RPCError
+	if err != nil && ctx.Err() == nil && errors.Is(err, mcp.ErrSessionLost) {
+		// Another replica, or a restarted gateway, answered the session.
+		return nil, fmt.Errorf("call %s at %s: %v; %s", tool, r.endpoint, err, stickyHint)
+	}
 	if err != nil && ctx.Err() == nil && !errors.As(err, &rpc) {
 		// Connected and sent, but the answer never came: the connection
 		// ended (the gateway stopped or restarted) or broke.
@@ -162,7 +166,7 @@ func remoteError(endpoint string, token bool, err error) error {
 	if !errors.As(err, &ce) {
 		// The executor names the source, which is endpoint: said once.
 		msg := strings.Replace(err.Error(), fmt.Sprintf("load source %q: ", endpoint), "", 1)
-		return &wrapped{fmt.Sprintf("connect to %s: %s", endpoint, withHint(msg, "")), err}
+		return &wrapped{fmt.Sprintf("connect to %s: %s", endpoint, withHint(msg, "", err)), err}
 	}
 	hint := ""
 	switch {
@@ -175,14 +179,14 @@ func remoteError(endpoint string, token bool, err error) error {
 	case ce.Status == http.StatusNotFound:
 		hint = "check the URL: a gateway serves /mcp and /mcp/p/PROFILE"
 	}
-	return &wrapped{fmt.Sprintf("connect to %s: %s", endpoint, withHint(ce.Problem, hint)), err}
+	return &wrapped{fmt.Sprintf("connect to %s: %s", endpoint, withHint(ce.Problem, hint, err)), err}
 }
 
 // withHint is problem followed by hint; without a hint, by stickyHint
-// when the problem is a lost session, which the executor, mcp-go and
-// servers each tell in their own words, all naming the session.
-func withHint(problem, hint string) string {
-	if hint == "" && strings.Contains(strings.ToLower(problem), "session") {
+// when err is a lost session (mcp.ErrSessionLost), or its problem names
+// the session in words of mcp-go's or a server's own.
+func withHint(problem, hint string, err error) string {
+	if hint == "" && (errors.Is(err, mcp.ErrSessionLost) || strings.Contains(strings.ToLower(problem), "session")) {
 		hint = stickyHint
 	}
 	if hint == "" {

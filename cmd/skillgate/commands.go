@@ -618,8 +618,8 @@ func printNotReady(w io.Writer, st []gateway.SourceStatus) {
 		if s.State == "ready" {
 			continue
 		}
-		who := sourceKind(s) + " " + s.Name
-		if sourceKind(s) == s.Name {
+		who := s.Kind() + " " + s.Name
+		if s.Kind() == s.Name {
 			who = s.Name // the config's pipelines
 		}
 		line := fmt.Sprintf("%s is %s", who, s.State)
@@ -639,30 +639,6 @@ func printNotReady(w io.Writer, st []gateway.SourceStatus) {
 // stay.
 func lastError(s gateway.SourceStatus) string {
 	return strings.TrimPrefix(s.LastError, fmt.Sprintf("source %q: ", s.Name))
-}
-
-// sourceKind names what the source s is, for messages: a server, a
-// plugin, a tool folder, a skill's tool folder or pipelines, the config's
-// pipelines or the gateway's own tools. Source IDs carry their kind
-// (tool:NAME, skill-tool:SKILL/NAME ...), as the gateway names them.
-func sourceKind(s gateway.SourceStatus) string {
-	switch {
-	case s.Executor == "mcp":
-		return "server"
-	case strings.HasPrefix(s.Name, "tool:"):
-		return "tool folder"
-	case strings.HasPrefix(s.Name, "skill-tool:"):
-		return "skill tool folder"
-	case strings.HasPrefix(s.Name, "skill-pipelines:"):
-		return "skill pipelines"
-	case s.Name == "pipelines" && s.Executor == "pipelines":
-		return "pipelines"
-	case s.Executor == "gateway":
-		return "gateway tools"
-	case s.Executor == s.Name, strings.HasPrefix(s.Name, "plugin:"):
-		return "plugin"
-	}
-	return "source"
 }
 
 func newProfilesCmd() *cobra.Command {
