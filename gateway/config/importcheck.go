@@ -39,12 +39,6 @@ func (d *decoder) clientHeaders(k, v *yaml.Node, s *Server) {
 	}
 }
 
-// secretName matches names of headers, query parameters and variables
-// that usually hold a credential.
-var secretName = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(`(?i)(auth|token|secret|passw|pwd|key|cookie|credential|session|signature|^sig$|^pat$)`)
-})
-
 // secretFlag matches the names of command-line options (without their
 // dashes) whose value is a credential: --token, --api-key.
 var secretFlag = sync.OnceValue(func() *regexp.Regexp {
@@ -108,7 +102,7 @@ func (d *decoder) literalSecrets(k, v *yaml.Node, s *Server) {
 	}
 	for _, h := range slices.Sorted(maps.Keys(s.Headers)) {
 		val := s.Headers[h]
-		if !secretName().MatchString(h) || literal(val) == "" {
+		if !redact.CredentialName(h) || literal(val) == "" {
 			continue
 		}
 		shown := strings.Replace(val, literal(val), redact.Masked, 1)
@@ -122,7 +116,7 @@ func (d *decoder) literalSecrets(k, v *yaml.Node, s *Server) {
 			what, vars = append(what, "a password"), append(vars, "${"+varFor(name, "password")+"}")
 		}
 		for _, q := range slices.Sorted(maps.Keys(u.Query())) {
-			if secretName().MatchString(q) && literal(u.Query().Get(q)) != "" {
+			if redact.CredentialName(q) && literal(u.Query().Get(q)) != "" {
 				what, vars = append(what, "the query value "+q), append(vars, "${"+varFor(name, q)+"}")
 			}
 		}
@@ -133,7 +127,7 @@ func (d *decoder) literalSecrets(k, v *yaml.Node, s *Server) {
 	}
 	for _, e := range slices.Sorted(maps.Keys(s.Env)) {
 		val := s.Env[e]
-		if (secretName().MatchString(e) && literal(val) != "") || tokenShape().MatchString(val) {
+		if (redact.CredentialName(e) && literal(val) != "") || tokenShape().MatchString(val) {
 			note(join(name, "env."+e), "holds a literal secret (%s: %s); move it into a variable: write %s: ${%s} and set %s where the gateway runs",
 				e, redact.Masked, e, e, e)
 		} else if shown, _, ok := clearPassword(val, e); ok {

@@ -15,6 +15,7 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // Masked is what a hidden password or query value is replaced with.
@@ -53,16 +54,18 @@ func URL(raw string) string {
 	return u.String()
 }
 
+// The shapes byShape masks, compiled on first use (a URL that does not
+// parse is rare), not at every process's start.
 var (
-	passwordRe = regexp.MustCompile(`^([^:/?#]*://[^:@/?#]*:)[^@/?#]*@`)
-	queryRe    = regexp.MustCompile(`([?&][^=&#]*=)[^&#]*`)
+	passwordRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^([^:/?#]*://[^:@/?#]*:)[^@/?#]*@`) })
+	queryRe    = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`([?&][^=&#]*=)[^&#]*`) })
 )
 
 // byShape masks a URL that does not parse.
 func byShape(raw string) string {
-	s := passwordRe.ReplaceAllString(raw, "${1}"+Masked+"@")
+	s := passwordRe().ReplaceAllString(raw, "${1}"+Masked+"@")
 	if i := strings.IndexByte(s, '?'); i >= 0 {
-		s = s[:i] + queryRe.ReplaceAllString(s[i:], "${1}"+Masked)
+		s = s[:i] + queryRe().ReplaceAllString(s[i:], "${1}"+Masked)
 	}
 	return s
 }

@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // MinSecret is the length, in bytes, below which a value is not masked:
@@ -83,9 +84,12 @@ func (s Secrets) MaskJSON(raw []byte) []byte {
 
 // credentialName matches the names of variables, headers and parameters
 // that usually hold a credential.
-var credentialName = regexp.MustCompile(`(?i)(auth|token|secret|passw|passphrase|pwd|(^|_)pass($|_)|key|credential|private|cookie|session|signature|^sig$|^pat$)`)
+// It compiles on first use, not at every process's start.
+var credentialName = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)(auth|token|secret|passw|passphrase|pwd|(^|_)pass($|_)|key|credential|private|cookie|session|signature|^sig$|^pat$)`)
+})
 
 // CredentialName reports whether name (an environment variable, a header,
 // a query parameter) is one that usually holds a credential: it contains
 // TOKEN, SECRET, KEY, PASSWORD, AUTH, CREDENTIAL, PRIVATE, ... in any case.
-func CredentialName(name string) bool { return credentialName.MatchString(name) }
+func CredentialName(name string) bool { return credentialName().MatchString(name) }
