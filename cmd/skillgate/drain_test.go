@@ -300,14 +300,3 @@ func TestReadyzMinServing(t *testing.T) {
 	waitProbe(t, p, base+"/readyz?min=serving", http.StatusOK, `"serving":true`)
 	waitProbe(t, p, base+"/readyz?min=nonsense", http.StatusBadRequest, "min=serving")
 }
-
-// waitExit waits until the gateway p exits after a signal, failing the
-// test if it still runs 2 minutes later.
-func waitExit(t *testing.T, p *testenv.Process) {
-	t.Helper()
-	select {
-	case <-p.Done():
-	case <-time.After(2 * time.Minute):
-		t.Fatal("the gateway still runs 2 minutes after SIGTERM")
-	}
-}

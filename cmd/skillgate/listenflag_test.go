@@ -45,3 +45,14 @@ func TestListenFlagWarningAndURL(t *testing.T) {
 		t.Errorf("warning: want it to start %q and not to name the config file or [::]:\n%s", want, warn)
 	}
 }
+
+// waitExit waits until the gateway p exits after a signal, failing the
+// test if it still runs 2 minutes later.
+func waitExit(t *testing.T, p *testenv.Process) {
+	t.Helper()
+	select {
+	case <-p.Done():
+	case <-time.After(2 * time.Minute):
+		t.Fatal("the gateway still runs 2 minutes after SIGTERM")
+	}
+}
