@@ -733,6 +733,17 @@ type stdioPeer struct {
 	eof     chan struct{}
 }
 
+// startStdioGateway runs `bin run --stdio -c cfg` (with extra flags) as
+// the peer of a stdio client, and returns it with its stderr, which the
+// test reads while the gateway runs.
+func startStdioGateway(t *testing.T, bin, cfg string, extra ...string) (*stdioPeer, *testenv.Buffer) {
+	t.Helper()
+	stderr := &testenv.Buffer{}
+	cmd := exec.Command(bin, append([]string{"run", "--stdio", "-c", cfg}, extra...)...)
+	cmd.Stderr = stderr
+	return startStdioPeer(t, cmd), stderr
+}
+
 func startStdioPeer(t *testing.T, cmd *exec.Cmd) *stdioPeer {
 	t.Helper()
 	stdin, err := cmd.StdinPipe()

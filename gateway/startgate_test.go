@@ -5,12 +5,9 @@ import (
 	"context"
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
 	"time"
-
-	"github.com/skillgate/skillgate/internal/testenv"
 )
 
 // startGateConfig holds the gateway's start as long as the test likes: the
@@ -96,10 +93,7 @@ func TestStartGateStdio(t *testing.T) {
 	if err := os.WriteFile(cfg, []byte(yaml), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	var stderr testenv.Buffer
-	cmd := exec.Command(bin, "run", "--stdio", "-c", cfg)
-	cmd.Stderr = &stderr
-	p := startStdioPeer(t, cmd)
+	p, stderr := startStdioGateway(t, bin, cfg)
 	defer func() {
 		if err := p.close(t); err != nil {
 			t.Errorf("exit: %v\nstderr:\n%s", err, stderr.String())

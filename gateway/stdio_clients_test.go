@@ -152,10 +152,7 @@ func TestStdioUndeclaredCapabilityReal(t *testing.T) {
 	bin, cfg := stdioEverything(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	var stderr testenv.Buffer
-	cmd := exec.Command(bin, "run", "--stdio", "-c", cfg)
-	cmd.Stderr = &stderr
-	p := startStdioPeer(t, cmd)
+	p, stderr := startStdioGateway(t, bin, cfg)
 	if _, err := p.request(ctx, "initialize", `{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw-stdio","version":"0"}}`); err != nil {
 		t.Fatalf("initialize: %v\nstderr:\n%s", err, stderr.String())
 	}
@@ -319,10 +316,7 @@ func TestStdioEOFDuringStartWait(t *testing.T) {
 	if err := os.WriteFile(cfg, []byte(yaml), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	var stderr testenv.Buffer
-	cmd := exec.Command(bin, "run", "--stdio", "-c", cfg)
-	cmd.Stderr = &stderr
-	p := startStdioPeer(t, cmd)
+	p, stderr := startStdioGateway(t, bin, cfg)
 	if err := p.notify("notifications/initialized", ""); err != nil { // any first line
 		t.Fatal(err)
 	}

@@ -128,10 +128,7 @@ func TestStdioFrontEnd(t *testing.T) {
 	t.Run("raw", func(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
-		var stderr testenv.Buffer
-		cmd := exec.Command(bin, "run", "--stdio", "-c", cfg, "--log-level", "debug")
-		cmd.Stderr = &stderr
-		p := startStdioPeer(t, cmd)
+		p, stderr := startStdioGateway(t, bin, cfg, "--log-level", "debug")
 		if _, err := p.request(ctx, "initialize", `{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw-stdio","version":"0"}}`); err != nil {
 			t.Fatalf("initialize: %v\nstderr:\n%s", err, stderr.String())
 		}

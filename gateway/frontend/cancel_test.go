@@ -172,23 +172,7 @@ func TestCancelledGetsNoAnswer(t *testing.T) {
 			if strings.HasSuffix(req.path, "via mcp-go") {
 				fe.notified.Add(1) // a notification mcp-go may hold: the session is served by mcp-go
 			}
-			answered := make(chan string, 1)
-			go func() {
-				// Not send: this may outlive the test.
-				hr, _ := http.NewRequest(http.MethodPost, ts.URL+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":`+id+`,"method":"`+req.method+`","params":`+req.params+`}`))
-				hr.Header.Set("Content-Type", "application/json")
-				hr.Header.Set("Accept", "application/json, text/event-stream")
-				hr.Header.Set("MCP-Protocol-Version", "2025-11-25")
-				hr.Header.Set("Mcp-Session-Id", session)
-				resp, err := http.DefaultClient.Do(hr)
-				if err != nil {
-					answered <- err.Error()
-					return
-				}
-				defer resp.Body.Close()
-				b, _ := io.ReadAll(resp.Body)
-				answered <- resp.Status + " " + resp.Header.Get("Content-Type") + "\n" + string(b)
-			}()
+			answered := postInBackground(ts.URL+"/mcp", session, `{"jsonrpc":"2.0","id":`+id+`,"method":"`+req.method+`","params":`+req.params+`}`)
 			started(t, wr, req.path)
 			post(session, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":`+id+`,"reason":"user"}}`).Body.Close()
 			ended(t, wr, req.path)
@@ -253,24 +237,7 @@ func TestDeleteCancelsCalls(t *testing.T) {
 			if path == "via mcp-go" {
 				fe.notified.Add(1) // a notification mcp-go may hold: the session is served by mcp-go
 			}
-			answered := make(chan string, 1)
-			go func() {
-				// Not send: this may outlive the test.
-				hr, _ := http.NewRequest(http.MethodPost, ts.URL+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"s__wait","arguments":{}}}`))
-				for k, v := range legacyHeaders(session) {
-					hr.Header.Set(k, v)
-				}
-				hr.Header.Set("Content-Type", "application/json")
-				hr.Header.Set("Accept", "application/json, text/event-stream")
-				resp, err := http.DefaultClient.Do(hr)
-				if err != nil {
-					answered <- err.Error()
-					return
-				}
-				defer resp.Body.Close()
-				b, _ := io.ReadAll(resp.Body)
-				answered <- string(b)
-			}()
+			answered := postInBackground(ts.URL+"/mcp", session, `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"s__wait","arguments":{}}}`)
 			select {
 			case <-wr.started:
 			case <-time.After(10 * time.Second):
@@ -294,4 +261,29 @@ func TestDeleteCancelsCalls(t *testing.T) {
 			}
 		})
 	}
+}
+
+// postInBackground POSTs body to url in the 2025-11-25 session and sends
+// on the channel it returns the answer's status, content type and body
+// ("200 OK text/event-stream\n..."), or the error. Not send's helpers: the
+// request may outlive the test.
+func postInBackground(url, session, body string) <-chan string {
+	answered := make(chan string, 1)
+	go func() {
+		hr, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+		for k, v := range legacyHeaders(session) {
+			hr.Header.Set(k, v)
+		}
+		hr.Header.Set("Content-Type", "application/json")
+		hr.Header.Set("Accept", "application/json, text/event-stream")
+		resp, err := http.DefaultClient.Do(hr)
+		if err != nil {
+			answered <- err.Error()
+			return
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		answered <- resp.Status + " " + resp.Header.Get("Content-Type") + "\n" + string(b)
+	}()
+	return answered
 }
