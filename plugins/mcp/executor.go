@@ -39,6 +39,7 @@ type Executor struct {
 	watchers map[*watcher]struct{}
 	closed   bool
 	dropped  limiter // logs of changes a watcher had no room for
+	clock    clock   // the listen streams' backoff (realClock but in tests)
 
 	// stopBy is when every upstream must be down once Shutdown was called,
 	// in Unix nanoseconds; 0 means after each one's whole grace.
@@ -67,12 +68,18 @@ func WithLogger(l *slog.Logger) Option {
 	return func(e *Executor) { e.log = l }
 }
 
+// withClock replaces the executor's clock (tests only).
+func withClock(c clock) Option {
+	return func(e *Executor) { e.clock = c }
+}
+
 // New returns an executor with no sources. It starts nothing.
 func New(opts ...Option) *Executor {
 	e := &Executor{
 		sources:  map[string]*source{},
 		watchers: map[*watcher]struct{}{},
 		dropped:  limiter{per: 20},
+		clock:    realClock{},
 	}
 	for _, o := range opts {
 		o(e)

@@ -54,10 +54,11 @@ type harness struct {
 }
 
 // newHarness starts an executor behind sdktest (real gRPC) and watches it.
-func newHarness(t *testing.T) *harness {
+// opts are added to the harness's own logger.
+func newHarness(t *testing.T, opts ...Option) *harness {
 	t.Helper()
 	logs := &testenv.Buffer{}
-	e := New(WithLogger(slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))))
+	e := New(append([]Option{WithLogger(slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})))}, opts...)...)
 	h := &harness{t: t, e: e, logs: logs, kick: make(chan struct{}, 1)}
 	h.c = sdktest.Start(t, e, nil)
 	ctx, cancel := context.WithCancel(context.Background())

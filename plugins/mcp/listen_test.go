@@ -229,3 +229,105 @@ func TestCancelReason(t *testing.T) {
 		})
 	}
 }
+
+// fakeClock is a clock whose time moves only when the test says, and whose
+// waits end when the test takes them from waits.
+type fakeClock struct {
+	mu    sync.Mutex
+	now   time.Time
+	waits chan time.Duration
+}
+
+var _ clock = (*fakeClock)(nil)
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *fakeClock) advance(d time.Duration) {
+	c.mu.Lock()
+	c.now = c.now.Add(d)
+	c.mu.Unlock()
+}
+
+func (c *fakeClock) Wait(ctx context.Context, d time.Duration) bool {
+	select {
+	case c.waits <- d:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// TestListenBackoffResets ends a 2026-07-28 server's subscriptions/listen
+// stream again and again: the wait before each reopening doubles up to
+// maxBackoff, and after a stream that stayed open healthyAfter it starts
+// again from listenMinBackoff.
+func TestListenBackoffResets(t *testing.T) {
+	s := server.NewMCPServer("listen", "1.0.0", server.WithToolCapabilities(true))
+	s.AddTool(mcpgo.NewTool("noop"), func(context.Context, mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
+		return mcpgo.NewToolResultText("ok"), nil
+	})
+	inner := server.NewStreamableHTTPServer(s)
+	opened := make(chan context.CancelFunc, 1) // ends the listen stream just opened
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		var m struct {
+			Method string `json:"method"`
+		}
+		_ = json.Unmarshal(body, &m)
+		if m.Method == "subscriptions/listen" {
+			ctx, cancel := context.WithCancel(r.Context())
+			defer cancel()
+			r = r.WithContext(ctx)
+			select {
+			case opened <- cancel:
+			case <-ctx.Done():
+				return
+			}
+		}
+		inner.ServeHTTP(w, r)
+	}))
+	t.Cleanup(ts.Close)
+	clk := &fakeClock{now: time.Unix(1_000_000, 0), waits: make(chan time.Duration)}
+	h := newHarness(t, withClock(clk))
+	h.load("listen", map[string]any{"url": ts.URL, "protocol_version": "2026-07-28"})
+
+	// endStream ends the open stream after it stayed open for up, and
+	// returns the wait the executor then chose.
+	endStream := func(up time.Duration) time.Duration {
+		t.Helper()
+		var end context.CancelFunc
+		select {
+		case end = <-opened:
+		case <-time.After(20 * time.Second):
+			t.Fatal("the listen stream was not (re)opened")
+		}
+		clk.advance(up)
+		end()
+		select {
+		case d := <-clk.waits:
+			return d
+		case <-time.After(20 * time.Second):
+			t.Fatal("the executor did not wait to reopen the ended stream")
+		}
+		return 0
+	}
+	for _, want := range []time.Duration{time.Second, 2 * time.Second, 4 * time.Second, 8 * time.Second, 16 * time.Second, maxBackoff, maxBackoff} {
+		if got := endStream(0); got != want {
+			t.Fatalf("after a stream that ended at once: waited %s; want %s", got, want)
+		}
+	}
+	if got := endStream(healthyAfter - time.Second); got != maxBackoff {
+		t.Fatalf("after a stream that lasted under healthyAfter: waited %s; want %s", got, maxBackoff)
+	}
+	if got := endStream(healthyAfter); got != listenMinBackoff {
+		t.Fatalf("after a stream open for healthyAfter: waited %s; want %s", got, listenMinBackoff)
+	}
+	if got := endStream(0); got != 2*listenMinBackoff {
+		t.Fatalf("after the reset, a stream that ended at once: waited %s; want %s", got, 2*listenMinBackoff)
+	}
+}

@@ -271,6 +271,13 @@ func (c *conn) listenFilter() (json.RawMessage, bool) {
 	return mustJSON(f), len(f) > 0
 }
 
+// Reopening the subscriptions/listen stream: the first reopening waits
+// listenMinBackoff and each one after a stream that ended again doubles
+// the wait, up to maxBackoff. A stream that stayed open healthyAfter or
+// longer was healthy, whatever ended it (a proxy's idle timeout, a server
+// restart): the wait after it starts again from listenMinBackoff.
+const listenMinBackoff = time.Second
+
 // startListen (re)opens the subscriptions/listen stream with the current
 // filter. The stream is reopened with backoff when it ends.
 func (c *conn) startListen() {
@@ -286,10 +293,12 @@ func (c *conn) startListen() {
 	}
 	ctx, cancel := context.WithCancel(c.ctx)
 	c.listen.cancel = cancel
+	clk := c.src.e.clock
 	c.spawn(func() {
-		backoff := time.Second
+		backoff := listenMinBackoff
 		for {
 			params, _ := c.withProtocolMeta(mustJSON(map[string]json.RawMessage{"notifications": filter}))
+			opened := clk.Now()
 			_, err := c.request(context.WithValue(ctx, listenKey{}, true), "subscriptions/listen", params)
 			if ctx.Err() != nil || c.w.cause() != nil {
 				return
@@ -305,10 +314,13 @@ func (c *conn) startListen() {
 				c.log.Info("upstream does not offer subscriptions/listen; list changes will not be seen")
 				return
 			}
+			if clk.Now().Sub(opened) >= healthyAfter {
+				backoff = listenMinBackoff
+			}
 			if err != nil {
 				c.log.Warn("subscriptions/listen ended", "err", err, "retry_in", backoff)
 			}
-			if !waitCtx(ctx, backoff) {
+			if !clk.Wait(ctx, backoff) {
 				return
 			}
 			backoff = min(2*backoff, maxBackoff)
@@ -332,6 +344,21 @@ func (c *conn) modernSubscribe(method string, params json.RawMessage) (json.RawM
 	c.startListen()
 	return json.RawMessage(`{}`), nil
 }
+
+// clock is the time the listen stream's reconnection reads and waits on.
+// Tests give the executor a fake one (withClock), so that its backoff is
+// seen without waiting for it.
+type clock interface {
+	Now() time.Time
+	// Wait sleeps for d unless ctx ends first; it reports whether it slept.
+	Wait(ctx context.Context, d time.Duration) bool
+}
+
+// realClock is the wall clock.
+type realClock struct{}
+
+func (realClock) Now() time.Time                                 { return time.Now() }
+func (realClock) Wait(ctx context.Context, d time.Duration) bool { return waitCtx(ctx, d) }
 
 // waitCtx sleeps for d unless ctx ends first; it reports whether it slept.
 func waitCtx(ctx context.Context, d time.Duration) bool {

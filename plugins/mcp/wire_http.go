@@ -15,6 +15,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/mark3labs/mcp-go/client/transport"
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
@@ -44,7 +45,24 @@ type httpWire struct {
 	idleMu sync.Mutex
 	open   int
 	ending error
+
+	// probe is the ping running to learn whether the server is still
+	// there after a request failed on the network (see serverGone).
+	probeMu sync.Mutex
+	probe   *probeRun
 }
+
+// probeRun is one ping of serverGone, shared by the requests that failed
+// while it ran.
+type probeRun struct {
+	done chan struct{}
+	gone error // set before done is closed
+}
+
+// probeTimeout bounds serverGone's ping. A server that does not answer it
+// in time is not taken for gone: a hung server is the calls' timeouts'
+// business, not a reason to cut the calls that are still running.
+const probeTimeout = 5 * time.Second
 
 // listenKey marks the context of a subscriptions/listen request.
 type listenKey struct{}
@@ -197,13 +215,21 @@ func (w *httpWire) roundTrip(ctx context.Context, req *rpcRequest) (*rpcResponse
 		if notJSONRPC(err) && posted {
 			return nil, ex.notMCP(w.spec, req.method, err)
 		}
-		err = explainHTTP(w.spec, redactErr(err))
+		raw := redactErr(err)
+		err = explainHTTP(w.spec, raw)
 		switch {
 		case fatalHTTP(err) && listen:
 			// The calls in flight may still get their answers on their
 			// own POSTs (a server that stops drains them).
 			w.dieWhenIdle(err)
 			return nil, fmt.Errorf("%w: %w", sdk.ErrUnavailable, err)
+		case networkFailure(err):
+			if gone := w.serverGone(); gone != nil {
+				w.die(gone)
+				return nil, gone
+			}
+			return nil, fmt.Errorf("%s: the POST of %s failed on the network (%s), but the server still answers: only this request failed, and it may have run there; retry it if that is safe",
+				redactURL(w.spec.URL), req.method, innermost(raw))
 		case fatalHTTP(err):
 			w.die(err)
 		}
@@ -242,11 +268,71 @@ func (w *httpWire) notify(ctx context.Context, method string, params json.RawMes
 	err := w.t.SendNotification(ctx, n)
 	if err != nil && ctx.Err() == nil {
 		err = explainHTTP(w.spec, redactErr(err))
-		if fatalHTTP(err) {
+		switch {
+		case networkFailure(err):
+			if gone := w.serverGone(); gone != nil {
+				w.die(gone)
+			}
+		case fatalHTTP(err):
 			w.die(err)
 		}
 	}
 	return err
+}
+
+// serverGone tells, after a request failed on the network, whether the
+// server is gone: it returns why (the ping's failure, which says more
+// than the request's: "connection refused" rather than the EOF of a
+// kept-alive connection the server closed), or nil when it is there. Over streamable HTTP each request has a POST of its own,
+// and one failed POST says little about the others: a proxy reset one
+// connection, or the server closed a kept-alive connection as it was
+// reused. So the wire pings the server on a new request, and only when
+// that fails on the network too is the server gone and the wire torn
+// down. Any answer to the ping (a result, a JSON-RPC error such as a
+// 2026-07-28 server's method not found, an HTTP error status) shows the
+// server is there. The requests that fail while a ping runs share it.
+func (w *httpWire) serverGone() error {
+	w.probeMu.Lock()
+	p := w.probe
+	if p == nil {
+		p = &probeRun{done: make(chan struct{})}
+		w.probe = p
+		go func() {
+			p.gone = w.ping()
+			w.probeMu.Lock()
+			w.probe = nil
+			w.probeMu.Unlock()
+			close(p.done)
+		}()
+	}
+	w.probeMu.Unlock()
+	<-p.done
+	return p.gone
+}
+
+// ping sends a ping for serverGone and returns its failure on the
+// network (or the wire's cause of death, if it died meanwhile); nil when
+// the server answered, or did not in time.
+func (w *httpWire) ping() error {
+	ctx, cancel := context.WithTimeout(w.ctx, probeTimeout)
+	defer cancel()
+	_, err := w.t.SendRequest(ctx, transport.JSONRPCRequest{JSONRPC: mcpgo.JSONRPC_VERSION,
+		ID: mcpgo.NewRequestId("skillgate-probe"), Method: "ping"})
+	if cause := w.cause(); cause != nil {
+		return cause
+	}
+	switch {
+	case err == nil:
+		return nil
+	case w.ctx.Err() != nil:
+		return errors.New("upstream connection closed")
+	case ctx.Err() != nil:
+		return nil // no answer in time: not known to be gone
+	}
+	if err = explainHTTP(w.spec, redactErr(err)); fatalHTTP(err) {
+		return err
+	}
+	return nil
 }
 
 // onNotification takes the notifications mcp-go reads itself: those of
@@ -645,6 +731,13 @@ func fatalHTTP(err error) bool {
 		return true
 	}
 	return false
+}
+
+// networkFailure reports whether err, fatal by fatalHTTP, is a failure of
+// the network (connection refused or reset, a broken pipe) rather than the
+// end of the session or of the transport, which are certain.
+func networkFailure(err error) bool {
+	return fatalHTTP(err) && !errors.Is(err, transport.ErrSessionTerminated) && !errors.Is(err, transport.ErrTransportClosed)
 }
 
 // debugOnly is the handler of mcp-go's transport logger: what it logs
