@@ -45,7 +45,9 @@ those still running are answered with an error that asks to send them
 again. A second signal stops at once. A client that comes while the
 servers start waits for them, limits.start_wait (8 s) at most. With --stdio the gateway serves
 one client on stdin/stdout (the default endpoint, or --profile's) and logs
-to stderr only.
+to stderr only; on a signal its requests in flight get limits.drain_timeout
+the same way (new ones are answered with that error at once), while the
+end of stdin, which is how a client leaves, cancels them at once.
 
 The config is reloaded on SIGHUP and when the file changes: servers whose
 settings did not change keep running; the plugins dirs are read again, and
@@ -106,13 +108,19 @@ Environment:
 			}
 			go watchConfig(ctx, path, load, gw, log)
 			if stdio {
-				err := gw.ServeStdio(ctx, os.Stdin, os.Stdout)
+				// A signal with the client still there drains its requests
+				// as over HTTP (limits.drain_timeout); a second one cuts
+				// them at once. (stdin's end cuts them: the client went.)
+				now := make(chan struct{})
+				defer stopNowOnSecondSignal(ctx, func() { gw.StopNow(); close(now) }, log)()
+				drain := frontend.StdioDrain{Timeout: time.Duration(cfg.Limits.DrainTimeout), Now: now}
+				err := gw.ServeStdio(frontend.WithStdioDrain(ctx, drain), os.Stdin, os.Stdout)
 				if errors.Is(err, frontend.ErrStdoutClosed) {
 					return nil // the client went: as when it closes stdin
 				}
 				return err
 			}
-			defer stopNowOnSecondSignal(ctx, gw, log)()
+			defer stopNowOnSecondSignal(ctx, gw.StopNow, log)()
 			return gw.Run(ctx)
 		},
 	}
@@ -139,11 +147,11 @@ func namedStop(ctx context.Context) (context.Context, context.CancelFunc) {
 }
 
 // stopNowOnSecondSignal makes a second SIGTERM or Ctrl-C end the waits
-// of the stop the first began (main.go): gw answers the requests still
-// running with an error and exits without waiting out
-// limits.shutdown_delay and limits.drain_timeout. ctx is the one the
-// first signal ends. The returned func stops listening.
-func stopNowOnSecondSignal(ctx context.Context, gw *gateway.Gateway, log interface{ Info(string, ...any) }) func() {
+// of the stop the first began (main.go): stopNow (once) makes the gateway
+// answer the requests still running with an error and exit without
+// waiting out limits.shutdown_delay and limits.drain_timeout. ctx is the
+// one the first signal ends. The returned func stops listening.
+func stopNowOnSecondSignal(ctx context.Context, stopNow func(), log interface{ Info(string, ...any) }) func() {
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	done := make(chan struct{})
@@ -161,7 +169,7 @@ func stopNowOnSecondSignal(ctx context.Context, gw *gateway.Gateway, log interfa
 						name = signalName(s)
 					}
 					log.Info("second signal: stopping at once", "signal", name)
-					gw.StopNow()
+					stopNow()
 				}
 			case <-done:
 				return

@@ -11,6 +11,13 @@ var (
 	// its end of stdout failed (a broken pipe). ServeStdio then ends as it
 	// does when stdin closes, and returns it wrapped.
 	ErrStdoutClosed = errors.New("the client closed stdout")
+	// ErrStopping answers, as an internal error (-32603), a stdio request
+	// that a stopping gateway refused or cut (see StdioDrain); its message
+	// is the one the HTTP front end's cut requests get.
+	ErrStopping = errors.New("the gateway is stopping; send the request again")
 	// ErrUnknownTool means a tool name is not in the catalog.
 	ErrUnknownTool = errors.New("unknown tool")
+	// ErrUnknownResource means a resource URI is neither listed nor matched
+	// by a resource template that the request's endpoint serves.
+	ErrUnknownResource = errors.New("resource not found")
 )

@@ -121,6 +121,10 @@ type Server struct {
 	// clients sent logging/setLevel: their level applies to the log
 	// messages of their calls too (see clientCall.Notify).
 	levelSet sync.Map
+	// gated holds the sessions that began before Options.Serving closed,
+	// with the list_changed held back from them (startgate.go): session
+	// id -> *gatedSession.
+	gated sync.Map
 }
 
 // New builds a front end serving an empty catalog until Update is called.
@@ -144,11 +148,13 @@ func New(router Router, opts Options) *Server {
 	hooks.AddOnRequestInitialization(s.onRequest)
 	hooks.AddOnRegisterSession(func(_ context.Context, cs server.ClientSession) {
 		s.clients.Store(cs.SessionID(), cs)
+		s.noteSessionStart(cs.SessionID())
 	})
 	hooks.AddAfterSetLevel(s.noteSetLevel)
 	hooks.AddOnUnregisterSession(func(_ context.Context, cs server.ClientSession) {
 		s.clients.Delete(cs.SessionID())
 		s.levelSet.Delete(cs.SessionID())
+		s.gated.Delete(cs.SessionID())
 		go s.endSubscriptions(cs.SessionID())
 	})
 	srvOpts := []server.ServerOption{
@@ -593,5 +599,8 @@ func (c completer) complete(ctx context.Context, it *catalog.Item, ref map[strin
 	if err := json.Unmarshal(raw, &res); err != nil {
 		return nil, fmt.Errorf("completion from %s: invalid result: %w", it.Source, err)
 	}
-	return &res.Completion, nil
+	// mcp-go's typed Completion drops hasMore: false, total: 0 and the
+	// members it does not know: the client gets the source's bytes
+	// instead, put in place of this stand-in (rewrite).
+	return &mcp.Completion{Values: []string{c.s.raw.put(raw)}}, nil
 }

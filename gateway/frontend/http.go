@@ -174,6 +174,9 @@ func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			var done func()
 			r, done = g.s.trackStream(r, sessID)
 			defer done()
+			if _, gated := g.s.gated.Load(sessID); gated {
+				w = &heldBackWriter{s: g.s, w: w, session: sessID}
+			}
 		}
 	}
 	g.next.ServeHTTP(w, r)
@@ -239,6 +242,9 @@ func (g *guard) servePost(w http.ResponseWriter, r *http.Request, profile, sessI
 	}
 	if hasValue(req.ID) && !g.s.awaitServing(r.Context(), req.Method, nil) {
 		return // the client went away while the gateway started
+	}
+	if sessID != "" && !modern {
+		g.s.noteListing(sessID, req.Method)
 	}
 	dreq := disclosure.Request{Profile: profile}
 	if sessID != "" && !modern {
@@ -354,7 +360,9 @@ func (g *guard) servePost(w http.ResponseWriter, r *http.Request, profile, sessI
 	if exactID(req.ID) {
 		edit.id = req.ID
 	}
-	if edit.method != "" || edit.call != nil || edit.id != nil {
+	// A subscriptions/listen the gateway refuses carries its error in the
+	// stash (subscribeError).
+	if edit.method != "" || edit.call != nil || edit.id != nil || req.Method == "subscriptions/listen" {
 		g.s.serveRewritten(w, r, g.next, edit)
 		return
 	}

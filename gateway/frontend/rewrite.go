@@ -402,6 +402,10 @@ func (rw *rewriter) emitLine() error {
 			rw.buf.Reset() // the client cancelled the request
 			return nil
 		}
+		if rw.s.heldBack(rw.dreq.Session, data) {
+			rw.buf.Reset() // a list_changed held back (startgate.go)
+			return nil
+		}
 		if out, _, changed := rw.edit(data); changed {
 			line = append(append([]byte("data: "), out...), '\n')
 		} else if isNotification(data) {

@@ -35,11 +35,15 @@ import (
 
 // ServeStdio serves one client over in and out until in closes, out
 // breaks (the client stopped reading: the error wraps ErrStdoutClosed) or
-// ctx ends. Nothing but protocol messages is written to out.
+// ctx ends and the connection drained (see StdioDrain and
+// stdiodrain.go). Nothing but protocol messages is written to out.
 func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) error {
 	st := server.NewStdioServer(s.mcp)
 	st.SetErrorLogger(slog.NewLogLogger(s.log.Handler(), slog.LevelWarn))
 	sr := &stdioRequests{s: s, pending: map[string]*stdioRequest{}, swapped: map[string]string{}}
+	// ctx's end begins the drain; the connection lives on until it ends.
+	stop, drain := ctx, stdioDrainOf(ctx)
+	ctx = context.WithoutCancel(ctx)
 	ctx = withClient(context.WithValue(ctx, profileKey{}, s.opts.StdioProfile), stdioSession)
 	ctx = WithOrigin(ctx, Origin{Transport: TransportStdio})
 	// The connection's context ends when the client goes, and with it
@@ -57,7 +61,18 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 	iw := &inWatcher{sr: sr, r: bufio.NewReaderSize(in, 64<<10), methods: methods, ow: ow}
 	defer methods.wg.Wait()
 	defer close(methods.gone) // first: a method waiting for the start ends
+	drained := make(chan struct{})
+	defer func() { <-drained }()
+	go func() {
+		defer close(drained)
+		select {
+		case <-stop.Done():
+			sr.drain(drain, ow, ctx.Done(), cancel, context.Cause(stop))
+		case <-ctx.Done(): // the client went
+		}
+	}()
 	err := st.Listen(ctx, iw, ow)
+	cancel(nil) // the client went: a drain under way stops waiting
 	if cause := context.Cause(ctx); errors.Is(cause, ErrStdoutClosed) {
 		return cause
 	}
@@ -82,6 +97,10 @@ type stdioRequests struct {
 	// id of the front end's to that id (see exactID).
 	swapped map[string]string
 	seq     uint64
+	// stopping refuses new requests (a drain, stdiodrain.go); idle, when
+	// not nil, is closed once pending is empty.
+	stopping bool
+	idle     chan struct{}
 }
 
 // stdioRequest is what is kept of a request until its answer.
@@ -90,15 +109,21 @@ type stdioRequest struct {
 	dreq      disclosure.Request
 	modern    bool            // a 2026-07-28 request
 	id        json.RawMessage // the client's id, when mcp-go got another
-	cancelled bool            // by the client: no answer goes out
+	cancelled bool            // by the client, or cut by a drain: mcp-go's answer is dropped
 	cancel    context.CancelFunc
+	clientID  json.RawMessage // the id as the client wrote it
 }
 
 // add records a request for mcp-go in line, with client id id, and
-// returns the line to hand mcp-go.
+// returns the line to hand mcp-go; nil when the connection is stopping
+// (the caller answers it).
 func (sr *stdioRequests) add(line, id []byte, req *stdioRequest) []byte {
 	sr.mu.Lock()
 	defer sr.mu.Unlock()
+	if sr.stopping {
+		return nil
+	}
+	req.clientID = id
 	if exactID(id) {
 		sr.seq++
 		sub := `"` + sr.s.raw.prefix + "id-" + strconv.FormatUint(sr.seq, 10) + `"`
@@ -154,6 +179,10 @@ func (sr *stdioRequests) done(key string) *stdioRequest {
 		if req.id != nil {
 			delete(sr.swapped, string(req.id))
 		}
+	}
+	if sr.idle != nil && len(sr.pending) == 0 {
+		close(sr.idle)
+		sr.idle = nil
 	}
 	return req
 }
@@ -269,7 +298,11 @@ func (iw *inWatcher) see(line []byte) []byte {
 				req.dreq.Session = stdioSession
 			}
 		}
-		return iw.sr.add(line, m.ID, req)
+		out := iw.sr.add(line, m.ID, req)
+		if out == nil {
+			_ = iw.ow.writeLine(answer(m.ID, nil, ErrStopping))
+		}
+		return out
 	case m.Method == string(mcp.MethodNotificationCancelled) && len(m.Params.RequestID) > 0:
 		return iw.sr.cancel(line, m.Params.RequestID)
 	}
@@ -369,7 +402,8 @@ func (ow *outWriter) answer(line []byte) (out []byte, ok bool) {
 		Method string          `json:"method"`
 	}
 	if json.Unmarshal(line, &env) != nil || len(env.ID) == 0 || env.Method != "" {
-		return line, true // not a response
+		// Not a response: a list_changed may be held back (startgate.go).
+		return line, !ow.sr.s.heldBack(stdioSession, line)
 	}
 	req := ow.sr.done(string(env.ID))
 	switch {
@@ -439,8 +473,16 @@ func (sm *stdioMethods) serve(m Method, method string, id, body []byte) {
 	ctx, cancel := context.WithCancel(sm.ctx)
 	key := idKey(id)
 	sm.sr.mu.Lock()
-	sm.sr.pending[key] = &stdioRequest{cancel: cancel}
+	stopping := sm.sr.stopping
+	if !stopping {
+		sm.sr.pending[key] = &stdioRequest{cancel: cancel, clientID: id}
+	}
 	sm.sr.mu.Unlock()
+	if stopping {
+		cancel()
+		_ = sm.ow.writeLine(answer(id, nil, ErrStopping))
+		return
+	}
 	sm.wg.Add(1)
 	go func() {
 		defer sm.wg.Done()
