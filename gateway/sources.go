@@ -154,12 +154,12 @@ func serverSpec(sv *config.Server, cfg *config.Config) json.RawMessage {
 			spec["environ"] = environ
 		}
 	}
-	if len(sv.SecretEnv) > 0 {
-		secrets := make([]string, len(sv.SecretEnv))
-		for i, k := range sv.SecretEnv {
-			secrets[i] = sv.Env[k]
+	if len(sv.SecretEnv)+len(sv.SecretValues) > 0 {
+		secrets := make([]string, 0, len(sv.SecretEnv)+len(sv.SecretValues))
+		for _, k := range sv.SecretEnv {
+			secrets = append(secrets, sv.Env[k])
 		}
-		spec["secrets"] = secrets // the executor masks them in all it shows of the server
+		spec["secrets"] = append(secrets, sv.SecretValues...) // the executor masks them in all it shows of the server
 	}
 	if lim.ShutdownGrace > 0 {
 		spec["shutdown_grace"] = time.Duration(lim.ShutdownGrace).String()

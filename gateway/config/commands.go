@@ -58,6 +58,8 @@ func (c *Config) Warnings() []*Error {
 			name, strings.Join(SkillsTools, ", "))
 	}
 	out = append(out, c.missingDirs()...) // tools:, pipelines:, skills:, plugins:
+	// env_passthrough and auth.tokens that weaken the gateway: see validate.go.
+	out = append(out, c.riskWarnings()...)
 	return out
 }
 

@@ -171,6 +171,10 @@ type Server struct {
 	// environment set, sorted. Their values are secrets: the executor masks
 	// them in what it logs and reports of the server.
 	SecretEnv []string `yaml:"-" json:"-"`
+	// SecretValues are more secrets of the server: the values ${VAR}s gave
+	// its command, args, cwd and url that Parse counts as credentials (see
+	// secretValues in parse.go), sorted. The executor masks them too.
+	SecretValues []string `yaml:"-" json:"-"`
 	// EnvPassthrough names variables of the gateway's environment that a
 	// stdio server receives as they are set there (a name such as
 	// KUBECONFIG, or a prefix ending in * such as AWS_*), on top of those
@@ -253,7 +257,7 @@ func (s *Server) Equal(o *Server) bool {
 	}
 	return s.Command == o.Command &&
 		slices.Equal(s.Args, o.Args) &&
-		maps.Equal(s.Env, o.Env) && slices.Equal(s.SecretEnv, o.SecretEnv) &&
+		maps.Equal(s.Env, o.Env) && slices.Equal(s.SecretEnv, o.SecretEnv) && slices.Equal(s.SecretValues, o.SecretValues) &&
 		slices.Equal(s.EnvPassthrough, o.EnvPassthrough) &&
 		s.Cwd == o.Cwd &&
 		s.URL == o.URL &&

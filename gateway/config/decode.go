@@ -32,6 +32,7 @@ type decoder struct {
 	unknown map[string]bool     // fields holding an unknown key
 	blank   map[string]string   // fields whose ${VAR}s expanded to "" -> the text written
 	fromEnv map[string]bool     // fields that took a value from the environment (a ${VAR} it set)
+	vars    map[string][]varUse // field -> the ${VAR}s the environment set in it, in order
 	pos     map[string]Pos      // field path -> where it was written
 	order   map[string][]string // map field path -> keys in file order
 }
@@ -178,6 +179,10 @@ func (d *decoder) scalar(n *yaml.Node, field, want string) (string, bool) {
 					d.fromEnv = map[string]bool{}
 				}
 				d.fromEnv[field] = true
+				if d.vars == nil {
+					d.vars = map[string][]varUse{}
+				}
+				d.vars[field] = append(d.vars[field], varUse{name: name, value: v})
 			}
 			return v, ok
 		}
@@ -195,6 +200,9 @@ func (d *decoder) scalar(n *yaml.Node, field, want string) (string, bool) {
 	}
 	return s, true
 }
+
+// varUse is a ${VAR} the environment set, and the value it gave.
+type varUse struct{ name, value string }
 
 // pair is a key and its value.
 type pair struct{ k, v *yaml.Node }

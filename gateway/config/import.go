@@ -200,6 +200,11 @@ func ImportWith(r io.Reader, name string, opts ImportOptions) (*Imported, error)
 			}
 			continue
 		}
+		if b.project && (!filepath.IsAbs(b.dir) || slices.Contains(strings.Split(filepath.ToSlash(b.dir), "/"), "..")) {
+			d.warns = append(d.warns, &Error{Pos: d.at(b.node), Field: b.key,
+				Msg: fmt.Sprintf("the project folder %q is not an absolute path without ..; its servers get it as cwd, where a relative path is resolved "+
+					"against the skillgate config's folder: check that it is the folder meant, or write an absolute one", b.dir)})
+		}
 		seen := map[string]bool{}
 		for j := 0; j+1 < len(b.node.Content); j += 2 {
 			k, v := b.node.Content[j], b.node.Content[j+1]
@@ -223,10 +228,10 @@ func ImportWith(r io.Reader, name string, opts ImportOptions) (*Imported, error)
 			if b.dir != "" && s.Command != "" {
 				switch {
 				case s.Cwd == "":
-					s.Cwd = b.dir
+					s.Cwd = escapePath(b.dir)
 					ran = append(ran, k.Value)
 				case !filepath.IsAbs(s.Cwd) && !strings.HasPrefix(s.Cwd, "$"):
-					s.Cwd = filepath.Join(b.dir, s.Cwd) // the client's is the project's, not skillgate.yaml's
+					s.Cwd = filepath.Join(escapePath(b.dir), s.Cwd) // the client's is the project's, not skillgate.yaml's
 				}
 			}
 			im.Servers[key.Value] = s
@@ -848,14 +853,30 @@ type jsonParser struct {
 	data []byte
 	name string
 	dec  *json.Decoder
+	// at, line and lineStart are where pos last looked: the offset, its
+	// line (from 0) and the offset its line starts at. Tokens come in file
+	// order, so pos goes on from there instead of counting from the start,
+	// which made reading a file quadratic in its size.
+	at, line, lineStart int64
+	// scanned counts the bytes pos has read, for a test to hold it to
+	// linear work.
+	scanned int64
 }
 
+// pos returns the line and column of the byte at off.
 func (p *jsonParser) pos(off int64) Pos {
 	off = min(max(off, 0), int64(len(p.data)))
-	before := p.data[:off]
-	line := bytes.Count(before, []byte("\n")) + 1
-	col := int(off) - (bytes.LastIndexByte(before, '\n') + 1) + 1
-	return Pos{File: p.name, Line: line, Col: col}
+	if off < p.at { // an error's offset may lie behind: count anew
+		p.at, p.line, p.lineStart = 0, 0, 0
+	}
+	seg := p.data[p.at:off]
+	p.scanned += int64(len(seg))
+	if n := bytes.Count(seg, []byte("\n")); n > 0 {
+		p.line += int64(n)
+		p.lineStart = p.at + int64(bytes.LastIndexByte(seg, '\n')) + 1
+	}
+	p.at = off
+	return Pos{File: p.name, Line: int(p.line) + 1, Col: int(off-p.lineStart) + 1}
 }
 
 func (p *jsonParser) errAt(off int64, msg string) error {
@@ -1008,6 +1029,12 @@ func inputDefaults(inputs *yaml.Node, defs map[string]string) {
 	}
 }
 
+// escapePath returns the path p as the config writes it: each ${ as $${,
+// which Expand reads as a literal ${ (a $ before anything else is kept as
+// it is). A folder named /tmp/${SKILLGATE_TOKEN} must not become a
+// reference to the gateway's variable.
+func escapePath(p string) string { return strings.ReplaceAll(p, "${", "$${") }
+
 // editorValue returns what the editor variable name stands for where
 // skillgate can tell: the project folder and its name when the file is a
 // project's, ${HOME} for the user's home, the path separator.
@@ -1015,10 +1042,10 @@ func (src *source) editorValue(name string) (string, bool) {
 	var v string
 	switch name {
 	case "workspaceFolder":
-		v = src.workspace
+		v = escapePath(src.workspace)
 	case "workspaceFolderBasename":
 		if src.workspace != "" {
-			v = filepath.Base(src.workspace)
+			v = escapePath(filepath.Base(src.workspace))
 		}
 	case "userHome":
 		v = "${HOME}"

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -499,5 +500,115 @@ func TestImportClientKeys(t *testing.T) {
 			}
 			parseImported(t, out)
 		})
+	}
+}
+
+// The JSON reader finds each token's line and column from where the last
+// one was, not from the file's start: over a file with many servers the
+// bytes it reads for positions stay a small multiple of the file's size
+// (they grew with its square: 20,000 servers took 18 s, 216 MB minutes).
+func TestParseJSONPositionsLinear(t *testing.T) {
+	for _, n := range []int{10, 2000} {
+		var b strings.Builder
+		b.WriteString("{\n  \"mcpServers\": {\n")
+		for i := range n {
+			if i > 0 {
+				b.WriteString(",\n")
+			}
+			fmt.Fprintf(&b, "    \"s%d\": {\n      \"command\": \"npx\",\n      \"args\": [\"-y\", \"pkg-%d\"],\n      \"env\": {\"A\": \"b\"}\n    }", i, i)
+		}
+		b.WriteString("\n  }\n}\n")
+		data := []byte(b.String())
+		p := &jsonParser{data: data, name: "big.json", dec: json.NewDecoder(bytes.NewReader(data))}
+		root, err := p.value(0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := len(root.Content[1].Content); got != 2*n {
+			t.Fatalf("%d servers read as %d nodes", n, got)
+		}
+		last := root.Content[1].Content[2*n-1]
+		if wantLine := 2 + 5*(n-1) + 1; last.Line != wantLine || last.Column != 10+len(fmt.Sprint(n-1)) {
+			t.Errorf("last server at %d:%d, want %d:%d", last.Line, last.Column, wantLine, 10+len(fmt.Sprint(n-1)))
+		}
+		if p.scanned > 2*int64(len(data)) {
+			t.Errorf("%d servers: positions read %d bytes of a %d-byte file; want at most twice its size", n, p.scanned, len(data))
+		}
+	}
+}
+
+// BenchmarkImportServers imports Claude Desktop files of 1,000 and 10,000
+// servers: the time per server should stay about the same.
+func BenchmarkImportServers(b *testing.B) {
+	for _, n := range []int{1000, 10000} {
+		var sb strings.Builder
+		sb.WriteString(`{"mcpServers": {`)
+		for i := range n {
+			if i > 0 {
+				sb.WriteString(",")
+			}
+			fmt.Fprintf(&sb, "\n  \"s%d\": {\"command\": \"npx\", \"args\": [\"-y\", \"pkg-%d\"], \"env\": {\"LOG_LEVEL\": \"info\"}}", i, i)
+		}
+		sb.WriteString("\n}}\n")
+		data := sb.String()
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			for b.Loop() {
+				if _, err := Import(strings.NewReader(data), "big.json"); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/server")
+		})
+	}
+}
+
+// A project folder is copied as a path, never as variable references: a
+// $ in it (a folder named /tmp/${SKILLGATE_TOKEN}) is escaped in the cwd
+// it gives and in what ${workspaceFolder} became, so the config does not
+// expand the gateway's variables there; project keys that are relative
+// or climb with .. are warned about.
+func TestImportProjectPathsEscaped(t *testing.T) {
+	const file = `{"projects": {
+  "/tmp/${SKILLGATE_TOKEN}": {"mcpServers": {"p3": {"command": "node", "args": ["${workspaceFolder}/s.js", "${workspaceFolderBasename}"]}}},
+  "/tmp/cost$5": {"mcpServers": {"p4": {"command": "node", "cwd": "sub"}}},
+  "relative/dir": {"mcpServers": {"p2": {"command": "./x"}}},
+  "/home/u/../../etc": {"mcpServers": {"p1": {"command": "ls"}}}
+}}`
+	im, err := Import(strings.NewReader(file), "claude.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := MarshalServers(im.Servers, im.Order)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := Parse(bytes.NewReader(out), "/cfg/skillgate.yaml", func(k string) (string, bool) {
+		return "gateway-secret", k == "SKILLGATE_TOKEN"
+	})
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if strings.Contains(fmt.Sprint(cfg.Servers["p3"]), "gateway-secret") {
+		t.Errorf("the imported config expands a variable from the project's path:\n%s", out)
+	}
+	p3 := cfg.Servers["p3"]
+	if want := []string{"/tmp/${SKILLGATE_TOKEN}/s.js", "${SKILLGATE_TOKEN}"}; p3.Cwd != "/tmp/${SKILLGATE_TOKEN}" || !slices.Equal(p3.Args, want) {
+		t.Errorf("p3: cwd %q, args %q; want cwd /tmp/${SKILLGATE_TOKEN}, args %q", p3.Cwd, p3.Args, want)
+	}
+	if got := cfg.Servers["p4"].Cwd; got != "/tmp/cost$5/sub" {
+		t.Errorf("p4: cwd %q, want /tmp/cost$5/sub", got)
+	}
+	var warns []string
+	for _, w := range im.Warnings {
+		warns = append(warns, w.Error())
+	}
+	all := strings.Join(warns, "\n")
+	for _, dir := range []string{`"relative/dir"`, `"/home/u/../../etc"`} {
+		if !strings.Contains(all, dir) {
+			t.Errorf("no warning about the project key %s; warnings:\n%s", dir, all)
+		}
+	}
+	if strings.Contains(all, `"/tmp/cost$5"`) {
+		t.Errorf("a warning about an absolute project key:\n%s", all)
 	}
 }

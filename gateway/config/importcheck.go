@@ -45,14 +45,6 @@ var secretFlag = sync.OnceValue(func() *regexp.Regexp {
 	return regexp.MustCompile(`(?i)(token|secret|passw|pwd|api[-_]?key|access[-_]?key|private[-_]?key|^key$|^pat$|credential)`)
 })
 
-// tokenShape matches the well-known shapes of credentials: GitHub's
-// ghp_ and github_pat_, OpenAI's and Anthropic's sk-, Stripe's sk_live_,
-// Slack's xoxb-, AWS access key ids, GitLab's glpat-.
-var tokenShape = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(`^(gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}|sk-[A-Za-z0-9_-]{16,}|[sr]k_(live|test)_[A-Za-z0-9]{16,}|` +
-		`xox[abprs]-[A-Za-z0-9-]{10,}|(AKIA|ASIA)[A-Z0-9]{16}|glpat-[A-Za-z0-9_-]{20,})$`)
-})
-
 // urlPassword matches a URL with a password (scheme://user:password@),
 // anywhere in a value.
 var urlPassword = sync.OnceValue(func() *regexp.Regexp {
@@ -85,7 +77,8 @@ func literal(s string) string {
 
 // literalSecrets warns about each credential the entry v (named by k)
 // writes as it is, not as a ${VAR}: a header such as Authorization, a
-// password or a secret-looking query value in its URL, a secret-looking
+// password, a user name long enough to be a key (https://KEY@host) or a
+// secret-looking query value in its URL, a secret-looking
 // env value. The config then holds the secret in clear; the warning says
 // where (with the value masked) and what to write instead.
 func (d *decoder) literalSecrets(k, v *yaml.Node, s *Server) {
@@ -114,6 +107,8 @@ func (d *decoder) literalSecrets(k, v *yaml.Node, s *Server) {
 		var what, vars []string
 		if pw, ok := u.User.Password(); ok && literal(pw) != "" {
 			what, vars = append(what, "a password"), append(vars, "${"+varFor(name, "password")+"}")
+		} else if user := u.User.Username(); !ok && len(literal(user)) >= redact.MinSecret {
+			what, vars = append(what, "a key in its user name"), append(vars, "${"+varFor(name, "token")+"}")
 		}
 		for _, q := range slices.Sorted(maps.Keys(u.Query())) {
 			if redact.CredentialName(q) && literal(u.Query().Get(q)) != "" {
@@ -127,7 +122,7 @@ func (d *decoder) literalSecrets(k, v *yaml.Node, s *Server) {
 	}
 	for _, e := range slices.Sorted(maps.Keys(s.Env)) {
 		val := s.Env[e]
-		if (redact.CredentialName(e) && literal(val) != "") || tokenShape().MatchString(val) {
+		if (redact.CredentialName(e) && literal(val) != "") || redact.TokenShape(val) {
 			note(join(name, "env."+e), "holds a literal secret (%s: %s); move it into a variable: write %s: ${%s} and set %s where the gateway runs",
 				e, redact.Masked, e, e, e)
 		} else if shown, _, ok := clearPassword(val, e); ok {
@@ -155,7 +150,7 @@ func (d *decoder) literalSecrets(k, v *yaml.Node, s *Server) {
 				show, want = flag+"="+redact.Masked, flag+"=${"+v+"}"
 			}
 			note(field, "holds a literal secret (%s); move it into a variable: write %q and set %s where the gateway runs", show, want, v)
-		case tokenShape().MatchString(val):
+		case redact.TokenShape(val):
 			v := varFor(name, "token")
 			note(field, "holds a literal secret (%s); move it into a variable: write %q and set %s where the gateway runs", redact.Masked, "${"+v+"}", v)
 		default:

@@ -128,3 +128,26 @@ func TestImportSecretsInArgs(t *testing.T) {
 		}
 	}
 }
+
+// A key in a URL's username (https://KEY@host, as some services hand out)
+// is a literal secret too; a short user name such as git is none.
+func TestImportLiteralSecretInUsername(t *testing.T) {
+	im, err := Import(strings.NewReader(`{"mcpServers": {
+  "zap": {"url": "https://tok-abcdef123456@mcp.example.com/mcp"},
+  "git": {"url": "https://git@mcp.example.com/mcp"}
+}}`), "c.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, w := range im.Warnings {
+		got = append(got, w.Error())
+	}
+	all := strings.Join(got, "\n")
+	if want := `c.json:2:18: zap.url: holds a key in its user name in clear (https://xxxxx@mcp.example.com/mcp); move it into a variable (${ZAP_TOKEN})`; !strings.Contains(all, want) {
+		t.Errorf("warnings:\n%s\nwant %s", all, want)
+	}
+	if strings.Contains(all, "git.url") || strings.Contains(all, "tok-abcdef") {
+		t.Errorf("warnings:\n%s\nwant none about git.url, and the key masked", all)
+	}
+}

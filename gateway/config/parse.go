@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"net/url"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -15,6 +16,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/skillgate/skillgate/internal/redact"
 	"github.com/skillgate/skillgate/internal/yamldoc"
 
 	"gopkg.in/yaml.v3"
@@ -143,6 +145,7 @@ func parse(r io.Reader, name string, lookup func(string) (string, bool), run mod
 			}
 		}
 		slices.Sort(s.SecretEnv)
+		s.SecretValues = d.secretValues("servers."+name, s)
 	}
 	d.serviceDirs(c, filepath.Dir(name))
 	c.pos = d.pos
@@ -182,6 +185,51 @@ func parse(r io.Reader, name string, lookup func(string) (string, bool), run mod
 		return nil, joinSorted(errs)
 	}
 	return c, nil
+}
+
+// secretValues returns the values ${VAR}s gave the command, args, cwd and
+// url of the server s, written at field, that are credentials, sorted.
+//
+// An env entry written with a ${VAR} is a secret whole (SecretEnv): env is
+// where credentials go. Elsewhere a ${VAR} often holds something ordinary,
+// ${HOME}/project, ${PORT}, a host name, which masked would garble every
+// message about the server; so there a value counts as a secret when its
+// variable is named like a credential (redact.CredentialName: ${MY_API_KEY},
+// ${GITHUB_PAT}) or when the value looks like a token (redact.TokenLike:
+// ghp_..., sk-..., AKIA..., a long random string). In url, a value is also a
+// secret wherever it lands but in the host and port: in the path
+// (/mcp/${ZAP_KEY}/sse, as Zapier and Composio hand out), the userinfo, the
+// query or the fragment; of a value that holds the host too (a whole URL
+// from one ${VAR}), what follows the host and the userinfo are.
+func (d *decoder) secretValues(field string, s *Server) []string {
+	var out []string
+	u, err := url.Parse(s.URL)
+	host := ""
+	if err == nil {
+		host = u.Host
+	}
+	for f, uses := range d.vars {
+		rest, ok := strings.CutPrefix(f, field+".")
+		if !ok || !(rest == "command" || rest == "cwd" || rest == "url" || strings.HasPrefix(rest, "args[")) {
+			continue
+		}
+		for _, v := range uses {
+			switch {
+			case redact.CredentialName(v.name) || redact.TokenLike(v.value):
+				out = append(out, v.value)
+			case rest != "url" || (host != "" && strings.Contains(host, v.value)):
+				// an ordinary value, or the URL's host or port
+			case host != "" && strings.Contains(v.value, host):
+				i := strings.Index(v.value, host) + len(host)
+				out = append(out, v.value[i:])
+				out = append(out, redact.URLSecrets(v.value)...)
+			default:
+				out = append(out, v.value)
+			}
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
 }
 
 // httpOnly are the fields only the HTTP front end reads, or their

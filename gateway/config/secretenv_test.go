@@ -39,3 +39,39 @@ func TestSecretEnvEmptyServer(t *testing.T) {
 		t.Fatal("an empty server entry parsed")
 	}
 }
+
+// SecretValues holds what ${VAR}s gave command, args, cwd and url when the
+// variable is named like a credential or the value looks like a token, and
+// in url what lands outside the host and port; ordinary values (a folder
+// from ${HOME}, a host, a port) are left out, so that they still show.
+func TestSecretValues(t *testing.T) {
+	vars := map[string]string{
+		"MY_API_KEY": "key-value-123", "SHAPED": "ghp_abcdefghijklmnopqrstuvwxyz0123", "HOME": "/home/someone",
+		"PLAIN": "plain-value", "HOST": "mcp.example.com", "PORT": "8443", "ZAP_ID": "zap-path-123456",
+		"WHOLE": "https://user-in-url@h.example.com/mcp/whole-path-123?q=1", "BIN_TOKEN": "/opt/bin/tokentool",
+	}
+	yaml := `servers:
+  s:
+    command: ${BIN_TOKEN}
+    args: [--api-key, "${MY_API_KEY}", "--opt=${SHAPED}", "${HOME}/project", "${PLAIN}", '$${MY_API_KEY}']
+    cwd: ${HOME}/work
+  zap: {url: "https://${HOST}:${PORT}/mcp/${ZAP_ID}/sse#${PLAIN}"}
+  whole: {url: "${WHOLE}"}
+`
+	cfg, err := Parse(strings.NewReader(yaml), "f.yaml", func(k string) (string, bool) {
+		v, ok := vars[k]
+		return v, ok
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string][]string{
+		"s":     {"/opt/bin/tokentool", "ghp_abcdefghijklmnopqrstuvwxyz0123", "key-value-123"},
+		"zap":   {"plain-value", "zap-path-123456"},
+		"whole": {"/mcp/whole-path-123?q=1", "user-in-url"},
+	} {
+		if got := cfg.Servers[name].SecretValues; !slices.Equal(got, want) {
+			t.Errorf("%s: SecretValues = %q, want %q", name, got, want)
+		}
+	}
+}

@@ -126,8 +126,13 @@ func (c *Config) validate() *validator {
 		}
 	}
 	for i, t := range c.Auth.Tokens {
-		if t == "" {
+		switch {
+		case t == "":
 			v.errorf(fmt.Sprintf("auth.tokens[%d]", i), "empty token; set a value or remove the entry")
+		case strings.TrimSpace(t) == "":
+			// Go trims the spaces around a header's value: no request matches.
+			v.errorf(fmt.Sprintf("auth.tokens[%d]", i), "the token is only spaces, which no request can send (the spaces around a header's value "+
+				"are dropped); set a value or remove the entry")
 		}
 	}
 	if !separatorRe().MatchString(c.Names.Separator) {
@@ -240,8 +245,8 @@ func (v *validator) server(name string, s *Server) {
 	}
 	v.serverImage(f, s)
 	for k := range s.Env {
-		if k == "" || strings.Contains(k, "=") {
-			v.errorf(f+".env", "%q is not a variable name; remove the = or rename it", k)
+		if k == "" || strings.ContainsAny(k, "=\n\r\x00") {
+			v.errorf(f+".env", "%q is not a variable name: an environment cannot hold a name with =, a line break or NUL; rename it", k)
 		}
 	}
 	if len(s.EnvPassthrough) > 0 && (s.Command == "" || s.Image != "") {
@@ -312,6 +317,80 @@ func (v *validator) passthrough(field string, list []string) {
 				"or a prefix ending in * such as AWS_*", n)
 		}
 	}
+}
+
+// minTokenLen is the length under which an auth token is warned about:
+// a short one can be guessed.
+const minTokenLen = 16
+
+// injectionVars are variables that make a program load or run other code
+// (the dynamic loader's, Node's, Python's, Perl's, Ruby's, the JVM's, a
+// shell's startup file), and injectionPrefixes prefixes of such: passed
+// from the gateway's environment, whoever set them there runs code in
+// every stdio server.
+var (
+	injectionVars = []string{"LD_PRELOAD", "LD_LIBRARY_PATH", "LD_AUDIT", "NODE_OPTIONS", "NODE_PATH", "PYTHONPATH", "PYTHONSTARTUP",
+		"PYTHONHOME", "PERL5OPT", "PERL5LIB", "RUBYOPT", "RUBYLIB", "JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS", "BASH_ENV", "ENV"}
+	injectionPrefixes = []string{"DYLD_", "LD_"}
+)
+
+// riskWarnings returns what a valid config passes to its servers or
+// accepts that weakens it: an env_passthrough prefix of one or two
+// characters (A* passes AWS_SECRET_ACCESS_KEY along with the rest), a
+// loader or interpreter variable passed through (LD_PRELOAD, NODE_OPTIONS,
+// DYLD_*), an auth token shorter than minTokenLen.
+func (c *Config) riskWarnings() []*Error {
+	var out []*Error
+	warn := func(field, format string, args ...any) {
+		out = append(out, &Error{Pos: c.where(field), Field: field, Msg: fmt.Sprintf(format, args...)})
+	}
+	for i, t := range c.Auth.Tokens {
+		if n := len(strings.TrimSpace(t)); n > 0 && n < minTokenLen {
+			warn(fmt.Sprintf("auth.tokens[%d]", i), "the token is %d characters, short enough to guess; use at least %d random ones "+
+				"(openssl rand -hex 32)", n, minTokenLen)
+		}
+	}
+	lists := map[string][]string{}
+	if e := c.Executors["mcp"]; e != nil {
+		lists["executors.mcp.env_passthrough"] = e.EnvPassthrough
+	}
+	for _, name := range c.serverNames() {
+		if s := c.Servers[name]; s != nil {
+			lists["servers."+name+".env_passthrough"] = s.EnvPassthrough
+		}
+	}
+	for _, f := range slices.Sorted(maps.Keys(lists)) {
+		for i, n := range lists[f] {
+			field := fmt.Sprintf("%s[%d]", f, i)
+			prefix, isPrefix := strings.CutSuffix(n, "*")
+			if isPrefix && len(prefix) <= 2 {
+				warn(field, "%q passes every variable of the gateway's environment that starts with %q, credentials of other services "+
+					"among them; name the variables, or a longer prefix such as AWS_*", n, prefix)
+				continue
+			}
+			if loader := injects(prefix, isPrefix); loader != "" {
+				warn(field, "%s makes the server load or run code that whoever sets %s in the gateway's environment chooses; "+
+					"set what the server needs under env: instead", n, loader)
+			}
+		}
+	}
+	return out
+}
+
+// injects returns the loader or interpreter variable that the
+// env_passthrough entry name (a prefix when isPrefix) passes, or "".
+func injects(name string, isPrefix bool) string {
+	for _, v := range injectionVars {
+		if v == name || (isPrefix && strings.HasPrefix(v, name)) {
+			return v
+		}
+	}
+	for _, p := range injectionPrefixes {
+		if strings.HasPrefix(name, p) || (isPrefix && strings.HasPrefix(p, name)) {
+			return p + "*"
+		}
+	}
+	return ""
 }
 
 // serverNames returns the server keys in file order, then any others sorted.

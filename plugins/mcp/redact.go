@@ -73,12 +73,18 @@ func (e *redactedError) Unwrap() error { return e.err }
 //
 // Secrets are: each header value and, for "Authorization: Scheme token",
 // the token alone; the value of each env entry whose name looks like a
-// credential (redact.CredentialName: API_TOKEN, DB_PASSWORD, ...), and so
-// of each Environ entry (the variables passed from the gateway's); and the
-// values in Spec.Secrets (the gateway lists there the env values the
-// config wrote with a ${VAR}). Values shorter than redact.MinSecret are
-// not masked: they would mask common words in every message ("json",
-// "true") and are no credential worth the name.
+// credential (redact.CredentialName: API_TOKEN, DB_PASSWORD, GITHUB_PAT,
+// SENTRY_DSN, ...), and so of each Environ entry (the variables passed from
+// the gateway's); each env, Environ and args value that looks like a token
+// whatever its name (redact.TokenLike: ghp_..., sk-..., AKIA...); the
+// password of a URL in an env value or args (DATABASE_URL=postgres://u:pw@h),
+// or its username when it has no password, and so of the server's url
+// (https://TOKEN@host), and the password of a connection string
+// (Server=db;Password=pw; see redact.EmbeddedSecrets); and the values in Spec.Secrets (the gateway lists
+// there the env values the config wrote with a ${VAR}, and the values of
+// credential ${VAR}s in args, cwd, command and url). Values shorter than
+// redact.MinSecret are not masked: they would mask common words in every
+// message ("json", "true") and are no credential worth the name.
 
 // secrets are the values to mask for the spec (see above).
 func (s *Spec) secrets() redact.Secrets {
@@ -94,20 +100,33 @@ func (s *Spec) secrets() redact.Secrets {
 	}
 	for _, env := range []map[string]string{s.Env, s.Environ} {
 		for k, v := range env {
-			if redact.CredentialName(k) {
+			if redact.CredentialName(k) || redact.TokenLike(v) {
 				vals = append(vals, v)
 			}
+			vals = append(vals, redact.EmbeddedSecrets(v)...)
 		}
 	}
+	for _, a := range s.Args {
+		if _, v, ok := strings.Cut(a, "="); ok && strings.HasPrefix(a, "-") {
+			a = v // --token=VALUE
+		}
+		if redact.TokenLike(a) {
+			vals = append(vals, a)
+		}
+		vals = append(vals, redact.EmbeddedSecrets(a)...)
+	}
+	vals = append(vals, redact.URLSecrets(s.URL)...)
 	return redact.NewSecrets(append(vals, s.Secrets...)...)
 }
 
-// redact masks, in text, the credentials of URLs and the spec's secrets.
-// A text cut short (see truncate) may end a part in the first bytes of a
-// secret: those are masked too.
+// redact masks, in text, the spec's secrets and the credentials of URLs.
+// The secrets go first: a URL whose query is masked is spelled anew, and
+// a secret in its path would no longer be found. A text cut short (see
+// truncate) may end a part in the first bytes of a secret: those are
+// masked too.
 func (s *Spec) redact(text string) string {
 	sec := s.secrets()
-	text = sec.Mask(redactURLs(text))
+	text = redactURLs(sec.Mask(text))
 	if sec.Len() == 0 || !strings.Contains(text, cutMark) {
 		return text
 	}

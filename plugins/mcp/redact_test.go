@@ -14,7 +14,8 @@ func TestRedactURLs(t *testing.T) {
 		`Post "https://u:pw@api.example/mcp?api_key=SECRET&x=1": dial tcp`: `Post "https://u:xxxxx@api.example/mcp?api_key=xxxxx&x=xxxxx": dial tcp`,
 		`connect http://127.0.0.1:9/mcp: refused`:                          `connect http://127.0.0.1:9/mcp: refused`,
 		`token ghp_abc in stderr`:                                          `token ghp_abc in stderr`,
-		`https://user@host/p`:                                              `https://user@host/p`,
+		`https://TOKEN-123456@host/p`:                                      `https://xxxxx@host/p`, // a username alone is a key
+		`https://host/p#frag`:                                              `https://host/p#frag`,
 	} {
 		if got := redactURLs(in); got != want {
 			t.Errorf("redactURLs(%q) = %q, want %q", in, got, want)
@@ -64,5 +65,32 @@ func TestSpecRedactSecrets(t *testing.T) {
 	}
 	if got := (&Spec{Headers: map[string]string{"Authorization": "Bearer tok-123456"}}).redact("sent Bearer tok-123456; token tok-123456"); got != "sent xxxxx; token xxxxx" {
 		t.Errorf("header secrets: %q", got)
+	}
+}
+
+// Secrets the names alone miss: credential names the first list lacked
+// (GH_PAT_X, GITHUB_PAT, SENTRY_DSN, CONNECTION_STRING), values shaped
+// like a token under any name (in env and args), the password of a URL
+// in an env value, and a server url's username-only userinfo.
+func TestSpecRedactTokenShapes(t *testing.T) {
+	const ghp = "ghp_SHAPEabcdefghijklmnopqrstuvwxyz0123"
+	spec := &Spec{
+		Env: map[string]string{
+			"GH_PAT_X": "pat-value-1", "GITHUB_PAT": "pat-value-2", "SENTRY_DSN": "https://dsnkey-3@o1.ingest.sentry.io/4",
+			"CONNECTION_STRING": "Server=db;Password=conn-pw-4", "DATABASE_URL": "postgres://app:db-pw-5@db:5432/app",
+			"ANYTHING": ghp, "LOG_DIR": "/var/log/app-visible",
+		},
+		Args: []string{"--opt=sk-proj-ARGabcdefghijklmnop", "xoxb-1234567890-abcdef"},
+		URL:  "https://url-user-6@mcp.example.com/mcp",
+	}
+	text := spec.redact("pat-value-1 pat-value-2 dsnkey-3 conn-pw-4 db-pw-5 " + ghp +
+		" sk-proj-ARGabcdefghijklmnop xoxb-1234567890-abcdef url-user-6 /var/log/app-visible")
+	for _, v := range []string{"pat-value", "dsnkey", "conn-pw", "db-pw", "SHAPE", "ARG", "xoxb", "url-user"} {
+		if strings.Contains(text, v) {
+			t.Errorf("redact shows %q: %s", v, text)
+		}
+	}
+	if !strings.Contains(text, "/var/log/app-visible") {
+		t.Errorf("redact masked an ordinary value: %s", text)
 	}
 }

@@ -113,3 +113,36 @@ func TestStdioWireMasksOutput(t *testing.T) {
 		}
 	}
 }
+
+// TestStdioWireMasksJSONStderr: a server that logs JSON on stderr spells a
+// secret as a JSON string does, with quotes and backslashes escaped and,
+// from some encoders, <, > and & as \u003c, \u003e, \u0026. The wire masks
+// those spellings too.
+func TestStdioWireMasksJSONStderr(t *testing.T) {
+	const quoted, amp = `Sup3r/S3cret+Tok=en"x`, "tok&SECRET<b>"
+	script := `printf '%s\n' '{"t": "Sup3r/S3cret+Tok=en\"x"}' '{"u": "tok\u0026SECRET\u003cb\u003e"}' '{"v": "tok&SECRET<b>", "plain": "visible"}' >&2; exit 3`
+	spec := &Spec{Command: "/bin/sh", Args: []string{"-c", script},
+		Env: map[string]string{"API_TOKEN": quoted, "SESSION_SECRET": amp}, ShutdownGrace: Duration(time.Second)}
+	logs := &testenv.Buffer{}
+	w, err := startStdio(spec, slog.New(slog.NewTextHandler(logs, nil)), wireHandlers{
+		notification: func(context.Context, string, json.RawMessage) {},
+		request: func(context.Context, string, json.RawMessage) (json.RawMessage, error) {
+			return nil, errors.New("none")
+		},
+	}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.close()
+	select {
+	case <-w.dead():
+	case <-time.After(20 * time.Second):
+		t.Fatal("the server did not exit")
+	}
+	<-w.finished
+	for what, text := range map[string]string{"log": logs.String(), "cause": w.cause().Error()} {
+		if strings.Contains(text, "S3cret") || strings.Contains(text, "SECRET") || !strings.Contains(text, "visible") {
+			t.Errorf("the wire's %s shows a secret or misses the plain value:\n%s", what, tailString(text, 4000))
+		}
+	}
+}

@@ -366,7 +366,7 @@ func (w *stdioWire) readLoop() {
 // its call fails with a clear error instead of waiting for a timeout.
 func (w *stdioWire) skipped(prefix []byte, size int) {
 	logLimited(w.log, &w.garbage, slog.LevelWarn, "upstream wrote a line over the size limit on stdout; skipped it",
-		"bytes", size, "limit", maxMessageBytes, "start", truncate(w.secrets.MaskCut(string(prefix)), 120))
+		"bytes", size, "limit", maxMessageBytes, "start", truncate(w.secrets.MaskCut(w.maskText(string(prefix))), 120))
 	id, ok := sniffResponseID(prefix)
 	if !ok {
 		return
@@ -384,7 +384,7 @@ func (w *stdioWire) dispatch(line []byte) {
 	}
 	m, ok := parseEnvelope(line)
 	if !ok {
-		text := w.secrets.Mask(string(line))
+		text := w.maskText(string(line))
 		w.mu.Lock()
 		if w.junk == "" {
 			w.junk = truncate(text, 200)
@@ -453,10 +453,9 @@ func (w *stdioWire) stderrLoop() {
 			return
 		}
 		text := strings.TrimRight(string(line), "\r\n")
+		text = w.maskText(text)
 		if skipped {
 			text = w.secrets.MaskCut(text) + fmt.Sprintf("%s%d bytes)", cutMark, size)
-		} else {
-			text = w.secrets.Mask(text)
 		}
 		if text == "" {
 			continue
@@ -472,6 +471,13 @@ func (w *stdioWire) stderrLoop() {
 		}
 		w.mu.Unlock()
 	}
+}
+
+// maskText masks the secrets in a line the server wrote, both as they are
+// and as they are spelled inside a JSON string (a server that logs JSON
+// writes "a\"b" for a"b and, with some encoders, \u0026 for &).
+func (w *stdioWire) maskText(text string) string {
+	return w.secrets.Mask(string(w.secrets.MaskJSON([]byte(text))))
 }
 
 // waitLoop reaps the child and turns its exit into the wire's death.
