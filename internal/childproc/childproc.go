@@ -9,6 +9,21 @@
 // object on Windows. [Env] is the clean environment a child starts from,
 // and on Windows [WrapBatch] runs a .cmd or .bat script without letting
 // cmd.exe read its arguments as commands.
+//
+// What a Group reaches on Linux: [Start] puts a variable unique to the
+// child (SKILLGATE_TREE_<id>=1, see [TreeEnvPrefix]) in its environment,
+// which every descendant inherits, and the Group signals each process of
+// this user (and of the child's, when it runs as another) whose
+// /proc/PID/environ carries it, as Jenkins' ProcessTreeKiller does. So a
+// daemon is killed with the child however it detached: setsid, a double
+// fork, re-parented to init before anything looked, or left running after
+// the child exited. The limit: a descendant that runs a program with an
+// environment without the mark (env -i, sudo, an execve with a fresh one)
+// or as another user escapes; a sandbox's PID namespace (bubblewrap's
+// --unshare-pid with --die-with-parent) is what holds every descendant.
+// No reaper is involved (no wait for any child, no
+// PR_SET_CHILD_SUBREAPER), so nothing takes an exit status os/exec waits
+// for.
 package childproc
 
 import (
@@ -26,7 +41,9 @@ import (
 // holds one in a system call anyway.
 //
 // The returned Group holds the child and what it starts: on Unix its
-// process group (cmd must be started as a group leader, see Group), on
+// process group (cmd must be started as a group leader, see Group), and on
+// Linux also the processes that carry the mark Start adds to cmd.Env
+// together with the marks this process carries (see TreeEnvPrefix); on
 // Windows a job object. Where there is no parent-death signal (macOS), a
 // watchdog process kills the group should this process die before the
 // Group is closed. Close it once cmd was reaped.
@@ -39,11 +56,13 @@ func Start(cmd *exec.Cmd, wait func()) (*Group, error) {
 	go func() {
 		runtime.LockOSThread()
 		defer runtime.UnlockOSThread()
+		m := markTree(cmd)
 		if err := cmd.Start(); err != nil {
 			ch <- started{err: err}
 			return
 		}
-		ch <- started{g: newGroup(cmd.Process)}
+		m.rooted(cmd.Process.Pid)
+		ch <- started{g: newGroup(cmd.Process, m)}
 		wait()
 	}()
 	s := <-ch

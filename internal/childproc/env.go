@@ -29,8 +29,12 @@ var windowsEnvKeys = []string{
 
 // Env is the clean environment a child process starts from: the variables
 // of this process's environment that a child may inherit on this system
-// (unixEnvKeys, windowsEnvKeys), as KEY=value entries.
-func Env() []string { return inherit(os.Environ(), envKeys, foldEnv) }
+// (unixEnvKeys, windowsEnvKeys), as KEY=value entries, and the marks of
+// the trees this process belongs to (see TreeEnvPrefix).
+func Env() []string {
+	environ := os.Environ()
+	return append(inherit(environ, envKeys, foldEnv), treeMarks(environ)...)
+}
 
 // SetEnv sets key to value in env, replacing the entries of the same name
 // (compared without case on Windows, where names are case-insensitive),

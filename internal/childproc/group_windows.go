@@ -27,7 +27,7 @@ type Group struct {
 	closed bool
 }
 
-func newGroup(p *os.Process) *Group {
+func newGroup(p *os.Process, _ *mark) *Group {
 	g := &Group{proc: p}
 	job, err := windows.CreateJobObject(nil, nil)
 	if err != nil {

@@ -40,6 +40,7 @@ func fromKinfo(kp *unix.KinfoProc) Proc {
 	p := Proc{
 		PID:   int(kp.Proc.P_pid),
 		PPID:  int(kp.Eproc.Ppid),
+		PGID:  int(kp.Eproc.Pgid),
 		Start: uint64(kp.Proc.P_starttime.Sec)*1e6 + uint64(kp.Proc.P_starttime.Usec),
 	}
 	switch kp.Proc.P_stat {

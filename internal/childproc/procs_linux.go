@@ -48,12 +48,13 @@ func readStat(pid int, buf []byte) (Proc, bool) {
 		return Proc{}, false
 	}
 	ppid, err1 := strconv.Atoi(string(fields[1]))
-	sid, err2 := strconv.Atoi(string(fields[3]))
-	start, err3 := strconv.ParseUint(string(fields[19]), 10, 64)
-	if err1 != nil || err2 != nil || err3 != nil {
+	pgid, err2 := strconv.Atoi(string(fields[2]))
+	sid, err3 := strconv.Atoi(string(fields[3]))
+	start, err4 := strconv.ParseUint(string(fields[19]), 10, 64)
+	if err1 != nil || err2 != nil || err3 != nil || err4 != nil {
 		return Proc{}, false
 	}
-	return Proc{PID: pid, PPID: ppid, SID: sid, State: fields[0][0], Start: start}, true
+	return Proc{PID: pid, PPID: ppid, PGID: pgid, SID: sid, State: fields[0][0], Start: start}, true
 }
 
 // process reads /proc/PID/stat.

@@ -33,6 +33,29 @@ func TestMain(m *testing.M) {
 	case "sleep":
 		time.Sleep(time.Hour)
 		os.Exit(0)
+	case "doublefork":
+		// A daemon the classic way: a middle process starts it in a session
+		// of its own and exits, so that it is re-parented before anyone
+		// looks. Print its pid, and exit when stdin closes.
+		middle := exec.Command(os.Args[0], "-test.run=^$")
+		middle.Env = append(os.Environ(), envMode+"=middle")
+		middle.Stdout = os.Stdout
+		if err := middle.Run(); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		_, _ = os.Stdin.Read(make([]byte, 1))
+		os.Exit(0)
+	case "middle":
+		cmd := exec.Command(os.Args[0], "-test.run=^$")
+		cmd.Env = append(os.Environ(), envMode+"=sleep")
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+		if err := cmd.Start(); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		fmt.Println(cmd.Process.Pid)
+		os.Exit(0)
 	}
 	os.Exit(m.Run())
 }

@@ -11,7 +11,7 @@ import (
 // Proc is what the process table (/proc/PID/stat on Linux, the kern.proc
 // sysctl on macOS) says about a process that this package's users need.
 type Proc struct {
-	PID, PPID, SID int
+	PID, PPID, PGID, SID int
 	// State is the state letter: R, S, D, T, Z (exited, not reaped), ...
 	// (macOS's states are given the same letters).
 	State byte
@@ -76,8 +76,10 @@ func KillAll(pick func([]Proc) []int) {
 // a session or a process group of its own is found all the same, as long
 // as it was seen: call Scan while the child runs, before each step that
 // may end it. Processes are told apart by their start time, so a pid taken
-// over by an unrelated process is never signalled. Methods are safe for
-// concurrent use.
+// over by an unrelated process is never signalled. A descendant orphaned
+// before any Scan (a double fork whose middle exited at once) is never
+// seen here: the mark of the child's Group finds it (see Group). Methods
+// are safe for concurrent use.
 type Tree struct {
 	root      int
 	rootStart uint64 // 0 if the root could not be read

@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/skillgate/skillgate/internal/childproc"
 	"github.com/skillgate/skillgate/internal/testenv"
 	"github.com/skillgate/skillgate/plugins/sdk"
 	"github.com/skillgate/skillgate/plugins/sdk/sdktest"
@@ -364,6 +365,9 @@ func TestFaults(t *testing.T) {
 				keys = append(keys, k)
 			}
 			for _, k := range keys {
+				if strings.HasPrefix(k, childproc.TreeEnvPrefix) {
+					continue // the mark that finds the server's descendants
+				}
 				switch k {
 				case "PATH", "HOME", "TMPDIR", "LANG", "FAULT_ENV":
 				default:

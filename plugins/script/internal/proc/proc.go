@@ -2,8 +2,14 @@
 // argv only (no shell), its own process group, stdout and stderr drained
 // concurrently into bounded buffers (the child never blocks on a full pipe),
 // output activity tracked for stall detection, and a stop that sends SIGTERM
-// to the group, then SIGKILL. On Windows the group is a job object and there
-// is no SIGTERM: Stop closes stdin, waits the grace period, then kills.
+// to the group, then SIGKILL. On Linux the signals also reach descendants
+// that left the group (setsid, a double fork) by the mark of the process's
+// tree in their environment, and whatever is left when the process exits
+// is killed, however it exits (see childproc.Group): only a descendant that
+// runs with an environment without the mark escapes, which the bubblewrap
+// sandbox's PID namespace prevents. On Windows the group is a job object
+// and there is no SIGTERM: Stop closes stdin, waits the grace period, then
+// kills.
 package proc
 
 import (
@@ -147,7 +153,8 @@ func Start(cfg Config) (*Process, error) {
 
 func (p *Process) wait() {
 	err := p.cmd.Wait()
-	// The leader is gone; whatever it left in its group goes too.
+	// The leader is gone; whatever it left in its group or elsewhere
+	// with its mark goes too.
 	_ = p.group.Kill()
 	_ = p.group.Close()
 	p.out.flush()
@@ -185,8 +192,9 @@ func (p *Process) Result() Result {
 	return p.res
 }
 
-// Stop ends the process group: SIGTERM, then SIGKILL after the grace
-// period; it returns once the process has exited. It is idempotent.
+// Stop ends the process group and the descendants that left it:
+// SIGTERM, then SIGKILL after the grace period; it returns once the
+// process has exited. It is idempotent.
 func (p *Process) Stop() {
 	p.stopOnce.Do(func() {
 		if p.stdin != nil {
@@ -202,7 +210,8 @@ func (p *Process) Stop() {
 	<-p.done
 }
 
-// Kill sends SIGKILL to the process group and waits for the process.
+// Kill sends SIGKILL to the process group and the descendants that left
+// it, and waits for the process.
 func (p *Process) Kill() {
 	_ = p.group.Kill()
 	<-p.done
