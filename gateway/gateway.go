@@ -570,6 +570,9 @@ func (g *Gateway) logConflicts(snap *catalog.Snapshot) {
 		if g.conflicts[c] {
 			continue
 		}
+		if c.Unreadable() {
+			continue // logBadDefs told of it, with its index and what is wrong
+		}
 		if c.Own() {
 			// The source's author has something to fix: say what.
 			args := []any{"source", c.Loser, "kind", c.Kind.String(), "name", c.Original}

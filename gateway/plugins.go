@@ -274,7 +274,10 @@ func defProblem(raw json.RawMessage, key string) string {
 		}
 		return fmt.Sprintf("it is %s, not an object", kind)
 	}
-	if name, _ := obj[key].(string); name == "" {
+	switch name, isString := obj[key].(string); {
+	case obj[key] != nil && !isString:
+		return fmt.Sprintf("its %q is not a string", key)
+	case name == "":
 		return fmt.Sprintf("it has no %q", key)
 	}
 	return ""

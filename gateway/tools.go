@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -15,6 +16,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/skillgate/skillgate/gateway/catalog"
 	"github.com/skillgate/skillgate/gateway/config"
 	"github.com/skillgate/skillgate/gateway/toolstore"
 	"github.com/skillgate/skillgate/plugins/sdk"
@@ -531,4 +533,58 @@ func fingerprint(dir string) uint64 {
 		return v
 	}
 	return 1
+}
+
+// WaitTool waits until the catalog serves the tool name, until done is
+// closed (the caller's Start returned: every source had its first load)
+// or until ctx is done, and reports whether the catalog serves the tool.
+// A one-shot call (`skillgate call`) runs Start in the background and
+// calls its tool once this returns true, so that a source that is slow to
+// load (a plugin that hangs until limits.load_timeout) holds back only
+// the calls of its own tools. It waits while another source that may
+// serve name is in its first load (contested), and for the gateway's own
+// tools (admin__servers, the skills' meta-tools ...), which tell of or
+// call the other sources, it waits for done.
+func (g *Gateway) WaitTool(ctx context.Context, name string, done <-chan struct{}) bool {
+	snaps, stop := g.store.Subscribe()
+	defer stop()
+	for {
+		if it, ok := g.store.Load().Tool(name); ok && !strings.HasPrefix(it.Source, "gateway:") && !g.contested(name) {
+			return true
+		}
+		select {
+		case <-snaps:
+		case <-done:
+			_, ok := g.store.Load().Tool(name)
+			return ok
+		case <-ctx.Done():
+			return false
+		}
+	}
+}
+
+// contested reports whether a source that may serve the tool name (its
+// namespace prefixes name, or it has none) is in its first load: the
+// catalog settles a collision by the sources' order, so name may be that
+// source's tool once it is loaded. A first load that fails publishes
+// nothing: WaitTool then waits for its done.
+func (g *Gateway) contested(name string) bool {
+	g.mu.Lock()
+	sep := cmp.Or(g.cfg.Names.Separator, catalog.DefaultSeparator)
+	var may []*source
+	for _, s := range g.sources {
+		if !s.internal && (s.namespace == "" || strings.HasPrefix(name, s.namespace+sep)) {
+			may = append(may, s)
+		}
+	}
+	g.mu.Unlock()
+	for _, s := range may {
+		s.mu.Lock()
+		first := !s.loaded && s.st.State == "starting"
+		s.mu.Unlock()
+		if first {
+			return true
+		}
+	}
+	return false
 }

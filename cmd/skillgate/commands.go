@@ -54,10 +54,12 @@ are not checked, since that needs the servers running: "skillgate pipeline
 validate --all" checks them.
 
 Problems and the summary go to stderr, and nothing to stdout. --json prints
-{"ok", "errors", "warnings", "problems": [...]} on stdout instead, and
-nothing on stderr: each problem with file, line, column, field, message,
-severity (error or warning) and source (config, plugin, tool, skill or
-pipeline), as "pipeline validate" and "skills validate" print them.
+{"ok", "errors", "warnings", "problems": [...], "plugins": [...]} on stdout
+instead, and nothing on stderr: each problem with file, line, column,
+field, message, severity (error or warning) and source (config, plugin,
+tool, skill or pipeline), as "pipeline validate" and "skills validate"
+print them; plugins are the executor plugins found in plugins.dirs that
+the gateway would start (not run here), each with name and path.
 
 Exit status: 0 when the file and its pipelines are valid, 1 otherwise.`,
 		Args: cobra.MaximumNArgs(1),
@@ -77,7 +79,7 @@ Exit status: 0 when the file and its pipelines are valid, 1 otherwise.`,
 				return err
 			}
 			if asJSON {
-				if err := printJSON(cmd.OutOrStdout(), problemEnvelope(r.problems, nil)); err != nil {
+				if err := printJSON(cmd.OutOrStdout(), problemEnvelope(r.problems, map[string]any{"plugins": r.plugins})); err != nil {
 					return err
 				}
 			} else {
@@ -275,12 +277,12 @@ func replaceFile(path string, data []byte) error {
 	return nil
 }
 
-// startReporting starts a gateway from --config for a one-shot command that tells of each
+// startReporting starts a gateway on cfg for a one-shot command that tells of each
 // server that is not ready itself (printNotReady, or the error of a call
 // of its tool): unless --log-level asks for the log, the gateway's records
 // of those failures are left out, so that each is told once.
-func startReporting(cmd *cobra.Command) (*gateway.Gateway, error) {
-	return startQuiet(cmd, serverFailures)
+func startReporting(cmd *cobra.Command, cfg *config.Config) (*gateway.Gateway, error) {
+	return startConfig(cmd, cfg, quietLogger(cmd, serverFailures))
 }
 
 // startQuiet starts a gateway from --config for a one-shot command,
@@ -333,6 +335,50 @@ func startConfig(cmd *cobra.Command, cfg *config.Config, log *slog.Logger) (*gat
 		return nil, err
 	}
 	return gw, nil
+}
+
+// startForCall starts a gateway on cfg for a call of tool and returns it
+// as soon as it serves tool, or once every source had its first load (the
+// tool is not there: calling it says why): a source that is slow to load
+// holds back only the calls of its own tools. stop cancels what is still
+// starting, waits for the start to return and closes the gateway.
+func startForCall(cmd *cobra.Command, cfg *config.Config, log *slog.Logger, tool string) (gw *gateway.Gateway, stop func(), err error) {
+	proto, err := executorProtocol()
+	if err != nil {
+		return nil, nil, err
+	}
+	gw, err = gateway.New(gateway.Options{Config: cfg, Logger: log, Version: version, ExecutorProtocol: proto})
+	if err != nil {
+		return nil, nil, err
+	}
+	ctx, cancel := context.WithCancel(cmd.Context())
+	started := make(chan struct{})
+	var startErr error
+	go func() {
+		defer close(started)
+		startErr = gw.Start(ctx)
+	}()
+	stop = func() {
+		cancel()
+		<-started
+		gw.Close()
+	}
+	gw.WaitTool(cmd.Context(), tool, started)
+	// Interrupted, Start leaves the sources it could not load failed of
+	// it: that is no state to report.
+	if err := cmd.Context().Err(); err != nil {
+		stop()
+		return nil, nil, err
+	}
+	select {
+	case <-started:
+		if startErr != nil {
+			stop()
+			return nil, nil, startErr
+		}
+	default:
+	}
+	return gw, stop, nil
 }
 
 // startSilent starts a gateway from --config for a command whose output tells all the
@@ -389,12 +435,16 @@ told of on stderr, after the list.`,
 				}
 				return listRemoteTools(cmd, rem, asJSON)
 			}
-			gw, err := startReporting(cmd)
+			cfg, err := loadConfig(cmd)
+			if err != nil {
+				return err
+			}
+			gw, err := startReporting(cmd, cfg)
 			if err != nil {
 				return err
 			}
 			defer gw.Close()
-			defer func() { printNotReady(cmd.ErrOrStderr(), gw.Status()) }() // after the list
+			defer func() { printNotReady(cmd.ErrOrStderr(), gw.Status(), pluginPaths(cfg)) }() // after the list
 			if tokens {
 				return printStats(cmd, gw.Stats(), nil, asJSON)
 			}
@@ -524,7 +574,7 @@ func listRemoteTools(cmd *cobra.Command, rem remote, asJSON bool) error {
 	}
 	// A gateway that keeps its status for token holders still lists.
 	if st, _, _, err := fetchStatus(cmd.Context(), rem); err == nil {
-		printNotReady(cmd.ErrOrStderr(), st)
+		printNotReady(cmd.ErrOrStderr(), st, nil)
 	}
 	return nil
 }
@@ -612,8 +662,9 @@ func callOn(cmd *cobra.Command, r *gateway.Remote, tool string, args any) (*remo
 
 // printNotReady tells of each source of gw that is not ready (a server,
 // plugin, tool folder ..., named by its kind), one line each, with what
-// went wrong.
-func printNotReady(w io.Writer, st []gateway.SourceStatus) {
+// went wrong; a plugin that failed, also what to do. plugins holds the
+// file of each plugin by name, when the command read the config.
+func printNotReady(w io.Writer, st []gateway.SourceStatus, plugins map[string]string) {
 	for _, s := range st {
 		if s.State == "ready" {
 			continue
@@ -629,8 +680,26 @@ func printNotReady(w io.Writer, st []gateway.SourceStatus) {
 		if e := lastError(s); e != "" {
 			line += ": " + oneline.Clean(e)
 		}
+		// A refused plugin (plugin:NAME) has its error say what to do.
+		if s.State == "failed" && s.Kind() == "plugin" && s.Name == s.Executor {
+			if path := plugins[s.Name]; path != "" {
+				line += "; fix the executor plugin " + path + " or take it out of plugins.dirs"
+			} else {
+				line += "; fix the executor plugin or take its file out of plugins.dirs"
+			}
+		}
 		fmt.Fprintln(w, line)
 	}
+}
+
+// pluginPaths maps the name of each executor plugin of cfg's plugins dirs
+// to its file, for printNotReady.
+func pluginPaths(cfg *config.Config) map[string]string {
+	out := map[string]string{}
+	for _, sp := range gateway.PluginFiles(cfg) {
+		out[sp.Name] = sp.Path
+	}
+	return out
 }
 
 // lastError is s's last error without the `source "NAME": ` that the mcp
@@ -682,7 +751,7 @@ gateway's /stats instead.`,
 			if err := printStats(cmd, gw.Stats(), desc, asJSON); err != nil {
 				return err
 			}
-			printNotReady(cmd.ErrOrStderr(), gw.Status())
+			printNotReady(cmd.ErrOrStderr(), gw.Status(), pluginPaths(cfg))
 			for _, w := range gateway.DisclosureWarnings(gw, cfg) {
 				fmt.Fprintln(cmd.ErrOrStderr(), "warning:", w)
 			}
@@ -748,9 +817,13 @@ and taken as strings otherwise, or when the tool's inputSchema says the
 argument is a string (message=123 sends "123"). --arg entries are laid over
 --json's object.
 
-From the config, call starts only the server whose namespace prefixes TOOL
-(everything__echo: the server everything), and no other server, tools,
-pipelines, skills or plugins folder. It starts everything the config
+From the config, call calls TOOL as soon as the source that serves it is
+ready, without waiting for the others to load (a plugin that hangs until
+limits.load_timeout holds back only its own tools); the gateway's own
+tools (admin__servers ...) wait for every source's first load. It starts
+only the server whose namespace prefixes TOOL (everything__echo: the
+server everything), and no other server, tools, pipelines, skills or
+plugins folder. It starts everything the config
 serves when TOOL is no server's (a pipeline's, a skill's, a script's, an
 admin tool) or when more than one source may serve it: servers whose
 namespaces both prefix it, a server with namespace: "", or a plugin or a
@@ -785,11 +858,11 @@ other errors (unknown tool, bad arguments, gateway unreachable).`,
 				if err2 == nil {
 					narrowToServer(cfg, args[0], others)
 				}
-				gw, err2 := startConfig(cmd, cfg, quietLogger(cmd, serverFailures))
+				gw, stop, err2 := startForCall(cmd, cfg, quietLogger(cmd, serverFailures), args[0])
 				if err2 != nil {
 					return err2
 				}
-				defer gw.Close()
+				defer stop()
 				def, ok := gw.ToolDefinition(args[0])
 				if !ok {
 					_, err := gw.CallTool(cmd.Context(), args[0], nil, call) // says why the tool is missing

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -99,6 +100,122 @@ func TestToolsListWithHangingPlugin(t *testing.T) {
 	testenv.WaitNoChildren(t, 30*time.Second)
 }
 
+// tools list tells of a plugin that failed as of a server that failed:
+// one line on stderr, after the list, naming it by its kind, and the same
+// exit status (0: the list is printed; `servers` exits 3). The plugin's
+// line names its file and says what to do.
+func TestToolsListFailedPlugin(t *testing.T) {
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{
+		"server.yaml":    "servers:\n  broken:\n    command: sh\n    args: [\"-c\", \"echo cannot open the database >&2; exit 3\"]\n",
+		"plugin.yaml":    "plugins: {dirs: [./plugins]}\n",
+		"plugins/broken": "#!/bin/sh\necho cannot read my settings >&2\nexit 1\n",
+	})
+	path := filepath.Join(dir, "plugins", "broken")
+	if err := os.Chmod(path, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	bin := buildSkillgate(t)
+	for _, args := range [][]string{{"tools", "list"}, {"tools", "list", "--json"}} {
+		_, serverErr, serverCode := runBin(t, bin, append(args, "-c", filepath.Join(dir, "server.yaml"))...)
+		if !strings.HasPrefix(serverErr, "server broken failed: ") {
+			t.Fatalf("%v with a failed server: stderr %q", args, serverErr)
+		}
+		out, stderr, code := runBin(t, bin, append(args, "-c", filepath.Join(dir, "plugin.yaml"))...)
+		if code != serverCode || !strings.Contains(out, "admin__servers") {
+			t.Errorf("%v with a failed plugin: exit %d, want %d as with a failed server; stdout:\n%s", args, code, serverCode, out)
+		}
+		lines := strings.Split(strings.TrimSpace(stderr), "\n")
+		if want := "; fix the executor plugin " + path + " or take it out of plugins.dirs"; len(lines) != 1 ||
+			!strings.HasPrefix(lines[0], "plugin broken failed: ") || !strings.Contains(lines[0], "cannot read my settings") ||
+			!strings.HasSuffix(lines[0], want) {
+			t.Errorf("%v with a failed plugin: stderr is not one line naming the plugin, its error and ending %q:\n%s", args, want, stderr)
+		}
+	}
+}
+
+// hangingPluginDir writes into dir a plugins folder with two plugins
+// re-executing the test binary: hang, whose Load never returns, and ok,
+// serving ok__hi, and a skillgate.yaml serving it with limits.
+func hangingPluginDir(t *testing.T, dir, limits string) string {
+	t.Helper()
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	plugin := func(mode string) string {
+		return "#!/bin/sh\n" + envPlugin + "=" + mode + " GORACE=atexit_sleep_ms=0 exec " + strconv.Quote(self) + "\n"
+	}
+	writeFiles(t, dir, map[string]string{
+		"skillgate.yaml": "plugins: {dirs: [./plugins]}\nlimits: " + limits + "\n",
+		"plugins/hang":   plugin("hang"),
+		"plugins/ok":     plugin("ok"),
+	})
+	for _, name := range []string{"hang", "ok"} {
+		if err := os.Chmod(filepath.Join(dir, "plugins", name), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return filepath.Join(dir, "skillgate.yaml")
+}
+
+// runInProcess runs the CLI with args in this process and returns its
+// stdout, stderr and error, failing the test when it has not returned
+// within limit.
+func runInProcess(t *testing.T, limit time.Duration, args ...string) (string, string, error) {
+	t.Helper()
+	type result struct {
+		out, errOut string
+		err         error
+	}
+	done := make(chan result, 1)
+	go func() {
+		cmd := newRootCmd()
+		var out bytes.Buffer
+		errOut := &testenv.Buffer{} // the gateway logs from its goroutines
+		cmd.SetOut(&out)
+		cmd.SetErr(errOut)
+		cmd.SetArgs(args)
+		err := cmd.ExecuteContext(context.Background())
+		done <- result{out.String(), errOut.String(), err}
+	}()
+	select {
+	case res := <-done:
+		return res.out, res.errOut, res.err
+	case <-time.After(limit):
+		t.Fatalf("%v still runs after %s", args, limit)
+		return "", "", nil
+	}
+}
+
+// call from the config calls its tool as soon as the source that serves
+// it is ready: a plugin whose Load hangs (load_timeout 1h) does not hold
+// it. A tool that no source serves is told once every source had its
+// first load, with the names it may have meant.
+func TestCallDoesNotWaitForHangingPlugin(t *testing.T) {
+	cfg := hangingPluginDir(t, t.TempDir(), "{load_timeout: 1h, plugin_kill_window: 1s}")
+	out, errOut, err := runInProcess(t, 2*time.Minute, "-c", cfg, "call", "ok__hi")
+	if err != nil || !strings.Contains(out, `"text": "hi"`) || errOut != "" {
+		t.Errorf("call ok__hi: %v, stdout:\n%s\nstderr:\n%s\nwant the result and nothing on stderr", err, out, errOut)
+	}
+	testenv.WaitNoChildren(t, 30*time.Second)
+
+	cfg = hangingPluginDir(t, t.TempDir(), "{load_timeout: 1s, plugin_kill_window: 1s}")
+	_, errOut, err = runInProcess(t, 2*time.Minute, "-c", cfg, "call", "ok__hj")
+	if err == nil || !strings.Contains(err.Error(), "did you mean ok__hi?") {
+		t.Errorf("call ok__hj: %v, want the unknown tool with ok__hi suggested\nstderr:\n%s", err, errOut)
+	}
+	testenv.WaitNoChildren(t, 30*time.Second)
+
+	// The gateway's own tools tell of the other sources: they are called
+	// once every source had its first load.
+	out, errOut, err = runInProcess(t, 2*time.Minute, "-c", cfg, "call", "admin__servers")
+	if err != nil || !strings.Contains(out, "hang (hang): failed") || !strings.Contains(out, "ok (ok): ready") {
+		t.Errorf("call admin__servers: %v, want hang failed and ok ready; stdout:\n%s\nstderr:\n%s", err, out, errOut)
+	}
+	testenv.WaitNoChildren(t, 30*time.Second)
+}
+
 // validate lists the plugin files it found, which it does not run, next
 // to the files it would not run and why.
 func TestValidateListsPlugins(t *testing.T) {
@@ -130,5 +247,46 @@ func TestValidateListsPlugins(t *testing.T) {
 	}
 	if strings.Contains(stderr, "plugin loose: ") || strings.Contains(stderr, "plugin notexec: ") {
 		t.Errorf("validate lists a plugin it would not run as found:\n%s", stderr)
+	}
+}
+
+// validate --json lists the plugin files it found, as its text output
+// does: each one's name and path, and none of the files it would not run;
+// a config without plugins has an empty list.
+func TestValidateJSONListsPlugins(t *testing.T) {
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{
+		"skillgate.yaml":  "plugins: {dirs: [./plugins]}\n",
+		"none.yaml":       "servers: {a: {command: echo}}\n",
+		"plugins/good":    "#!/bin/sh\n",
+		"plugins/notexec": "",
+	})
+	if err := os.Chmod(filepath.Join(dir, "plugins", "good"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	type plugin struct {
+		Name string `json:"name"`
+		Path string `json:"path"`
+	}
+	list := func(cfg string) []plugin {
+		t.Helper()
+		out, stderr, err := runCLI(t, "validate", "--json", filepath.Join(dir, cfg))
+		if err != nil || stderr != "" {
+			t.Fatalf("validate --json %s: %v, stderr %q", cfg, err, stderr)
+		}
+		var env struct {
+			Plugins *[]plugin `json:"plugins"`
+		}
+		if err := json.Unmarshal([]byte(out), &env); err != nil || env.Plugins == nil {
+			t.Fatalf("validate --json %s: no plugins list (%v):\n%s", cfg, err, out)
+		}
+		return *env.Plugins
+	}
+	want := []plugin{{"good", filepath.Join(dir, "plugins", "good")}}
+	if got := list("skillgate.yaml"); !slices.Equal(got, want) {
+		t.Errorf("validate --json lists the plugins %+v, want %+v", got, want)
+	}
+	if got := list("none.yaml"); len(got) != 0 {
+		t.Errorf("validate --json of a config without plugins lists %+v", got)
 	}
 }

@@ -19,7 +19,7 @@ func TestNotReadyWordsSourceAndError(t *testing.T) {
 		{gateway.SourceStatus{Name: "bad-panicload", Executor: "bad-panicload", State: "failed",
 			LastError: `executor panicked in Load of source "bad-panicload": boom in load`},
 			`executor panicked in Load of source "bad-panicload": boom in load`,
-			`plugin bad-panicload failed: executor panicked in Load of source "bad-panicload": boom in load` + "\n"},
+			`plugin bad-panicload failed: executor panicked in Load of source "bad-panicload": boom in load; fix the executor plugin or take its file out of plugins.dirs` + "\n"},
 		{gateway.SourceStatus{Name: "plugin:admin", Executor: "admin", State: "failed", LastError: "the name admin is the gateway's own"},
 			"the name admin is the gateway's own", "plugin plugin:admin failed: the name admin is the gateway's own\n"},
 		{gateway.SourceStatus{Name: "tool:slugify", Executor: "script", State: "invalid", LastError: "tool.yaml:2: runtime: unknown"},
@@ -35,7 +35,7 @@ func TestNotReadyWordsSourceAndError(t *testing.T) {
 			t.Errorf("lastError(%q) = %q, want %q", tc.st.LastError, got, tc.last)
 		}
 		var b bytes.Buffer
-		printNotReady(&b, []gateway.SourceStatus{tc.st})
+		printNotReady(&b, []gateway.SourceStatus{tc.st}, nil)
 		if b.String() != tc.printed {
 			t.Errorf("printNotReady(%s) = %q, want %q", tc.st.Name, b.String(), tc.printed)
 		}

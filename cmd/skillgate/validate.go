@@ -26,11 +26,20 @@ type validateProblem struct {
 	Source   string `json:"source"`
 }
 
-// validateReport collects what validate finds: the problems, and the
-// lines its text output prints (each problem's, and the summaries).
+// foundPlugin is an executor plugin file that validate found and the
+// gateway would start, as --json lists it under "plugins".
+type foundPlugin struct {
+	Name string `json:"name"`
+	Path string `json:"path"`
+}
+
+// validateReport collects what validate finds: the problems, the plugins,
+// and the lines its text output prints (each problem's, each plugin's and
+// the summaries).
 type validateReport struct {
 	shown    string
 	problems []validateProblem
+	plugins  []foundPlugin
 	lines    []string
 	errors   int
 }
@@ -79,7 +88,7 @@ func (r *validateReport) configProblems(err error) {
 // tools:, pipelines:, skills: or plugins: that is not there is a warning
 // of the config, and the rest of the folders are checked.
 func validate(ctx context.Context, path string, in io.Reader) (*validateReport, error) {
-	r := &validateReport{shown: path}
+	r := &validateReport{shown: path, plugins: []foundPlugin{}}
 	var cfg *config.Config
 	var cfgErr error
 	if path == "-" {
@@ -117,6 +126,7 @@ func validate(ctx context.Context, path string, in io.Reader) (*validateReport, 
 			r.add(cfg.Where("plugins.dirs"), "plugins.dirs", w, "warning", "plugin", r.shown+": warning: "+w)
 		}
 		for _, sp := range gateway.PluginFiles(&present) {
+			r.plugins = append(r.plugins, foundPlugin{Name: sp.Name, Path: sp.Path})
 			r.say("plugin %s: %s (found; validate does not run it: `skillgate servers` shows whether it starts and loads)", sp.Name, sp.Path)
 		}
 	}

@@ -32,7 +32,7 @@ func TestValidatorsShareOneJSONShape(t *testing.T) {
 		extra  string // the command's own member
 		source string
 	}{
-		{"validate", []string{"validate", filepath.Join(dir, "bad.yaml")}, "", "config"},
+		{"validate", []string{"validate", filepath.Join(dir, "bad.yaml")}, "plugins", "config"},
 		{"pipeline validate", []string{"pipeline", "validate", "-c", cfg, "--no-tools", filepath.Join(dir, "p", "bad.yaml")}, "pipelines", "pipeline"},
 		{"skills validate", []string{"skills", "validate", "-c", cfg, "--dir", filepath.Join(dir, "skills")}, "skills", "skill"},
 	} {

@@ -222,7 +222,7 @@ func TestSkipped(t *testing.T) {
 	}
 	counts := map[Kind]int{}
 	for _, c := range s.Conflicts() {
-		if c.Resolution != "skipped: missing name" || c.Loser != "a" || c.Name != "" {
+		if c.Resolution != "skipped: missing name" || !c.Unreadable() || c.Loser != "a" || c.Name != "" {
 			t.Errorf("conflict %+v, want a skipped item of a", c)
 		}
 		counts[c.Kind]++

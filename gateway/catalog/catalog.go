@@ -192,6 +192,12 @@ func (c Conflict) Own() bool {
 	return false
 }
 
+// Unreadable reports whether c is a definition the catalog skipped as
+// unreadable: not a JSON object, or without its name (uri for a
+// resource). c does not say which of the source's definitions it was, nor
+// why: a caller that has the definitions tells that better.
+func (c Conflict) Unreadable() bool { return c.Resolution == resSkipped }
+
 // String says what happened to the item and, for a problem of the source's
 // own definitions (Own), what to fix.
 func (c Conflict) String() string {
