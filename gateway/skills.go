@@ -95,6 +95,65 @@ func SkillReposDirFor(cfg *config.Config) string {
 
 var unsafeRepoKey = regexp.MustCompile(`[^a-zA-Z0-9._-]+`)
 
+// SkillsEnvRule is which variables of the gateway's environment skills
+// may ask for under cfg: those skills.env_allow names, besides those
+// whose names do not look like credentials, and never a variable that
+// holds one of auth.tokens (or a part of one, 8 characters or more)
+// unless skills.env_allow names it exactly.
+func SkillsEnvRule(cfg *config.Config) skills.EnvRule {
+	return skills.EnvRule{Allow: slices.Clone(cfg.Skills.EnvAllow), Deny: tokenVars(cfg.Auth.Tokens, os.Environ())}
+}
+
+// SkillsSandboxRule is which skills run under the sandbox whatever they
+// say under cfg: every skill (skills.sandbox: required), every skill of a
+// git repository (repos), or those of the repositories whose entry says
+// sandbox: required.
+func SkillsSandboxRule(cfg *config.Config) skills.SandboxRule {
+	r := skills.SandboxRule{All: cfg.Skills.Sandbox == config.SandboxRequired, Repos: cfg.Skills.Sandbox == config.SandboxRepos}
+	for _, repo := range cfg.Skills.Repos {
+		if repo != nil && repo.Sandbox == config.SandboxRequired {
+			r.URLs = append(r.URLs, repoURL(repo.URL))
+		}
+	}
+	return r
+}
+
+// repoURL is the URL a repository of the config is checked out from: a
+// relative local path made absolute (see syncRepos).
+func repoURL(url string) string {
+	if config.LocalRepo(url) && !filepath.IsAbs(url) {
+		if abs, err := filepath.Abs(url); err == nil {
+			return abs
+		}
+	}
+	return url
+}
+
+// minTokenPart is the shortest value tokenVars takes for a part of a
+// token ("Bearer-${PART}"); shorter ones match too much by chance.
+const minTokenPart = 8
+
+// tokenVars names the variables of environ (KEY=value entries) whose
+// value is one of tokens or a part of one: those an auth token comes
+// from.
+func tokenVars(tokens, environ []string) []string {
+	var out []string
+	for _, kv := range environ {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || v == "" {
+			continue
+		}
+		for _, t := range tokens {
+			if t == v || len(v) >= minTokenPart && strings.Contains(t, v) {
+				out = append(out, k)
+				break
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
 // skillsRoom is the gateway's skills state.
 type skillsRoom struct {
 	lib *skills.Library
@@ -428,6 +487,16 @@ func (g *Gateway) skillToolSource(cfg *config.Config, sk *skills.Skill, dir stri
 	if err != nil {
 		return nil, err
 	}
+	rule := SkillsEnvRule(cfg)
+	for _, n := range slices.Concat(tool.Env, tool.Secrets) {
+		if why := rule.Refuses(n); why != "" {
+			return nil, fmt.Errorf("%s asks for the variable %s (env: or secrets:), which the gateway does not pass to skills: %s; "+
+				"to serve the tool, add %s to skills.env_allow in the gateway's config, or take it out of the tool.yaml", filepath.Join(dir, "tool.yaml"), n, why, n)
+		}
+	}
+	if SkillsSandboxRule(cfg).Requires(sk) && tool.Runtime != toolspec.RuntimeWasm {
+		tool.Sandbox.Enabled = true
+	}
 	if ns := skills.Namespace(sk.ID); config.IsReservedNamespace(ns) {
 		// The library refuses these already; never let one take the
 		// gateway's own names.
@@ -489,12 +558,10 @@ func (g *Gateway) syncRepos(ctx context.Context, room *skillsRoom, want []*confi
 		names[w.Name] = true
 		// A local path is kept absolute, so that the same config read
 		// from another working folder names the same repository.
-		if config.LocalRepo(w.URL) && !filepath.IsAbs(w.URL) {
-			if abs, err := filepath.Abs(w.URL); err == nil {
-				c := *w
-				c.URL = abs
-				want[i] = &c
-			}
+		if u := repoURL(w.URL); u != w.URL {
+			c := *w
+			c.URL = u
+			want[i] = &c
 		}
 	}
 	for _, r := range repos.List() {
@@ -575,6 +642,10 @@ func (g *Gateway) reloadSkills(ctx context.Context, cfg *config.Config) {
 		g.log.Warn("skills: the config has none now; their meta-tools stay listed until a restart")
 	}
 	room.lib.SetOutputBudget(SkillsBudget(cfg))
+	room.lib.SetSandboxRule(SkillsSandboxRule(cfg))
+	if err := room.lib.SetEnvRule(ctx, SkillsEnvRule(cfg)); err != nil {
+		g.log.Warn("skills env_allow not reloaded", "err", err)
+	}
 	room.mu.Lock()
 	old := room.dirs
 	room.dirs = slices.Clone(cfg.Skills.Dirs)

@@ -84,8 +84,9 @@ func NonServerNamespaces(ctx context.Context, cfg *config.Config) ([]string, err
 // SkillsOptions are the skills.Options the gateway opens cfg's skills
 // with (without the executor, logger and callbacks): its dirs and hooks,
 // the namespaces skills may not take, the output budget, the longest a
-// script may run and the state folder scripts get (SKILLGATE_STATE_DIR,
-// under $XDG_STATE_HOME/skillgate/skills). The CLI opens the same library,
+// script may run, the state folder scripts get (SKILLGATE_STATE_DIR,
+// under $XDG_STATE_HOME/skillgate/skills), and the variables and sandbox
+// the operator allows or requires (skills.env_allow, skills.sandbox). The CLI opens the same library,
 // so `skillgate skills run` gives scripts the state the gateway does.
 func SkillsOptions(cfg *config.Config) skills.Options {
 	return skills.Options{
@@ -95,6 +96,8 @@ func SkillsOptions(cfg *config.Config) skills.Options {
 		OutputBudget:       SkillsBudget(cfg),
 		StateDir:           filepath.Join(stateRoot(), "skills"),
 		MaxTimeout:         time.Duration(cfg.Limits.MaxRequestTimeout),
+		Env:                SkillsEnvRule(cfg),
+		Sandbox:            SkillsSandboxRule(cfg),
 	}
 }
 
@@ -105,7 +108,13 @@ func SkillsOptions(cfg *config.Config) skills.Options {
 //     out of their folder, reserved names, clashing prompt names;
 //   - script policies (scripts: in SKILL.md) naming no script: no file
 //     under scripts/, nor one elsewhere in the skill folder that
-//     run_skill_script runs;
+//     run_skill_script runs (at the key's line);
+//   - scripts that cannot run as they are: executable without a #! line
+//     or a known extension, links under scripts/ leading out of the
+//     skill folder or to nothing (warnings);
+//   - for a skill whose frontmatter does not load, its other problems
+//     too: a name that differs from its folder, script policies naming
+//     no script, scripts that cannot run;
 //   - tool folders whose tool.yaml does not load, one problem a line;
 //   - pipelines/ files that do not compile, or call a tool of the skill's
 //     own namespace it does not have (other tools are the catalog's, which
@@ -121,6 +130,7 @@ func CheckSkills(cfg *config.Config, lib *skills.Library, withConfig bool) []ski
 	snap := lib.Snapshot()
 	out := slices.Clone(snap.Problems())
 	wd, _ := os.Getwd()
+	checked := map[string]bool{}
 	rel := func(p string) string {
 		if r, err := filepath.Rel(wd, p); err == nil && filepath.IsLocal(r) {
 			return r
@@ -128,14 +138,26 @@ func CheckSkills(cfg *config.Config, lib *skills.Library, withConfig bool) []ski
 		return p
 	}
 	sep := cmp.Or(cfg.Names.Separator, catalog.DefaultSeparator)
+	// Skills whose frontmatter does not load: their other problems too.
+	for _, p := range snap.Problems() {
+		md := p.Path
+		if p.Warning || filepath.Base(md) != skills.FileName || checked[md] {
+			continue
+		}
+		checked[md] = true
+		if !filepath.IsAbs(md) {
+			md = filepath.Join(wd, md)
+		}
+		sk, more, ok := skills.Unserved(md, p.Path)
+		if !ok {
+			continue
+		}
+		out = append(out, more...)
+		out = append(out, scriptProblems(sk, p.Path, rel)...)
+	}
 	for _, sk := range snap.Skills() {
 		md := rel(filepath.Join(sk.Dir, skills.FileName))
-		for _, name := range slices.Sorted(maps.Keys(sk.Meta.Scripts)) {
-			if !slices.Contains(sk.Scripts, name) {
-				out = append(out, skills.Problem{Path: md, Field: "scripts." + name,
-					Msg: "no such script under scripts/ or elsewhere in the skill folder (not SKILL.md, hooks/ or a tool folder); fix the name or add the script (" + strings.Join(sk.Scripts, ", ") + ")"})
-			}
-		}
+		out = append(out, scriptProblems(sk, md, rel)...)
 		ns := skills.Namespace(sk.ID)
 		var own []string
 		for _, d := range sk.ToolDirs {
@@ -171,6 +193,29 @@ func CheckSkills(cfg *config.Config, lib *skills.Library, withConfig bool) []ski
 	}
 	out = append(out, snap.Check(servers, services)...)
 	out = append(out, skills.EntryProblems(snap)...)
+	return out
+}
+
+// scriptProblems reports the scripts: keys of sk's frontmatter (in md)
+// that name no script, at their lines, and the scripts that cannot run
+// as they are (skills.ScriptProblems), their paths made relative by rel.
+func scriptProblems(sk *skills.Skill, md string, rel func(string) string) []skills.Problem {
+	var out []skills.Problem
+	for _, name := range slices.Sorted(maps.Keys(sk.Meta.Scripts)) {
+		if !slices.Contains(sk.Scripts, name) {
+			line, col := sk.Meta.Pos("scripts." + name)
+			have := "it has none"
+			if len(sk.Scripts) > 0 {
+				have = strings.Join(sk.Scripts, ", ")
+			}
+			out = append(out, skills.Problem{Path: md, Line: line, Column: col, Field: "scripts." + name,
+				Msg: "no such script under scripts/ or elsewhere in the skill folder (not SKILL.md, hooks/ or a tool folder); fix the name or add the script (" + have + ")"})
+		}
+	}
+	for _, p := range skills.ScriptProblems(sk) {
+		p.Path = rel(p.Path)
+		out = append(out, p)
+	}
 	return out
 }
 

@@ -51,9 +51,11 @@ func TestSkillsThroughGateway(t *testing.T) {
 		}
 		t.Skip("python3 is missing")
 	}
+	t.Setenv("XDG_STATE_HOME", t.TempDir()) // scripts' state folders stay out of the user's home
 	dir := t.TempDir()
 	copyDir(t, "../examples/skills", dir)
-	r := startGateway(t, "disclosure: progressive\nskills: {dirs: ["+dir+"]}\n", nil)
+	// pg-reports' tool asks for PGPASSWORD, which the operator lets skills have.
+	r := startGateway(t, "disclosure: progressive\nskills: {dirs: ["+dir+"], env_allow: [PGPASSWORD]}\n", nil)
 	r.waitReady(t)
 	ctx := context.Background()
 	gc := newGoClient(t, ctx, r.url+"/mcp", mcp.ProtocolVersion20251125)

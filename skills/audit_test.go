@@ -169,7 +169,7 @@ func TestPromptNameCollision(t *testing.T) {
 	})
 	l := openLib(t, Options{Dirs: []string{dir}})
 	ps := problemStrings(l.Snapshot())
-	if !strings.Contains(ps, "team_x/SKILL.md: warning: name: the prompt team_x is skill team/x's already") {
+	if !strings.Contains(ps, "team_x/SKILL.md:2: warning: name: the prompt team_x is skill team/x's already") {
 		t.Errorf("problems:\n%s", ps)
 	}
 	raw, err := NewServer(l).Call(context.Background(), sdk.CallRequest{Method: "prompts/get", Params: json.RawMessage(`{"name":"team_x"}`)}, nil)

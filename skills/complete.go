@@ -3,6 +3,7 @@ package skills
 import (
 	"context"
 	"encoding/json"
+	"net/url"
 	"slices"
 	"strings"
 )
@@ -43,20 +44,26 @@ func (s *Server) complete(ctx context.Context, params json.RawMessage) (json.Raw
 
 // completePath returns the skill:// paths that start with prefix: skill
 // IDs with a trailing "/" until one is named whole, then that skill's
-// files.
+// files. Paths come escaped as skill:// URIs have them (my%20file.md); the
+// prefix may be escaped or not.
 func (s *Server) completePath(ctx context.Context, prefix string) []string {
+	plain := prefix
+	if dec, err := url.PathUnescape(prefix); err == nil {
+		plain = dec
+	}
+	has := func(p, raw string) bool { return strings.HasPrefix(p, prefix) || strings.HasPrefix(raw, plain) }
 	var out []string
 	for _, sk := range s.skills(ctx) {
 		id := sk.ID + "/"
 		switch {
-		case strings.HasPrefix(prefix, id):
+		case strings.HasPrefix(plain, id) || strings.HasPrefix(prefix, escapePath(id)):
 			for _, f := range listFiles(sk.Dir, "", maxCompletions*10) {
-				if p := id + f; strings.HasPrefix(p, prefix) {
+				if p := escapePath(id + f); sk.listed(f) && has(p, id+f) {
 					out = append(out, p)
 				}
 			}
-		case strings.HasPrefix(id, prefix):
-			out = append(out, id)
+		case has(escapePath(id), id):
+			out = append(out, escapePath(id))
 		}
 	}
 	slices.Sort(out)

@@ -54,7 +54,7 @@ func TestDuplicateIDRelative(t *testing.T) {
 	for _, p := range lib.Snapshot().Problems() {
 		msgs = append(msgs, p.String())
 	}
-	want := "b/x/SKILL.md: name: skill x is also defined in a/x/SKILL.md"
+	want := "b/x/SKILL.md:2: name: skill x is also defined in a/x/SKILL.md" // at the line of name:
 	if len(msgs) != 1 || !strings.HasPrefix(msgs[0], want) {
 		t.Errorf("problems %q, want one starting %q", msgs, want)
 	}

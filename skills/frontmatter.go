@@ -58,6 +58,29 @@ type Meta struct {
 	// Raw is the frontmatter as written, for clients that want every key
 	// (the MCP skills extension sends it verbatim).
 	Raw map[string]any
+
+	pos map[string]position // where keys are: "name", "scripts.fill.py"
+}
+
+// position is a line and column in a SKILL.md.
+type position struct{ line, col int }
+
+// Pos returns where the frontmatter writes field ("name", "scripts.x.py"
+// for a script's policy, by its key without scripts/): the line of
+// SKILL.md and the column of the key, or zeros when it does not.
+func (m Meta) Pos(field string) (line, col int) {
+	p := m.pos[field]
+	return p.line, p.col
+}
+
+// at records where n, the key of field, is.
+func (p *fmParser) at(m *Meta, field string, n *yaml.Node) {
+	if m.pos == nil {
+		m.pos = map[string]position{}
+	}
+	if _, ok := m.pos[field]; !ok {
+		m.pos[field] = position{p.line(n), p.column(n)}
+	}
 }
 
 // Requires is what a skill needs; activating the skill activates each.
@@ -117,6 +140,9 @@ type Problem struct {
 	Path string `json:"path"`
 	// Line is the line in Path, when known.
 	Line int `json:"line,omitempty"`
+	// Column is the column in Line (1 for its first character), when
+	// known.
+	Column int `json:"column,omitempty"`
 	// Field is the frontmatter key, when the problem is about one.
 	Field string `json:"field,omitempty"`
 	// Msg says what is wrong and what to do.
@@ -171,6 +197,9 @@ func ParseFrontmatter(src []byte) (Meta, int, error) {
 		line, msg := yamlMsg(err, line0)
 		if n, ok := syntaxLine(yml); ok {
 			line = line0 + n
+		}
+		if h := yamlHint(msg, lineOf(yml, line-line0), line); h != "" {
+			msg += "; " + h
 		}
 		return m, 0, &FrontmatterError{Problems: []Problem{{Line: line, Msg: "frontmatter is not valid YAML: " + msg}}}
 	}
@@ -249,6 +278,51 @@ func yamlMsg(err error, line0 int) (int, string) {
 	return n + line0 - 1, msg[len(m[0]):]
 }
 
+// lineOf returns line k of yml (0 for its first), without its line end,
+// or "".
+func lineOf(yml []byte, k int) string {
+	for i := 0; i < k; i++ {
+		nl := bytes.IndexByte(yml, '\n')
+		if nl < 0 {
+			return ""
+		}
+		yml = yml[nl+1:]
+	}
+	if nl := bytes.IndexByte(yml, '\n'); nl >= 0 {
+		yml = yml[:nl]
+	}
+	return strings.TrimRight(string(yml), "\r")
+}
+
+// yamlHint says what to do about the YAML errors a SKILL.md gets most,
+// given yaml.v3's message and the text of the line (line, counted from
+// the top of the file) that holds the mistake: a value holding ": "
+// (YAML reads "Use this: when" as a mapping) and a tab indent.
+func yamlHint(msg, text string, line int) string {
+	indent := text[:len(text)-len(strings.TrimLeft(text, " \t"))]
+	switch {
+	case strings.Contains(indent, "\t"):
+		return fmt.Sprintf("line %d is indented with a tab, and YAML needs spaces: indent with spaces instead", line)
+	case strings.Contains(msg, "mapping values are not allowed"):
+		key, value, ok := strings.Cut(strings.TrimSpace(text), ": ")
+		value = strings.TrimSpace(value)
+		if !ok || !strings.Contains(value, ": ") || strings.ContainsAny(key, "\"'{[") || value[0] == '"' || value[0] == '\'' {
+			return "a value holding \": \" must be in quotes"
+		}
+		return fmt.Sprintf("a value holding \": \" must be in quotes (YAML reads a: b as a mapping): put the value of %s in quotes: %s: %s", key, key, yamlQuote(value))
+	}
+	return ""
+}
+
+// yamlQuote writes v as a quoted YAML scalar: in double quotes unless it
+// holds one, else in single quotes, with each ' in it doubled.
+func yamlQuote(v string) string {
+	if !strings.ContainsAny(v, "\"\\") {
+		return `"` + v + `"`
+	}
+	return "'" + strings.ReplaceAll(v, "'", "''") + "'"
+}
+
 // maxSyntaxProbe bounds the bytes syntaxLine parses to find the line of
 // a YAML syntax error (tens of milliseconds at worst; it runs only when a
 // broken SKILL.md changed).
@@ -291,12 +365,19 @@ func (p *fmParser) line(n *yaml.Node) int {
 	return n.Line + p.line0
 }
 
+func (p *fmParser) column(n *yaml.Node) int {
+	if n == nil {
+		return 0
+	}
+	return n.Column
+}
+
 func (p *fmParser) fail(n *yaml.Node, field, format string, a ...any) {
-	p.probs = append(p.probs, Problem{Line: p.line(n), Field: field, Msg: fmt.Sprintf(format, a...)})
+	p.probs = append(p.probs, Problem{Line: p.line(n), Column: p.column(n), Field: field, Msg: fmt.Sprintf(format, a...)})
 }
 
 func (p *fmParser) warn(n *yaml.Node, field, format string, a ...any) {
-	p.probs = append(p.probs, Problem{Line: p.line(n), Field: field, Msg: fmt.Sprintf(format, a...), Warning: true})
+	p.probs = append(p.probs, Problem{Line: p.line(n), Column: p.column(n), Field: field, Msg: fmt.Sprintf(format, a...), Warning: true})
 }
 
 func (p *fmParser) err() error {
@@ -334,6 +415,7 @@ func (p *fmParser) meta(root *yaml.Node, m *Meta) {
 		}
 		seen[key] = true
 		values[key] = v
+		p.at(m, key, k)
 		switch key {
 		case "name":
 			m.Name = p.str(v, key)
@@ -355,6 +437,11 @@ func (p *fmParser) meta(root *yaml.Node, m *Meta) {
 			m.Execution = p.policy(v, key)
 		case "scripts":
 			m.Scripts = p.scripts(v)
+			if v.Kind == yaml.MappingNode {
+				for i := 0; i < len(v.Content); i += 2 {
+					p.at(m, "scripts."+strings.TrimPrefix(v.Content[i].Value, "scripts/"), v.Content[i])
+				}
+			}
 		}
 	}
 	if metadata != nil && metadata.Kind == yaml.MappingNode {
@@ -481,11 +568,37 @@ func (p *fmParser) policy(n *yaml.Node, field string) Policy {
 			pol.Sandbox = p.boolean(v, f)
 		case "env":
 			pol.Env = p.strList(v, f)
+			p.envNames(v, f, pol.Env)
 		default:
 			p.fail(k, f, "unknown; a policy holds timeout, stall_timeout, description, sandbox and env")
 		}
 	}
 	return pol
+}
+
+// policyEnvRE is what an env: entry may be: the variable names the script
+// executor's spec takes (plugins/toolspec), which is what a run of
+// skills/run.go passes them to. TestPolicyEnvNames holds the two to
+// the same answer.
+var policyEnvRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`) })
+
+// envNames fails each entry of an env: list (n, read as names) that is not
+// a variable name: every run of the script would fail on it.
+func (p *fmParser) envNames(n *yaml.Node, field string, names []string) {
+	for i, name := range names {
+		if policyEnvRE().MatchString(name) {
+			continue
+		}
+		at := n
+		if n.Kind == yaml.SequenceNode && i < len(n.Content) {
+			at = n.Content[i]
+		}
+		advice := "letters, digits and _, not starting with a digit"
+		if strings.ContainsAny(name, "*?") {
+			advice = "a pattern is not expanded"
+		}
+		p.fail(at, fmt.Sprintf("%s[%d]", field, i), "%q is not a variable name; list the variables the script needs by name, like [AWS_REGION, AWS_PROFILE] (%s; the script gets no other variable of the gateway's environment)", name, advice)
+	}
 }
 
 func (p *fmParser) scripts(n *yaml.Node) map[string]Policy {

@@ -38,7 +38,10 @@ func TestParseFrontmatter(t *testing.T) {
 		},
 	}
 	raw := m.Raw
-	m.Raw = nil
+	if l, c := m.Pos("scripts.check.sh"); l != 19 || c != 3 {
+		t.Errorf("Pos(scripts.check.sh) = %d:%d, want 19:3", l, c)
+	}
+	m.Raw, m.pos = nil, nil
 	if !reflect.DeepEqual(m, want) {
 		t.Errorf("meta =\n%+v\nwant\n%+v", m, want)
 	}

@@ -96,12 +96,13 @@ type HookDecision struct {
 
 var envNameRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`) })
 
-// runHook runs one hook file with ev on stdin and returns its decision.
+// runHook runs one hook file with ev on stdin (under the sandbox when
+// sandbox is set) and returns its decision.
 // A hook that fails (exits non-zero, times out, prints something that is
 // not a JSON object) fails the run: hooks guard scripts, so they fail
 // closed, and the run is denied (a *DeniedError naming the hook file).
-func (r *runner) runHook(ctx context.Context, path string, ev *HookEvent, call sdk.Call) (*HookDecision, error) {
-	d, err := r.hook(ctx, path, ev, call)
+func (r *runner) runHook(ctx context.Context, path string, ev *HookEvent, call sdk.Call, sandbox bool) (*HookDecision, error) {
+	d, err := r.hook(ctx, path, ev, call, sandbox)
 	if err != nil {
 		return nil, hookFailed(path, err.Error())
 	}
@@ -115,7 +116,7 @@ func hookFailed(path, why string) *DeniedError {
 }
 
 // hook is runHook; its errors say what went wrong, not which hook.
-func (r *runner) hook(ctx context.Context, path string, ev *HookEvent, call sdk.Call) (*HookDecision, error) {
+func (r *runner) hook(ctx context.Context, path string, ev *HookEvent, call sdk.Call, sandbox bool) (*HookDecision, error) {
 	args, err := json.Marshal(ev)
 	if err != nil {
 		return nil, err
@@ -125,7 +126,7 @@ func (r *runner) hook(ctx context.Context, path string, ev *HookEvent, call sdk.
 	if err != nil {
 		return nil, fmt.Errorf("cannot run: %v", err)
 	}
-	pol := Policy{Timeout: hookTimeout, StallTimeout: hookTimeout}
+	pol := Policy{Timeout: hookTimeout, StallTimeout: hookTimeout, Sandbox: sandbox}
 	res, err := r.call(ctx, scriptKey{dir: filepath.Clean(dir), entry: file, runtime: rt, policy: pol.key(), hook: true}, pol, nil, args, call)
 	if err != nil {
 		return nil, fmt.Errorf("could not run: %w", err)

@@ -76,6 +76,13 @@ type Options struct {
 	// skill whose ID is one keeps its instructions and scripts; its
 	// tools/ and pipelines/ are not served, and a problem says why.
 	ReservedNamespaces []string
+	// Env says which variables of the gateway's environment scripts may
+	// ask for (env: in SKILL.md); see EnvRule. SetEnvRule changes it.
+	Env EnvRule
+	// Sandbox says which skills' scripts and hooks run under the sandbox
+	// whatever SKILL.md says (skills.sandbox); see SandboxRule.
+	// SetSandboxRule changes it.
+	Sandbox SandboxRule
 }
 
 // GlobalHooksDir is the folder of a skills dir (a root of source "dir")
@@ -102,14 +109,17 @@ type Library struct {
 	rootsMu   sync.Mutex
 	roots     []root
 
-	budget atomic.Int64 // OutputBudget, changed by SetOutputBudget
-	hooks  []string     // HooksDirs, changed by SetHooksDirs (under rootsMu)
+	budget  atomic.Int64 // OutputBudget, changed by SetOutputBudget
+	rules   atomic.Pointer[runRules]
+	rulesMu sync.Mutex // one change of rules at a time
+	hooks   []string   // HooksDirs, changed by SetHooksDirs (under rootsMu)
 
-	bodies sync.Map // SKILL.md path -> *body
-	runner *runner
-	kick   chan struct{}
-	cwd    string          // where problem paths are relative to
-	logged map[string]bool // problems logged already (under refreshMu)
+	bodies     sync.Map // SKILL.md path -> *body
+	stateMoved sync.Map // state folders whose old-named folder was looked for (stateDir)
+	runner     *runner
+	kick       chan struct{}
+	cwd        string          // where problem paths are relative to
+	logged     map[string]bool // problems logged already (under refreshMu)
 }
 
 // New returns a library over opts.Dirs. It reads nothing: call Refresh
@@ -127,6 +137,7 @@ func New(opts Options) *Library {
 	l := &Library{opts: opts, log: opts.Logger, kick: make(chan struct{}, 1)}
 	l.cwd, _ = os.Getwd()
 	l.budget.Store(int64(opts.OutputBudget))
+	l.rules.Store(&runRules{env: opts.Env, sandbox: opts.Sandbox})
 	l.hooks = slices.Clone(opts.HooksDirs)
 	for _, d := range opts.Dirs {
 		l.roots = append(l.roots, root{dir: absPath(d), source: "dir"})
@@ -263,7 +274,7 @@ func (l *Library) rescan(ctx context.Context, old *Snapshot) error {
 	roots := slices.Clone(l.roots)
 	hooks := slices.Clone(l.hooks)
 	l.rootsMu.Unlock()
-	sc := &scanner{old: old, log: l.log, cwd: l.cwd, reserved: l.opts.ReservedNamespaces}
+	sc := &scanner{old: old, log: l.log, cwd: l.cwd, reserved: l.opts.ReservedNamespaces, env: l.rules.Load().env}
 	for _, r := range roots {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -288,7 +299,7 @@ func (l *Library) rescan(ctx context.Context, old *Snapshot) error {
 	sc.promptNames()
 	snap := newSnapshot(sc.skills, sc.problems, sc.stamps, global, old.gen+1)
 	l.snap.Store(snap)
-	l.logProblems(sc.problems)
+	l.logProblems(snap.Problems())
 	if l.opts.OnChange != nil {
 		l.opts.OnChange(snap)
 	}
@@ -405,10 +416,42 @@ type scanner struct {
 	log      *slog.Logger
 	cwd      string
 	reserved []string
+	env      EnvRule // what envProblems warns about
 	skills   []*Skill
 	problems []Problem
 	stamps   []stampedPath
 	seen     map[string]string // ID -> dir
+	held     map[string]bool   // IDs of broken skills, which keep their names (hold)
+}
+
+// hold keeps the ID of a skill whose SKILL.md broke (team/name) bound to
+// its folder dir for the rest of the scan: a skill of the same ID in a
+// later skills dir is not served in its place, and clients asking for it
+// get the broken skill's error rather than another skill.
+func (sc *scanner) hold(dir, team, name string) {
+	id := name
+	if team != "" {
+		id = team + "/" + name
+	}
+	if sc.seen == nil {
+		sc.seen = map[string]string{}
+	}
+	if _, dup := sc.seen[id]; dup {
+		return
+	}
+	if sc.held == nil {
+		sc.held = map[string]bool{}
+	}
+	sc.seen[id], sc.held[id] = dir, true
+}
+
+// prevName is the frontmatter name prev (the skill of the last snapshot at
+// the same SKILL.md, or nil) had, else folder.
+func prevName(prev *Skill, folder string) string {
+	if prev != nil && prev.Meta.Name != "" {
+		return prev.Meta.Name
+	}
+	return folder
 }
 
 // rel is how problems name a path: relative to the working folder when
@@ -585,6 +628,7 @@ func (sc *scanner) skill(r root, dir, team, folder string) {
 		meta, probs, ok := readMeta(dir, rel)
 		if !ok {
 			sc.problems = append(sc.problems, probs...)
+			sc.hold(dir, team, cmpOr(meta.Name, prevName(prev, folder)))
 			return
 		}
 		if st.size > DefaultBodyCap+MaxFrontmatter {
@@ -607,8 +651,13 @@ func (sc *scanner) skill(r root, dir, team, folder string) {
 		sc.seen = map[string]string{}
 	}
 	if other, dup := sc.seen[sk.ID]; dup {
-		sc.problems = append(sc.problems, Problem{Path: rel, Field: "name",
-			Msg: "skill " + sk.ID + " is also defined in " + sc.rel(filepath.Join(other, FileName)) + "; the first one is served, rename this one"})
+		msg := "skill " + sk.ID + " is also defined in " + sc.rel(filepath.Join(other, FileName)) + "; the first one is served, rename this one"
+		if sc.held[sk.ID] {
+			msg = "skill " + sk.ID + " is also defined in " + sc.rel(filepath.Join(other, FileName)) +
+				", which comes first and is broken: the name stays that skill's (clients get its error) and this one is not served in its place; fix or remove the first one, or rename this one"
+		}
+		line, col := sk.Meta.Pos("name")
+		sc.problems = append(sc.problems, Problem{Path: rel, Line: line, Column: col, Field: "name", Msg: msg})
 		return
 	}
 	sc.seen[sk.ID] = dir
@@ -625,6 +674,9 @@ func (sc *scanner) skill(r root, dir, team, folder string) {
 		sk.Problems = appendOnce(sk.Problems, Problem{Path: rel, Field: "name", Msg: fmt.Sprintf(
 			"%q is the namespace of the gateway's own tools (%s__*): the skill's tools/ and pipelines/ are not served, its instructions and scripts are; rename the skill (the reserved names are %s)",
 			ns, ns, strings.Join(sc.reserved, ", "))})
+	}
+	for _, p := range envProblems(sk, sc.env) {
+		sk.Problems = appendOnce(sk.Problems, p)
 	}
 	sk.card = makeCard(sk)
 	sk.keywords = keywords(sk)

@@ -3,10 +3,14 @@ package skills
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io"
 	"maps"
 	"os"
+	"path"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -16,6 +20,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/skillgate/skillgate/internal/redact"
 	"github.com/skillgate/skillgate/plugins/sdk"
 	"github.com/skillgate/skillgate/plugins/toolspec"
 	"github.com/skillgate/skillgate/skills/shape"
@@ -40,6 +45,21 @@ type RunRequest struct {
 	Args []string `json:"args,omitempty"`
 	// Input, when set, reaches the script on stdin as {"input": ...}.
 	Input json.RawMessage `json:"input,omitempty"`
+}
+
+// EnvRule says which variables of the gateway's environment a skill's
+// scripts may ask for with env: in SKILL.md. A variable whose name does
+// not look like a credential (redact.CredentialName) may be asked for; one
+// that does needs Allow to name it; one of Deny (the variables the
+// gateway's own auth tokens come from) needs Allow to name it exactly,
+// not by a prefix.
+type EnvRule struct {
+	// Allow names variables, or prefixes ending in * ("AWS_*"), that
+	// scripts may ask for although their names look like credentials
+	// (the config's skills.env_allow).
+	Allow []string
+	// Deny names variables passed only when Allow names them exactly.
+	Deny []string
 }
 
 // defaultInterpreters are the runtimes skill scripts run with.
@@ -149,10 +169,12 @@ func (l *Library) RunScript(ctx context.Context, req RunRequest, call sdk.Call) 
 	if len(req.Args) > MaxArgs {
 		return nil, fmt.Errorf("skill %s: %d arguments; at most %d", sk.ID, len(req.Args), MaxArgs)
 	}
-	pol := sk.Policy(policyKey, l.opts.Defaults)
-	if m := l.opts.MaxTimeout; m > 0 && (pol.Timeout == 0 || pol.Timeout > m) {
-		pol.Timeout = m
+	rules := l.rules.Load()
+	if err := envRefused(sk, policyKey, rules.env); err != nil {
+		return nil, fmt.Errorf("skill %s: run %s: %w", sk.ID, entry, err)
 	}
+	pol := l.policy(sk, policyKey)
+	sandboxed := rules.sandbox.Requires(sk)
 	ev := &HookEvent{Skill: sk.ID, Script: entry, Args: req.Args, Input: req.Input}
 	if ev.Args == nil {
 		ev.Args = []string{}
@@ -161,7 +183,7 @@ func (l *Library) RunScript(ctx context.Context, req RunRequest, call sdk.Call) 
 	pre := slices.Concat(snap.hooks.pre, sk.hooks.pre)
 	for _, h := range pre {
 		ev.Hook = "pre"
-		d, err := l.runner.runHook(ctx, h, ev, call)
+		d, err := l.runner.runHook(ctx, h, ev, call, sandboxed && slices.Contains(sk.hooks.pre, h))
 		if err != nil {
 			return nil, err
 		}
@@ -212,7 +234,7 @@ func (l *Library) RunScript(ctx context.Context, req RunRequest, call sdk.Call) 
 	for _, h := range post {
 		ev.Hook = "post"
 		ev.Result = res
-		d, err := l.runner.runHook(ctx, h, ev, call)
+		d, err := l.runner.runHook(ctx, h, ev, call, sandboxed && slices.Contains(sk.hooks.post, h))
 		if err != nil {
 			return nil, err
 		}
@@ -233,6 +255,194 @@ func (l *Library) RunScript(ctx context.Context, req RunRequest, call sdk.Call) 
 		res = sh.Result(res)
 	}
 	return res, nil
+}
+
+// policy is the execution policy a run of sk's script (its key in the
+// frontmatter's scripts:) gets: SKILL.md's over Options.Defaults, its
+// timeout capped by Options.MaxTimeout, in the sandbox when the library
+// requires it.
+func (l *Library) policy(sk *Skill, key string) Policy {
+	pol := sk.Policy(key, l.opts.Defaults)
+	if m := l.opts.MaxTimeout; m > 0 && (pol.Timeout == 0 || pol.Timeout > m) {
+		pol.Timeout = m
+	}
+	if l.rules.Load().sandbox.Requires(sk) {
+		pol.Sandbox = true
+	}
+	return pol
+}
+
+// runRules are the operator's rules for skills that SetEnvRule and
+// SetSandboxRequired change at run time.
+type runRules struct {
+	env     EnvRule
+	sandbox SandboxRule
+}
+
+// SetEnvRule replaces Options.Env for the runs that start after it
+// returns, and rescans when it changed, so that the load warnings follow
+// it.
+func (l *Library) SetEnvRule(ctx context.Context, r EnvRule) error {
+	l.rulesMu.Lock()
+	cur := *l.rules.Load()
+	same := slices.Equal(cur.env.Allow, r.Allow) && slices.Equal(cur.env.Deny, r.Deny)
+	cur.env = r
+	l.rules.Store(&cur)
+	l.rulesMu.Unlock()
+	if same {
+		return nil
+	}
+	return l.Rescan(ctx)
+}
+
+// SetSandboxRule replaces Options.Sandbox for the runs that start after
+// it returns.
+func (l *Library) SetSandboxRule(r SandboxRule) {
+	l.rulesMu.Lock()
+	cur := *l.rules.Load()
+	cur.sandbox = r
+	l.rules.Store(&cur)
+	l.rulesMu.Unlock()
+}
+
+// SandboxRule says which skills' scripts and own hooks run under the
+// sandbox whatever their SKILL.md says (the global hooks, the operator's,
+// run as they are).
+type SandboxRule struct {
+	// All is every skill (skills.sandbox: required).
+	All bool
+	// Repos is every skill of a git repository (skills.sandbox: repos):
+	// those of the config's skills.repos and those skill__repo_add adds.
+	Repos bool
+	// URLs are git repositories whose skills it is (sandbox: required on
+	// an entry of skills.repos), as their Source names them.
+	URLs []string
+}
+
+// Requires reports whether r runs sk's scripts under the sandbox.
+func (r SandboxRule) Requires(sk *Skill) bool {
+	if r.All {
+		return true
+	}
+	src, ok := strings.CutPrefix(sk.Source, "git ")
+	if !ok {
+		return false
+	}
+	if r.Repos {
+		return true
+	}
+	if i := strings.LastIndexByte(src, '@'); i >= 0 {
+		src = src[:i]
+	}
+	return slices.Contains(r.URLs, src)
+}
+
+// Refuses says why r keeps the variable name from skills, or "" when it
+// does not.
+func (r EnvRule) Refuses(name string) string {
+	if slices.Contains(r.Allow, name) {
+		return ""
+	}
+	if slices.Contains(r.Deny, name) {
+		return "it holds one of the gateway's own auth tokens (auth.tokens), which skills get only when skills.env_allow names it exactly"
+	}
+	if !redact.CredentialName(name) {
+		return ""
+	}
+	for _, a := range r.Allow {
+		if p, ok := strings.CutSuffix(a, "*"); ok && strings.HasPrefix(name, p) {
+			return ""
+		}
+	}
+	return "its name looks like a credential's, and skills get those only when the gateway's config lists them in skills.env_allow"
+}
+
+// EnvError is the error of a run whose SKILL.md asks (env:) for a
+// variable the gateway does not pass to skills (see EnvRule).
+type EnvError struct {
+	// Path and Line are where SKILL.md asks for it (Line 0: unknown).
+	Path string
+	Line int
+	// Field is the frontmatter key: scripts.<script>.env or execution.env.
+	Field string
+	// Var is the variable.
+	Var string
+	// Why says why it is not passed.
+	Why string
+}
+
+func (e *EnvError) Error() string {
+	where := e.Path
+	if e.Line > 0 {
+		where += ":" + strconv.Itoa(e.Line)
+	}
+	return fmt.Sprintf("%s: %s asks for the variable %s, which the gateway does not pass to skills: %s; "+
+		"to pass it, add %s to skills.env_allow in the gateway's config, or take it out of %s", where, e.Field, e.Var, e.Why, e.Var, e.Field)
+}
+
+// envRequests lists what sk's SKILL.md asks for under env: for the script
+// of key ("" for execution: alone): the frontmatter field and the names.
+func envRequests(sk *Skill, key string) (string, []string) {
+	if p, ok := sk.Meta.Scripts[key]; ok && len(p.Env) > 0 {
+		return "scripts." + key + ".env", p.Env
+	}
+	return "execution.env", sk.Meta.Execution.Env
+}
+
+// envRefused is the *EnvError of the first variable r refuses among those
+// sk's script of key asks for, or nil.
+func envRefused(sk *Skill, key string, r EnvRule) error {
+	field, names := envRequests(sk, key)
+	for _, n := range names {
+		if why := r.Refuses(n); why != "" {
+			return &EnvError{Path: sk.mdRel, Line: envLine(sk.mdPath, n), Field: field, Var: n, Why: why}
+		}
+	}
+	return nil
+}
+
+// envProblems are the load warnings about the variables sk's SKILL.md
+// asks for that r refuses, one per variable and field.
+func envProblems(sk *Skill, r EnvRule) []Problem {
+	var out []Problem
+	keys := slices.Sorted(maps.Keys(sk.Meta.Scripts))
+	for _, key := range append([]string{""}, keys...) {
+		field, names := envRequests(sk, key)
+		if key != "" && field == "execution.env" {
+			continue // told once, for execution:
+		}
+		for _, n := range names {
+			if why := r.Refuses(n); why != "" {
+				out = append(out, Problem{Path: sk.mdRel, Line: envLine(sk.mdPath, n), Field: field, Warning: true, Msg: fmt.Sprintf(
+					"the variable %s is not passed to the skill's scripts: %s; add %s to skills.env_allow in the gateway's config to pass it (until then a run of a script asking for it fails)",
+					n, why, n)})
+			}
+		}
+	}
+	return out
+}
+
+// envLine is the line of md's frontmatter that names the variable name,
+// or 0.
+func envLine(md, name string) int {
+	f, err := os.Open(md)
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	buf := make([]byte, MaxFrontmatter)
+	n, _ := io.ReadFull(f, buf)
+	yml, _, line0, err := splitFrontmatter(buf[:n])
+	if err != nil {
+		return 0
+	}
+	word := regexp.MustCompile(`(^|[^A-Za-z0-9_])` + regexp.QuoteMeta(name) + `($|[^A-Za-z0-9_])`)
+	for i, l := range strings.Split(string(yml), "\n") {
+		if word.MatchString(l) {
+			return line0 + i
+		}
+	}
+	return 0
 }
 
 // policyHint points the script executor's "raise timeout in tool.yaml"
@@ -417,7 +627,11 @@ func cmpOr(a, b string) string {
 	return b
 }
 
-// stateDir is where a skill's (or hooks folder's) scripts keep state.
+// stateDir is where a skill's (or hooks folder's) scripts keep state: a
+// folder of the state root named after the skills folder dir, readable
+// and collision-free (see stateName). A folder of the old naming (dir
+// with every / written _, which col/a/b/s1 and col/a_b/s1 shared) is
+// moved to the new name on first use, so no state is lost.
 func (l *Library) stateDir(dir string) string {
 	base := l.opts.StateDir
 	if base == "" {
@@ -427,7 +641,56 @@ func (l *Library) stateDir(dir string) string {
 		}
 		base = filepath.Join(c, "skillgate", "skills")
 	}
-	return filepath.Join(base, strings.Trim(unsafeName().ReplaceAllString(dir, "_"), "_"))
+	l.rootsMu.Lock()
+	roots := slices.Clone(l.roots)
+	l.rootsMu.Unlock()
+	p := filepath.Join(base, stateName(dir, roots))
+	if _, done := l.stateMoved.LoadOrStore(p, true); !done {
+		old := filepath.Join(base, strings.Trim(unsafeName().ReplaceAllString(dir, "_"), "_"))
+		if _, err := os.Stat(p); os.IsNotExist(err) {
+			if err := os.Rename(old, p); err == nil {
+				l.log.Info("skills: state folder moved to its new name", "from", old, "to", p)
+			} else if !os.IsNotExist(err) {
+				l.log.Warn("skills: the state folder of the old name was not moved; its state is not used", "from", old, "to", p, "err", err)
+			}
+		}
+	}
+	return p
+}
+
+// stateName names the state folder of the skills folder dir: a readable
+// part (the last elements of its path) and a hash of what identifies it.
+// That is its exact path, except for a folder of a git repository's
+// checkout (a root of source "git <url>@<commit>"), which is identified
+// by the repository's URL and the path inside the checkout: the same
+// across the commits an update moves it to.
+func stateName(dir string, roots []root) string {
+	id, readable := dir, dir
+	var best root
+	for _, r := range roots {
+		if rel, err := filepath.Rel(r.dir, dir); err == nil && filepath.IsLocal(rel) || dir == r.dir {
+			if len(r.dir) > len(best.dir) {
+				best = r
+			}
+		}
+	}
+	if url, ok := strings.CutPrefix(best.source, "git "); ok {
+		if i := strings.LastIndexByte(url, '@'); i >= 0 {
+			url = url[:i]
+		}
+		rel, _ := filepath.Rel(best.dir, dir)
+		rel = filepath.ToSlash(rel)
+		id = "git\x00" + url + "\x00" + rel
+		readable = strings.TrimSuffix(path.Base(strings.TrimRight(url, "/")), ".git") + "/" + rel
+	}
+	sum := sha256.Sum256([]byte(id))
+	parts := strings.Split(filepath.ToSlash(readable), "/")
+	tail := strings.Join(parts[max(0, len(parts)-2):], "_")
+	tail = strings.Trim(unsafeName().ReplaceAllString(tail, "_"), "_")
+	if len(tail) > 48 {
+		tail = tail[len(tail)-48:]
+	}
+	return tail + "-" + hex.EncodeToString(sum[:8])
 }
 
 func (r *runner) close() {

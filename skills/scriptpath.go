@@ -1,8 +1,11 @@
 package skills
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path"
@@ -57,6 +60,9 @@ func resolveScript(sk *Skill, global hookSet, script string) (entry, key string,
 		looked = cands[0] + ", then " + cands[1] + " in the skill folder"
 	}
 	msg := fmt.Sprintf("%v %s: no file %s (looked for %s)", ErrNotScript, sk.ID, clean, looked)
+	if hint := argsHint(sk, global, script); hint != "" {
+		return "", "", &notScriptError{msg + "; " + hint}
+	}
 	have := skillScripts(sk, global)
 	var near []string
 	for _, s := range have {
@@ -76,6 +82,38 @@ func resolveScript(sk *Skill, global hookSet, script string) (entry, key string,
 		msg += "; did you mean " + strings.Join(near, " or ") + "?"
 	}
 	return "", "", &notScriptError{msg}
+}
+
+// argsHint tells a script path that carries its command line ("scripts/wc.py
+// 5", "bash scripts/count.sh") to name the script alone and put the
+// arguments in args, when one of its words is a script of sk; else "".
+func argsHint(sk *Skill, global hookSet, script string) string {
+	words := strings.Fields(script)
+	if len(words) < 2 {
+		return ""
+	}
+	for i, w := range words {
+		c, err := cleanRel(w)
+		if err != nil {
+			continue
+		}
+		cands := []string{c}
+		if !strings.HasPrefix(c, "scripts/") {
+			cands = []string{"scripts/" + c, c}
+		}
+		for _, cand := range cands {
+			if why, err := checkScript(sk, global, cand); why != "" || err != nil {
+				continue
+			}
+			args, _ := json.Marshal(append([]string{}, words[i+1:]...))
+			hint := fmt.Sprintf("script names the file alone and args holds its arguments: call again with script %q with args %s", w, args)
+			if i > 0 {
+				hint += fmt.Sprintf("; the gateway picks the interpreter from the file's extension or #! line, so leave %q out", strings.Join(words[:i], " "))
+			}
+			return hint
+		}
+	}
+	return ""
 }
 
 // notScriptError is ErrNotScript with a message of its own.
@@ -143,11 +181,14 @@ func same(fi fs.FileInfo, p string) bool {
 	return err == nil && os.SameFile(fi, o)
 }
 
-// declaredScripts lists the scripts: keys of sk's frontmatter that name
-// no file under scripts/ but a file run_skill_script runs elsewhere in
-// the skill folder (ooxml/scripts/pack.py), sorted. under is the files
-// under scripts/, relative to it. One open per such key: cheap enough
-// for every scan.
+// declaredScripts lists the scripts of sk outside scripts/, relative to
+// the skill folder and sorted: the scripts: keys of its frontmatter that
+// name no file under scripts/ but a file run_skill_script runs elsewhere
+// in the folder (ooxml/scripts/pack.py), and the other files there it
+// runs (a script's extension, or executable: Anthropic's docx skill keeps
+// ooxml/scripts/unpack.py). under is the files under scripts/, relative
+// to it. The walk looks at most at maxSuggestWalk entries; the scan calls
+// it once per changed tree.
 func declaredScripts(sk *Skill, under []string) []string {
 	var out []string
 	for k := range sk.Meta.Scripts {
@@ -162,22 +203,43 @@ func declaredScripts(sk *Skill, under []string) []string {
 		}
 		out = append(out, k)
 	}
+	walkRunnable(sk, hookSet{}, func(rel string) bool {
+		if !slices.Contains(out, rel) {
+			out = append(out, rel)
+		}
+		return len(out) < maxScripts
+	})
 	slices.Sort(out)
 	return out
 }
 
 // skillScripts lists the scripts of sk as run_skill_script takes them:
 // sk.Scripts, then the files with a script's extension (or executable)
-// elsewhere in its folder, at most maxSuggest, looking at most at
-// maxSuggestWalk entries. It walks the folder, so only the error of a
-// missing script calls it.
+// elsewhere in its folder that global's hooks do not take, at most
+// maxSuggest. Only the error of a missing script calls it.
 func skillScripts(sk *Skill, global hookSet) []string {
 	out := slices.Clone(sk.Scripts[:min(len(sk.Scripts), maxSuggest)])
+	if len(out) < maxSuggest {
+		walkRunnable(sk, global, func(rel string) bool {
+			if !slices.Contains(out, rel) {
+				out = append(out, rel)
+			}
+			return len(out) < maxSuggest
+		})
+	}
+	return out
+}
+
+// walkRunnable calls found with each file outside scripts/ of sk's
+// folder that run_skill_script runs (see looksRunnable and checkScript),
+// relative to the folder, until found returns false, looking at most at
+// maxSuggestWalk entries.
+func walkRunnable(sk *Skill, global hookSet, found func(rel string) bool) {
 	seen := 0
 	_ = filepath.WalkDir(sk.Dir, func(p string, d os.DirEntry, err error) error {
 		seen++
 		switch {
-		case seen > maxSuggestWalk || len(out) >= maxSuggest:
+		case seen > maxSuggestWalk:
 			return filepath.SkipAll
 		case err != nil || p == sk.Dir:
 			return nil
@@ -195,15 +257,14 @@ func skillScripts(sk *Skill, global hookSet) []string {
 			}
 			return nil
 		}
-		if skipName(d.Name()) || !looksRunnable(d) || slices.Contains(out, rel) {
+		if skipName(d.Name()) || rel == FileName || !looksRunnable(d) {
 			return nil
 		}
-		if why, err := checkScript(sk, global, rel); why == "" && err == nil {
-			out = append(out, rel)
+		if why, err := checkScript(sk, global, rel); why == "" && err == nil && !found(rel) {
+			return filepath.SkipAll
 		}
 		return nil
 	})
-	return out
 }
 
 // looksRunnable reports whether a file's name or mode says it is a script.
@@ -213,4 +274,81 @@ func looksRunnable(d os.DirEntry) bool {
 	}
 	fi, err := d.Info()
 	return err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0
+}
+
+// ScriptProblems warns about the scripts of sk that cannot run as they
+// are, each with the script's path (absolute) and what to do: an
+// executable without a #! line or an extension that names its
+// interpreter (the run fails with "exec format error"), and a link under
+// scripts/ that leads out of the skill folder or to nothing
+// (run_skill_script refuses it).
+func ScriptProblems(sk *Skill) []Problem {
+	var out []Problem
+	for i, sc := range sk.Scripts {
+		rel := sc
+		if i < sk.nScripts {
+			rel = "scripts/" + sc
+		}
+		if msg := noInterpreter(sk.Dir, rel); msg != "" {
+			out = append(out, Problem{Path: filepath.Join(sk.Dir, filepath.FromSlash(rel)), Warning: true, Msg: msg})
+		}
+	}
+	scripts := filepath.Join(sk.Dir, "scripts")
+	seen := 0
+	_ = filepath.WalkDir(scripts, func(p string, d os.DirEntry, err error) error {
+		seen++
+		switch {
+		case seen > maxSuggestWalk:
+			return filepath.SkipAll
+		case err != nil || d.Type()&os.ModeSymlink == 0:
+			return nil
+		}
+		r, err := filepath.Rel(sk.Dir, p)
+		if err != nil {
+			return nil
+		}
+		rel := filepath.ToSlash(r)
+		f, _, err := openInSkill(sk.Dir, rel)
+		if err == nil {
+			f.Close()
+			return nil
+		}
+		target, _ := os.Readlink(p)
+		var msg string
+		switch {
+		case errors.Is(err, ErrNotFound):
+			msg = fmt.Sprintf("%s is a link to %s, which does not exist; run_skill_script cannot run it: point the link at a file in the skill folder instead, or remove it", rel, target)
+		case strings.Contains(err.Error(), "leads out"):
+			msg = fmt.Sprintf("%s is a link to %s, outside the skill folder: run_skill_script refuses it, as skills run only files inside their own folder; copy the script into the skill folder instead of linking to it", rel, target)
+		default:
+			return nil
+		}
+		out = append(out, Problem{Path: p, Warning: true, Msg: msg})
+		return nil
+	})
+	return out
+}
+
+// noInterpreter says why the script at rel in dir cannot be started when
+// it is executable with neither a known extension nor a #! line (nor an
+// ELF header), or returns "".
+func noInterpreter(dir, rel string) string {
+	if slices.Contains(scriptExts, strings.ToLower(path.Ext(rel))) {
+		return ""
+	}
+	f, fi, err := openInSkill(dir, rel)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	if fi.Mode()&0o111 == 0 {
+		return ""
+	}
+	head := make([]byte, 4)
+	n, _ := io.ReadFull(f, head)
+	if head = head[:n]; bytes.HasPrefix(head, []byte("#!")) || bytes.Equal(head, []byte("\x7fELF")) {
+		return ""
+	}
+	return fmt.Sprintf("%s is executable but has no #! line and no extension naming its interpreter (%s), so running it fails with \"exec format error\"; add a first line such as #!/bin/sh or #!/usr/bin/env python3, or give it its interpreter's extension instead",
+		rel, strings.Join(scriptExts, ", "))
 }

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"mime"
+	"net/url"
 	"path"
 	"path/filepath"
 	"reflect"
@@ -472,7 +473,7 @@ func (s *Server) readFile(ctx context.Context, name, rel string, offset int64) j
 	if err != nil {
 		return toolError("read_skill_file: %v", err)
 	}
-	uri := "skill://" + sk.ID + "/" + f.Path
+	uri := sk.FileURI(f.Path)
 	if f.Binary {
 		content := []any{map[string]any{"type": "resource", "resource": map[string]any{
 			"uri": uri, "mimeType": mimeOf(f.Path), "blob": base64.StdEncoding.EncodeToString(f.Data),
@@ -542,13 +543,38 @@ func (s *Server) resolveURI(ctx context.Context, uri string) (*Skill, string, er
 }
 
 // resolveURIIn is resolveURI in snap among the skills sees accepts (nil:
-// all).
+// all). The path is read as skills list it, escaped (my%20file.md), and
+// as a hand-written URI may have it, unescaped (my file.md, 100%.md): the
+// escaped reading wins when it names a file of a skill.
 func (s *Server) resolveURIIn(snap *Snapshot, sees func(*Skill) bool, uri string) (*Skill, string, error) {
 	rest, ok := strings.CutPrefix(uri, "skill://")
 	if !ok {
 		return nil, "", fmt.Errorf("%q is not a skill:// URI", uri)
 	}
 	rest = strings.TrimSuffix(rest, "/")
+	if dec, err := url.PathUnescape(rest); err == nil && dec != rest {
+		sk, file, ok := resolvePath(snap, sees, dec)
+		if ok && (file == FileName || fileExists(filepath.Join(sk.Dir, filepath.FromSlash(file)))) {
+			return sk, file, nil
+		}
+		if sk2, file2, ok2 := resolvePath(snap, sees, rest); ok2 && fileExists(filepath.Join(sk2.Dir, filepath.FromSlash(file2))) {
+			return sk2, file2, nil
+		}
+		if ok {
+			return sk, file, nil
+		}
+	}
+	if sk, file, ok := resolvePath(snap, sees, rest); ok {
+		return sk, file, nil
+	}
+	return nil, "", fmt.Errorf("%w in %q", ErrUnknownSkill, uri)
+}
+
+// resolvePath splits <skill-path>/<file>, unescaped, into a skill of snap
+// that sees accepts (nil: all) and the file ("SKILL.md" when the path
+// names the skill alone). Team skills come first: acme/refunds/... is
+// the team skill's before it is a file of skill acme.
+func resolvePath(snap *Snapshot, sees func(*Skill) bool, rest string) (*Skill, string, bool) {
 	segs := strings.SplitN(rest, "/", 3)
 	byID := func(id string) *Skill {
 		if sk := snap.byID[id]; sk != nil && (sees == nil || sees(sk)) {
@@ -556,22 +582,21 @@ func (s *Server) resolveURIIn(snap *Snapshot, sees func(*Skill) bool, uri string
 		}
 		return nil
 	}
-	// Team skills first: skill://acme/refunds/... before skill://acme/...
 	if len(segs) >= 2 {
 		if sk := byID(segs[0] + "/" + segs[1]); sk != nil {
-			if len(segs) == 3 {
-				return sk, segs[2], nil
+			if len(segs) == 3 && segs[2] != "" {
+				return sk, segs[2], true
 			}
-			return sk, FileName, nil
+			return sk, FileName, true
 		}
 	}
 	if sk := byID(segs[0]); sk != nil {
 		if file := strings.TrimPrefix(strings.TrimPrefix(rest, segs[0]), "/"); file != "" {
-			return sk, file, nil
+			return sk, file, true
 		}
-		return sk, FileName, nil
+		return sk, FileName, true
 	}
-	return nil, "", fmt.Errorf("%w in %q", ErrUnknownSkill, uri)
+	return nil, "", false
 }
 
 func (s *Server) readResource(ctx context.Context, uri string) (json.RawMessage, error) {
@@ -646,6 +671,9 @@ func entryFiles(sk *Skill) ([]entryFile, error) {
 	var total int64
 	largest := -1
 	for _, rel := range listFiles(sk.Dir, "", maxEntryFiles) {
+		if !sk.listed(rel) {
+			continue
+		}
 		f, fi, err := openInSkill(sk.Dir, rel)
 		if err != nil {
 			continue // a symlink leading out is not part of the skill
@@ -684,7 +712,7 @@ func (s *Server) Entry(sk *Skill) (SkillEntry, error) {
 		if err != nil {
 			return e, err
 		}
-		e.Resources = append(e.Resources, SkillResource{URI: "skill://" + sk.ID + "/" + ef.rel, Digest: d.sum, Size: d.size})
+		e.Resources = append(e.Resources, SkillResource{URI: sk.FileURI(ef.rel), Digest: d.sum, Size: d.size})
 	}
 	return e, nil
 }

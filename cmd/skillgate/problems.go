@@ -54,5 +54,5 @@ func skillProblemOf(p skills.Problem, source string) validateProblem {
 	if p.Warning {
 		sev = "warning"
 	}
-	return validateProblem{File: p.Path, Line: p.Line, Field: p.Field, Message: p.Msg, Severity: sev, Source: source}
+	return validateProblem{File: p.Path, Line: p.Line, Column: p.Column, Field: p.Field, Message: p.Msg, Severity: sev, Source: source}
 }

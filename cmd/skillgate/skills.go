@@ -47,7 +47,7 @@ given with --dir (a skills folder, or one skill's folder):
 // without fetching, with the gateway's options (reserved names, output
 // budget). Problems are not logged: the commands print them.
 func openSkills(cmd *cobra.Command, ex sdk.Executor) (*skills.Library, *config.Config, func(), error) {
-	cfg, err := loadConfig(cmd)
+	cfg, err := loadSkillsConfig(cmd)
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -97,6 +97,18 @@ func openSkills(cmd *cobra.Command, ex sdk.Executor) (*skills.Library, *config.C
 		}
 	}
 	return lib, cfg, done, nil
+}
+
+// loadSkillsConfig reads the config of the skills commands, which
+// serve no HTTP (as the services commands read only what they use): a
+// ${VAR} not set in a setting of the HTTP front end alone (auth.tokens,
+// listen:) is no error, as for a gateway on stdio.
+func loadSkillsConfig(cmd *cobra.Command) (*config.Config, error) {
+	path, _ := cmd.Flags().GetString("config")
+	if path == "" {
+		return config.BuiltinDefault(), nil
+	}
+	return config.LoadForStdio(path)
 }
 
 // lookupSkill finds a skill for a command, with a hint the shell user can
@@ -236,6 +248,7 @@ func newSkillsRunCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use: "run SKILL SCRIPT [--] [ARGS...]",
 		Example: `  skillgate skills run csv-insights profile.py data.csv --top 5
+  echo "the text" | skillgate skills run text-stats wc.py 5
   skillgate skills run --dir examples/skills csv-insights profile.py data.csv`,
 		Short: "Run a skill's script (with its policy and hooks) and print its output",
 		Long: `Runs a script of the skill as the gateway would (a name under scripts/, such
@@ -245,6 +258,10 @@ script executor (in process here), with the skill's timeouts and hooks and
 the config's output budget (SKILLGATE_OUTPUT_BUDGET, the result shaped to
 it). The script runs in the skill's folder, so an argument naming a file
 that exists relative to your working folder is passed as its absolute path.
+Text piped to this command (echo text | skillgate skills run ...) reaches
+the script as run_skill_script's input does, as {"input": "text"} on its
+stdin; --input gives JSON instead. A command whose stdin is a pipe that
+never closes waits for it: give it < /dev/null.
 Flags of this command come before SKILL; everything after SCRIPT goes to the
 script, flags included; a -- right after SCRIPT is dropped (write -- -- to
 pass one).`,
@@ -272,6 +289,10 @@ pass one).`,
 					return fmt.Errorf("--input is not JSON: %s", in)
 				}
 				req.Input = json.RawMessage(in)
+			} else if text, ok, err := pipedText(cmd.InOrStdin()); err != nil {
+				return fmt.Errorf("read stdin: %w", err)
+			} else if ok {
+				req.Input = mustJSON(text)
 			}
 			raw, err := lib.RunScript(cmd.Context(), req, printCall{cmd.ErrOrStderr()})
 			if err != nil {
@@ -289,10 +310,28 @@ pass one).`,
 			return nil
 		},
 	}
-	cmd.Flags().String("input", "", "JSON the script reads on stdin as {\"input\": ...}")
+	cmd.Flags().String("input", "", "JSON the script reads on stdin as {\"input\": ...} (default: text piped on this command's stdin, as a string)")
 	cmd.Flags().Bool("json", false, "print the CallToolResult JSON")
 	cmd.Flags().SetInterspersed(false)
 	return cmd
+}
+
+// pipedText reads what is piped or redirected to in (a pipe or a file,
+// not a terminal nor /dev/null): the text a script gets as its input, as
+// run_skill_script's input argument gives it. ok is false when nothing
+// was piped.
+func pipedText(in io.Reader) (string, bool, error) {
+	if f, isFile := in.(*os.File); isFile {
+		fi, err := f.Stat()
+		if err != nil || fi.Mode()&os.ModeNamedPipe == 0 && !fi.Mode().IsRegular() {
+			return "", false, nil
+		}
+	}
+	b, err := io.ReadAll(in)
+	if err != nil {
+		return "", false, err
+	}
+	return string(b), len(b) > 0, nil
 }
 
 // scriptArgs are a script's arguments from the command line: a leading

@@ -19,7 +19,21 @@ import (
 	"github.com/skillgate/skillgate/skills/gitsource"
 )
 
+// isolateHome points HOME and the XDG state and cache homes of the
+// commands a test runs in process at folders of the test, so that the
+// state folders scripts get are not left in the user's home; it returns
+// where skill scripts' state goes.
+func isolateHome(t *testing.T) string {
+	t.Helper()
+	home, state := t.TempDir(), t.TempDir()
+	t.Setenv("HOME", home)
+	t.Setenv("XDG_STATE_HOME", state)
+	t.Setenv("XDG_CACHE_HOME", filepath.Join(home, ".cache"))
+	return filepath.Join(state, "skillgate", "skills")
+}
+
 func TestSkillsCLI(t *testing.T) {
+	isolateHome(t)
 	ex := "../../examples/skills"
 	out, _, err := runCLI(t, "skills", "ls", "--dir", ex, "csv")
 	if err != nil || !strings.Contains(strings.Split(out, "\n")[1], "csv-insights") {
@@ -126,6 +140,7 @@ func TestSkillsCLIRepos(t *testing.T) {
 func TestSkillsCLIAudit(t *testing.T) {
 	_, err := exec.LookPath("bash")
 	testenv.Require(t, "bash", err == nil, "install bash")
+	state := isolateHome(t)
 	base := t.TempDir()
 	write := func(p, c string) {
 		t.Helper()
@@ -136,7 +151,7 @@ func TestSkillsCLIAudit(t *testing.T) {
 		}
 	}
 	write("skills/hello/SKILL.md", "---\nname: hello\ndescription: Say hello with ünïcödé ✓ characters, in a description long enough to be cut by the listing of skills.\n---\n# Hello\n")
-	write("skills/hello/scripts/hi.sh", `echo "args=$* budget=$SKILLGATE_OUTPUT_BUDGET"; head -1 "$1"`+"\n")
+	write("skills/hello/scripts/hi.sh", `echo "args=$* budget=$SKILLGATE_OUTPUT_BUDGET state=$SKILLGATE_STATE_DIR"; head -1 "$1"`+"\n")
 	write("data.csv", "first,line\n")
 	write("bad/t/SKILL.md", "---\nname: t\ndescription: d\n---\n")
 	write("bad/t/tools/x/tool.yaml", "name: x\nruntime: pythn\nentry: nope.py\nbogus: 1\n")
@@ -150,6 +165,9 @@ func TestSkillsCLIAudit(t *testing.T) {
 	out, errOut, err := runCLI(t, "skills", "run", "--dir", "skills", "hello", "hi.sh", "--", "data.csv", "--top", "5")
 	if err != nil || !strings.Contains(out, "args="+filepath.Join(base, "data.csv")+" --top 5 budget=80000") || !strings.Contains(out, "first,line") {
 		t.Errorf("run: %v\n%s%s", err, out, errOut)
+	}
+	if !strings.Contains(out, "state="+state+string(filepath.Separator)) {
+		t.Errorf("run: the script's state folder is not under the test's own state home %s:\n%s", state, out)
 	}
 	if _, out, err = runCLI(t, "skills", "validate", "skills/hello"); err != nil || !strings.Contains(out, "1 skill, 0 errors") {
 		t.Errorf("validate of one skill's folder: %v\n%s", err, out)

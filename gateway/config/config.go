@@ -119,6 +119,17 @@ type Skills struct {
 	// ResultShare is the fraction of ContextWindow one result may take,
 	// above 0 and at most 1; the default is 0.1.
 	ResultShare float64 `yaml:"result_share"`
+	// EnvAllow names the variables of the gateway's environment, or
+	// prefixes ending in * ("AWS_*"), that skills' scripts may ask for
+	// (env: in SKILL.md) although their names look like credentials. A
+	// variable holding one of auth.tokens is passed only when named here
+	// exactly.
+	EnvAllow []string `yaml:"env_allow,flow"`
+	// Sandbox says which skills' scripts, own hooks and tools run under
+	// the sandbox whatever SKILL.md or tool.yaml says: "required" (every
+	// skill's), "repos" (those of git repositories: skills.repos and those
+	// added at run time) or "optional" (the default: as they say).
+	Sandbox string `yaml:"sandbox"`
 }
 
 // Configured reports whether the config serves skills at all.
@@ -139,6 +150,10 @@ type SkillRepo struct {
 	// Layout is where the skills are: "auto" (the default: skills/ when the
 	// repository has one, else its root), "skills" or "root".
 	Layout string `yaml:"layout"`
+	// Sandbox is "required" to run this repository's skills' scripts,
+	// hooks and tools under the sandbox whatever they say, or "optional"
+	// (the default: as skills.sandbox says).
+	Sandbox string `yaml:"sandbox"`
 }
 
 // Pipelines says where pipelines come from (see docs/PIPELINES.md).
@@ -484,6 +499,9 @@ func BuiltinDefault() *Config {
 		},
 	}
 	c.ServerOrder = []string{"everything"}
+	// The bundled skill pg-reports asks for the Postgres password; the
+	// operator allows it here as a config would (skills.env_allow).
+	c.Skills.EnvAllow = []string{"PGPASSWORD"}
 	return c
 }
 

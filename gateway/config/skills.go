@@ -45,6 +45,7 @@ func RepoName(url string) string {
 // skills checks the skills block.
 func (v *validator) skills() {
 	s := &v.c.Skills
+	v.skillsRules()
 	for i, p := range s.HooksDirs {
 		if p == "" {
 			v.errorf(fmt.Sprintf("skills.hooks_dirs[%d]", i), "empty folder name; remove the entry or name a folder")
