@@ -195,6 +195,9 @@ func New(opts Options) (*Gateway, error) {
 // name starts with the namespace of a server that is not ready: its tools
 // are missing because the server is.
 func (g *Gateway) unknownToolHint(name string) string {
+	if h := g.heldBackPipeline(name); h != "" {
+		return h // its own problems, not the first of the folder's
+	}
 	st, ok := g.ownerNotReady(name, false)
 	if !ok {
 		return ""
@@ -354,15 +357,11 @@ func (g *Gateway) Start(ctx context.Context) error {
 	localDone()
 	waitSources()
 	// The pipelines that waited for a server compiled while it started:
-	// now that each server had its first try, they are compiled again, so
-	// that what Start leaves (a one-shot command reads it) says which
-	// servers failed, not that they are starting.
-	g.pipes.mu.Lock()
-	pending := g.pipes.pending
-	g.pipes.mu.Unlock()
-	if g.pendingChanged(pending) {
-		g.pipes.reload(ctx)
-	}
+	// now that each server had its first try, they are compiled again
+	// where that changed anything, so that what Start leaves (a one-shot
+	// command reads it) says which servers failed, not that they are
+	// starting, and serves the pipelines of servers that became ready.
+	g.pipes.settle(ctx)
 	g.refreshSkillPipelines(ctx)
 	g.logConfigWarnings(cfg)
 	return nil

@@ -14,6 +14,7 @@ import (
 	"github.com/skillgate/skillgate/gateway/catalog"
 	"github.com/skillgate/skillgate/gateway/config"
 	"github.com/skillgate/skillgate/internal/names"
+	"github.com/skillgate/skillgate/internal/suggest"
 
 	"github.com/skillgate/skillgate/pipelines"
 	"github.com/skillgate/skillgate/plugins/sdk"
@@ -377,6 +378,52 @@ func problemsResult(head string, problems []*pipelines.Error) json.RawMessage {
 	return toolError(strings.Join(lines, "\n"))
 }
 
+// unknownPipeline says that no pipeline is named name (none is served,
+// held back with problems, a skill's, or in the run history), with the
+// nearest name; "" when one is.
+func (ps *pipelineSet) unknownPipeline(name string) string {
+	known := map[string]bool{}
+	list, problems := ps.snapshot()
+	for _, p := range list {
+		known[p.Name] = true
+	}
+	for _, p := range problems {
+		if p.Pipeline != "" {
+			known[p.Pipeline] = true
+		}
+	}
+	for _, r := range ps.runner.Runs() {
+		known[r.Pipeline] = true
+	}
+	g := ps.g
+	g.mu.Lock()
+	room := g.skills
+	g.mu.Unlock()
+	if room != nil {
+		room.pipeMu.Lock()
+		for _, sp := range room.pipes {
+			for n := range sp.byName {
+				known[n] = true
+			}
+		}
+		room.pipeMu.Unlock()
+	}
+	if known[name] {
+		return ""
+	}
+	names := slices.Sorted(maps.Keys(known))
+	msg := fmt.Sprintf("no pipeline is named %q", name)
+	switch near, ok := suggest.Closest(name, names); {
+	case ok:
+		msg += fmt.Sprintf("; did you mean %q?", near)
+	case len(names) == 0:
+		msg += "; the gateway serves no pipelines"
+	default:
+		msg += "; pipeline__list lists the pipelines"
+	}
+	return msg
+}
+
 func (ps *pipelineSet) runsResult(args pipelineAdminArgs) json.RawMessage {
 	if args.ID != "" {
 		rec, ok := ps.runner.Record(args.ID)
@@ -401,6 +448,11 @@ func (ps *pipelineSet) runsResult(args pipelineAdminArgs) json.RawMessage {
 		out = append(out, r)
 		fmt.Fprintf(&text, "%s %s %s %s %s\n", r.ID, r.Started.Format(time.RFC3339), r.Pipeline, r.Status, r.Duration.Round(time.Microsecond))
 	}
+	if len(out) == 0 && args.Pipeline != "" {
+		if msg := ps.unknownPipeline(args.Pipeline); msg != "" {
+			return toolError(msg)
+		}
+	}
 	if len(out) == 0 {
 		text.WriteString("no runs yet\n")
 	}
@@ -420,7 +472,11 @@ func FormatRun(r pipelines.Record) string {
 	for _, s := range r.Steps {
 		fmt.Fprintf(&b, "  %-16s %-10s %10s  attempts %d", s.ID, s.Status, s.Duration.Round(time.Microsecond), s.Attempts)
 		if s.Items > 0 {
-			fmt.Fprintf(&b, ", items %d (%d failed)", s.Items, s.ItemsFailed)
+			fmt.Fprintf(&b, ", items %d (%d failed", s.Items, s.ItemsFailed)
+			if s.ItemsCanceled > 0 {
+				fmt.Fprintf(&b, ", %d canceled", s.ItemsCanceled)
+			}
+			b.WriteString(")")
 		}
 		if s.Queued >= time.Millisecond {
 			fmt.Fprintf(&b, ", queued %s", s.Queued.Round(time.Millisecond))

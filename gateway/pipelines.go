@@ -18,6 +18,7 @@ import (
 	"github.com/skillgate/skillgate/gateway/catalog"
 	"github.com/skillgate/skillgate/gateway/config"
 	"github.com/skillgate/skillgate/gateway/frontend"
+	"github.com/skillgate/skillgate/internal/oneline"
 	"github.com/skillgate/skillgate/pipelines"
 	"github.com/skillgate/skillgate/plugins/sdk"
 )
@@ -296,6 +297,35 @@ func (g *Gateway) startPipelines(ctx context.Context) {
 	}()
 }
 
+// settle returns once the pipelines are compiled against the catalog as
+// it is now, and published: a compile in progress is waited for, and one
+// that saw other tools than the catalog has now (a server that became
+// ready while it ran, whose update the watcher has not taken yet) or
+// servers in another state is done again. The end of Start calls it, so
+// that a one-shot command finds in Pipelines what the catalog serves.
+func (ps *pipelineSet) settle(ctx context.Context) {
+	g := ps.g
+	ps.loadMu.Lock()
+	defer ps.loadMu.Unlock()
+	g.mu.Lock()
+	cfg := g.cfg
+	g.mu.Unlock()
+	if !pipelinesConfigured(cfg) {
+		return
+	}
+	// A source that keeps changing its tools would keep this busy: a
+	// few rounds, then what is there.
+	for range 3 {
+		ps.mu.Lock()
+		sig, pending := ps.toolsSig, ps.pending
+		ps.mu.Unlock()
+		if ctx.Err() != nil || (toolsSignature(g.store.Load()) == sig && !g.pendingChanged(pending)) {
+			return
+		}
+		ps.reloadLocked(ctx)
+	}
+}
+
 // reload compiles the pipelines of the current config against the current
 // catalog and publishes what changed.
 func (ps *pipelineSet) reload(ctx context.Context) {
@@ -422,6 +452,38 @@ func (g *Gateway) pendingChanged(pending map[string]string) bool {
 // starting"), or "" (see pipelines.Loader.ToolPending): for the CLI's
 // checks of pipelines, so they say what the gateway's do.
 func (g *Gateway) PendingTool(name string) string { return g.pendingTool(name) }
+
+// heldBackPipeline says why tool name, a pipeline's, is not served: its
+// own problems from the last compile ("pipeline "report" has problems and
+// is not served: file:line: ..."), or "" when none is about it.
+func (g *Gateway) heldBackPipeline(name string) string {
+	g.mu.Lock()
+	cfg := g.cfg
+	g.mu.Unlock()
+	_, problems := g.pipes.snapshot()
+	l := PipelineLoader(cfg, nil)
+	var pipeline string
+	var own []*pipelines.Error
+	for _, p := range problems {
+		if p.Warning || p.Pipeline == "" || l.ToolName(p.Pipeline) != name {
+			continue
+		}
+		pipeline = p.Pipeline
+		own = append(own, p)
+	}
+	if len(own) == 0 {
+		return ""
+	}
+	msg := fmt.Sprintf("pipeline %q has problems and is not served: %s", pipeline, oneline.Cut(own[0].Error(), 300))
+	switch len(own) {
+	case 1:
+	case 2:
+		msg += " (and 1 more problem)"
+	default:
+		msg += fmt.Sprintf(" (and %d more problems)", len(own)-1)
+	}
+	return msg + "; `skillgate pipeline validate --all` lists them"
+}
 
 // pipelineWarnings returns the warnings of the pipelines of list.
 func pipelineWarnings(list []*pipelines.Pipeline) []*pipelines.Error {

@@ -320,6 +320,12 @@ func TestPipelineLoadErrors(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
+	// Calling a pipeline that is held back quotes its own problems, not
+	// the first of the folder's.
+	_, err := r.gw.CallTool(ctx, "pipelines__pong", nil, nil)
+	if err == nil || !strings.Contains(err.Error(), `pipeline "pong" has problems and is not served: `+filepath.Join(dir, "pong.yaml")+":3:") || strings.Contains(err.Error(), "broken.yaml") {
+		t.Errorf("calling held-back pong: %v", err)
+	}
 	if res, err := r.gw.CallTool(ctx, "pipelines__echo_fanout", json.RawMessage(`{"messages":["x"]}`), nil); err != nil || strings.Contains(string(res), `"isError":true`) {
 		t.Fatalf("a good pipeline next to broken ones: %s %v", res, err)
 	}
@@ -426,6 +432,16 @@ func TestPipelineManagement(t *testing.T) {
 	res = gc.call(t, ctx, "pipeline__runs", map[string]any{"id": runs.Runs[1].ID}, nil)
 	if res.IsError || !strings.Contains(resultText(res), "run "+runs.Runs[1].ID+" of hello: succeeded") {
 		t.Errorf("one run: %s", resultText(res))
+	}
+	// A pipeline name that names none is an error, with the nearest
+	// name, not "no runs yet"; a served one that has not run is fine.
+	res = gc.call(t, ctx, "pipeline__runs", map[string]any{"pipeline": "helo"}, nil)
+	if !res.IsError || !strings.Contains(resultText(res), `no pipeline is named "helo"; did you mean "hello"?`) {
+		t.Errorf("runs of a pipeline that does not exist: %s", resultText(res))
+	}
+	res = gc.call(t, ctx, "pipeline__runs", map[string]any{"pipeline": "echo_fanout"}, nil)
+	if res.IsError {
+		t.Errorf("runs of a served pipeline that has not run: %s", resultText(res))
 	}
 
 	// A name another file uses is refused, served or not.
@@ -805,8 +821,8 @@ func TestPipelineWaitsOnServer(t *testing.T) {
 	if err := os.Mkdir(pipes, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	writeFile(t, filepath.Join(pipes, "b.yaml"), "name: usebroken\nsteps:\n  - {id: a, tool: broken__x}\n")
-	writeFile(t, filepath.Join(pipes, "l.yaml"), "name: uselate\nsteps:\n  - {id: a, tool: late__echo, with: {message: hi}}\n")
+	writeFile(t, filepath.Join(pipes, "b.yaml"), "name: usebroken\nsteps:\n  - {id: a, tool: broken__x}\ndescription: Calls broken.\n")
+	writeFile(t, filepath.Join(pipes, "l.yaml"), "name: uselate\nsteps:\n  - {id: a, tool: late__echo, with: {message: hi}}\ndescription: Calls late.\n")
 	late := jsonArgv(append([]string{"-c", `test -e "$0" || { echo "not yet" >&2; exit 3; }; exec "$@"`, gate}, everything...))
 	r := startGateway(t, `
 servers:

@@ -110,10 +110,10 @@ steps:
 		t.Fatal(err)
 	}
 	want := []string{
-		`p.yaml:6:12: warning: steps[0].with.message: step a passes an integer as message (${{ inputs.n * 2 }}), but x__echo's input schema wants a string; convert it, as in string(...) or int(...), or fix the schema`,
-		`p.yaml:6:44: warning: steps[0].with.n: step a passes a string as n (${{ inputs.s }}), but x__echo's input schema wants an integer or a null; convert it, as in string(...) or int(...), or fix the schema`,
-		`p.yaml:10:7: warning: steps[1].with.message: step b passes an integer as message (a constant), but x__echo's input schema wants a string; convert it, as in string(...) or int(...), or fix the schema`,
-		`p.yaml:11:7: warning: steps[1].with.n: step b passes a string as n (text with ${{ }} in it), but x__echo's input schema wants an integer or a null; convert it, as in string(...) or int(...), or fix the schema`,
+		`p.yaml:6:12: warning: steps[0].with.message: step a passes an integer as message (${{ inputs.n * 2 }}), but x__echo's input schema wants a string; convert it with string(...), or fix the schema`,
+		`p.yaml:6:44: warning: steps[0].with.n: step a passes a string as n (${{ inputs.s }}), but x__echo's input schema wants an integer or a null; convert it with int(...), or fix the schema`,
+		`p.yaml:10:7: warning: steps[1].with.message: step b passes an integer as message (a constant), but x__echo's input schema wants a string; convert it with string(...), or fix the schema`,
+		`p.yaml:11:7: warning: steps[1].with.n: step b passes a string as n (text with ${{ }} in it), but x__echo's input schema wants an integer or a null; convert it with int(...), or fix the schema`,
 	}
 	if got := warnings(ps); strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("warnings\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
@@ -226,6 +226,12 @@ func TestLoadWording(t *testing.T) {
 		{"steps: [{id: a, tool: t, on_error: nowhere}, {id: b, tool: t}]\n", `p.yaml:1:36: steps[0].on_error: "nowhere" is neither fail, continue nor a step id; the choices are fail, continue, b`},
 		{"steps: [{id: a, tool: t}, {id: b, tool: t, with: {x: \"${{ steps.a.output }}\"}}]\n", "p.yaml:1:67: steps[1].with.x: unknown field output; did you mean outputs? in ${{ steps.a.output }}"},
 		{"inputs: {type: object, properties: {city: {type: string}}}\nsteps: [{id: a, tool: t, with: {x: \"${{ inputs.cty }}\"}}]\n", "p.yaml:2:48: steps[0].with.x: unknown field cty; did you mean city? in ${{ inputs.cty }}"},
+		// || is for true/false: a default is ?? (or coalesce).
+		{"inputs: {type: object, properties: {a: {type: string}}}\nsteps: [{id: x, tool: t, with: {m: \"${{ inputs.a || 'none' }}\"}}]\n",
+			"p.yaml:2:50: steps[0].with.m: invalid operation: || (mismatched types string and string); || is for true and false: for a default write a ?? b (b when a is null) or coalesce(a, b) (also when a is \"\") in ${{ inputs.a || 'none' }}"},
+		// The id it suggests is one expressions can write.
+		{"steps: [{id: 1st, tool: t}]\n", `p.yaml:1:14: steps[0].id: "1st" is not a valid step id; use letters, digits and _, starting with a letter, so expressions can write steps.step_1st`},
+		{"steps: [{id: a.b-c, tool: t}]\n", `p.yaml:1:14: steps[0].id: "a.b-c" is not a valid step id; use letters, digits and _, starting with a letter, so expressions can write steps.a_b_c`},
 	} {
 		if _, err := (&Loader{}).Parse(strings.NewReader(tc.src), "p.yaml"); err == nil || err.Error() != tc.want {
 			t.Errorf("%s: got\n%v\nwant\n%s", tc.src, err, tc.want)

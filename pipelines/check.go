@@ -171,10 +171,26 @@ func argTypeWarnings(p *Pipeline, s *Step, schema map[string]any) []*Error {
 			continue
 		}
 		out = append(out, &Error{Pos: a.pos, Field: join(field, a.name), Warning: true,
-			Msg: fmt.Sprintf("step %s passes %s as %s (%s), but %s's input schema wants %s; convert it, as in string(...) or int(...), or fix the schema",
-				s.ID, withArticle(got), a.name, what, s.Tool, orList(want))})
+			Msg: fmt.Sprintf("step %s passes %s as %s (%s), but %s's input schema wants %s; %s, or fix the schema",
+				s.ID, withArticle(got), a.name, what, s.Tool, orList(want), convertHint(want))})
 	}
 	return out
+}
+
+// convertHint names the function that converts a value to the first of
+// want that one converts to.
+func convertHint(want []string) string {
+	for _, w := range want {
+		switch w {
+		case "string":
+			return "convert it with string(...)"
+		case "integer":
+			return "convert it with int(...)"
+		case "number":
+			return "convert it with float(...)"
+		}
+	}
+	return "convert it"
 }
 
 // argType is the JSON type of argument name of with, when the loader

@@ -135,6 +135,12 @@ func (l *Loader) compileDoc(d *decoder, eng *engine, n *yaml.Node, name string, 
 	}
 	p.inputsType = schemaType(p.inputs)
 	p.ToolName = l.toolName(p.Name)
+	if strings.TrimSpace(p.Description) == "" {
+		// A client picks tools by their descriptions; script tools must
+		// have one.
+		p.Warnings = append(p.Warnings, &Error{Pos: d.at(n), Field: "description", Warning: true,
+			Msg: fmt.Sprintf("pipeline %s has no description; add description: with what it does and when to use it, which clients read to choose the tool", p.Name)})
+	}
 
 	if stepsNode == nil {
 		d.fail(n, "steps", "a pipeline needs steps; add a list of steps, each with an id and a tool")
@@ -204,7 +210,7 @@ func (c *pcomp) steps(n *yaml.Node) {
 		} else if id, ok := d.str(v, field+".id"); ok {
 			switch {
 			case !idRE().MatchString(id):
-				d.fail(v, field+".id", "%q is not a valid step id; use letters, digits and _, starting with a letter, so expressions can write steps.%s", id, strings.ReplaceAll(id, "-", "_"))
+				d.fail(v, field+".id", "%q is not a valid step id; use letters, digits and _, starting with a letter, so expressions can write steps.%s", id, validID(id))
 			case c.p.byID[id] != nil:
 				d.fail(v, field+".id", "duplicate step id %q; it is already used at line %d", id, c.p.byID[id].Pos.Line)
 			default:
@@ -271,10 +277,20 @@ func (c *pcomp) stepIDs() []string {
 func (c *pcomp) step(s *Step, n *yaml.Node, pairs []pair, field string) {
 	d := c.d
 	forEach := valueOf(pairs, "for_each") != nil
-	env := c.envFor(s, forEach)
 	s.args, s.withPos = []argName{}, d.at(n) // no with: no arguments
 	refs := map[string]bool{}
 	check := c.refChecker(s, refs)
+	env := c.envFor(s, false)
+	if forEach {
+		// for_each first: item has the type of its elements, so that
+		// item.nme is an error here, as inputs.nme is.
+		for _, kv := range pairs {
+			if kv.k.Value == "for_each" {
+				c.forEach(s, kv.v, field+".for_each", check)
+			}
+		}
+		env = c.itemEnv(s)
+	}
 	for _, kv := range pairs {
 		k, v := kv.k.Value, kv.v
 		f := field + "." + k
@@ -334,24 +350,7 @@ func (c *pcomp) step(s *Step, n *yaml.Node, pairs []pair, field string) {
 			if s.cond != nil && s.cond.typ != nil && s.cond.typ.Kind().String() != "bool" {
 				d.errs = append(d.errs, &Error{Pos: d.at(v), Field: f, Expr: src, Msg: "if must be true or false, but this is " + jsonTypeName(s.cond.typ) + "; compare it, as in x != \"\""})
 			}
-		case "for_each":
-			s.forEach = c.value(v, f, c.envFor(s, false), check)
-			if s.forEach == nil {
-				break
-			}
-			s.ForEach = strings.Trim(s.forEach.String(), `"`)
-			switch s.forEach.kind {
-			case tInterp:
-				d.fail(v, f, "for_each must be a list: a single ${{ }} or a YAML list, not text")
-			case tConst:
-				if _, ok := s.forEach.val.([]any); !ok {
-					d.fail(v, f, "for_each must be a list, got %s", typeOf(s.forEach.val))
-				}
-			case tExpr:
-				if t := s.forEach.prog.typ; t != nil && jsonTypeName(t) != "array" {
-					d.errs = append(d.errs, &Error{Pos: d.at(v), Field: f, Expr: s.forEach.prog.src, Msg: "for_each must be a list, but this is " + jsonTypeName(t)})
-				}
-			}
+		case "for_each": // compiled above
 		case "concurrency":
 			if i, ok := d.integer(v, f, 1); ok {
 				s.Concurrency = i
@@ -498,6 +497,22 @@ func (c *pcomp) envFor(_ *Step, item bool) *typeEnv {
 	}
 	c.envs[i] = newTypeEnv(m)
 	return c.envs[i]
+}
+
+// validID is id made a valid step id: what is not a letter, digit or _
+// becomes _, and an id starting with a digit gets step_ in front.
+func validID(id string) string {
+	b := []byte(id)
+	for i, c := range b {
+		if !(c == '_' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z') {
+			b[i] = '_'
+		}
+	}
+	out := string(b)
+	if out == "" || out[0] >= '0' && out[0] <= '9' {
+		out = "step_" + out
+	}
+	return out
 }
 
 // forEachDeclared is set in the first pass when the node has for_each.

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"maps"
 	"reflect"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -371,6 +372,20 @@ func stringList(v any) ([]string, error) {
 	return nil, fmt.Errorf("join: want a list of strings, got %s", typeOf(v))
 }
 
+// cutMarker is the line plugins/script ends a tool's text output with
+// when the output went past its cap.
+var cutMarker = regexp.MustCompile(`\n\[output truncated: (\d+) more bytes were dropped past the (\d+)-byte output cap\]$`)
+
+// cutNote says, for text s ending with cutMarker, that it was cut: JSON
+// cut short is text, not the object the tool printed.
+func cutNote(s string) string {
+	m := cutMarker.FindStringSubmatch(s)
+	if m == nil {
+		return ""
+	}
+	return fmt.Sprintf("; the tool's output was cut at the %s-byte output cap (%s more bytes dropped), so what it printed is not whole: raise limits.script_output_cap in the gateway config, or make the tool print less", m[2], m[1])
+}
+
 // object returns v, about to be read as base.name (base?.name when
 // optional), or an error that says what v is when it has no fields.
 func object(v any, name, base string, optional bool) (any, error) {
@@ -381,7 +396,7 @@ func object(v any, name, base string, optional bool) (any, error) {
 		}
 		return nil, fmt.Errorf("%s is null, so it has no field %s; write %s?.%s to get null instead", base, name, base, name)
 	case string:
-		return nil, fmt.Errorf("%s is text (%s), not an object, so it has no field %s", base, quoteCut(x, 40), name)
+		return nil, fmt.Errorf("%s is text (%s), not an object, so it has no field %s%s", base, quoteCut(x, 40), name, cutNote(x))
 	case []any:
 		return nil, fmt.Errorf("%s is a list, not an object, so it has no field %s; index it, as in %s[0]", base, name, base)
 	case bool, float64, int:
@@ -509,13 +524,16 @@ func (e *engine) compile(src string, env *typeEnv, steps func(id string, off int
 }
 
 // fieldNames are the field names expressions of env may read: a step's
-// (outputs, status, error) and the inputs schema's properties.
+// (outputs, status, error), the inputs schema's properties and, in a
+// step with for_each, the fields of its items.
 func fieldNames(env types.Map) []string {
 	names := []string{"outputs", "status", "error"}
-	if in, ok := env["inputs"].(types.Map); ok {
-		for k := range in {
-			if k != types.Extra {
-				names = append(names, k)
+	for _, v := range []string{"inputs", "item"} {
+		if in, ok := env[v].(types.Map); ok {
+			for k := range in {
+				if k != types.Extra && !slices.Contains(names, k) {
+					names = append(names, k)
+				}
 			}
 		}
 	}
@@ -579,6 +597,8 @@ func hint(msg string) string {
 		return h
 	}
 	switch {
+	case strings.HasPrefix(msg, "invalid operation: || (mismatched types") || strings.HasPrefix(msg, "invalid operation: or (mismatched types"):
+		return msg + `; || is for true and false: for a default write a ?? b (b when a is null) or coalesce(a, b) (also when a is "")`
 	case msg == "unknown name item" || msg == "unknown name index":
 		return msg + "; item and index exist only in a step with for_each"
 	case strings.HasPrefix(msg, "unknown name "):

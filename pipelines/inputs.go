@@ -51,6 +51,10 @@ var (
 // It reports every problem with its position; nil means there were some.
 func (d *decoder) inputsSchema(n *yaml.Node, v map[string]any) *jsonschema.Schema {
 	before := len(d.errs)
+	if hint := ghaInputs(d.resolve(n, "inputs")); hint != "" {
+		d.fail(n, "inputs", "%s", hint)
+		return nil
+	}
 	d.schemaKeywords(n, "inputs")
 	if len(d.errs) > before {
 		// The metaschema would only repeat them, less clearly; the
@@ -289,6 +293,55 @@ func (d *decoder) schemaKeywords(n *yaml.Node, field string) {
 			d.schemaKeywords(v, f)
 		}
 	}
+}
+
+// ghaInputs returns a hint when n is inputs written as GitHub Actions
+// writes them (a mapping of names to {description, required, type,
+// default}), not as JSON Schema; "" otherwise.
+func ghaInputs(n *yaml.Node) string {
+	if n == nil || n.Kind != yaml.MappingNode || len(n.Content) == 0 {
+		return ""
+	}
+	var names, required []string
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i].Value, n.Content[i+1]
+		if strings.HasPrefix(k, "x-") {
+			continue
+		}
+		if k == "type" || k == "properties" || k == "$ref" || v.Kind != yaml.MappingNode {
+			return ""
+		}
+		like := false
+		for j := 0; j+1 < len(v.Content); j += 2 {
+			switch v.Content[j].Value {
+			case "type", "description", "default":
+				like = true
+			case "required":
+				like = true
+				if v.Content[j+1].Value == "true" {
+					required = append(required, k)
+				}
+			}
+		}
+		if !like {
+			return ""
+		}
+		names = append(names, k)
+	}
+	if len(names) == 0 {
+		return ""
+	}
+	slices.Sort(names)
+	slices.Sort(required)
+	props := make([]string, len(names))
+	for i, name := range names {
+		props[i] = name + ": {type: ...}"
+	}
+	hint := "this looks like GitHub Actions inputs; write inputs as JSON Schema: type: object, properties: {" + strings.Join(props, ", ") + "}"
+	if len(required) > 0 {
+		hint += ", required: [" + strings.Join(required, ", ") + "]"
+	}
+	return hint + " (docs/PIPELINES.md: Differences from GitHub Actions)"
 }
 
 // isPropertyLike reports whether n looks like a property's schema, as when

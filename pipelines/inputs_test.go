@@ -25,6 +25,9 @@ func TestInputsSchemaChecked(t *testing.T) {
 		{"bad pattern", "{type: object, properties: {s: {type: string, pattern: '(['}}}",
 			`i.yaml:1:64: inputs.properties.s.pattern: not a valid JSON Schema: '([' is not valid regex`},
 		{"external $ref", "{type: object, properties: {s: {$ref: 'file:///etc/passwd'}}}", "i.yaml:1:47: inputs.properties.s.$ref: the inputs schema refers to file:///etc/passwd; it may only $ref its own $defs"},
+		// GitHub Actions' inputs: one hint, not a problem per input.
+		{"GitHub Actions style", "{title: {description: A title, required: true, type: string}, count: {type: number, default: 2}}",
+			"i.yaml:1:9: inputs: this looks like GitHub Actions inputs; write inputs as JSON Schema: type: object, properties: {count: {type: ...}, title: {type: ...}}, required: [title]"},
 		{"x- and $defs are fine", "{type: object, x-note: hi, $defs: {c: {type: string, enum: [a]}}, properties: {s: {$ref: '#/$defs/c'}}}", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) { checkInputs(t, tc.inputs, tc.want) })
@@ -84,7 +87,7 @@ outputs: {out: "${{ steps.a.outputs }}"}
 		{`{"region":"eu","tags":["a","toolong"]}`, "tags[1] must be at most 4 characters long, got 7"},
 		{`{"region":"eu","tags":["a","b","c"]}`, "tags must have at most 2 items, got 3"},
 		{`{}`, "region is required"},
-		{`{"region":"eu","nope":1}`, "nope is not a known argument"},
+		{`{"region":"eu","nope":1}`, `pipeline test has no input "nope"`},
 	} {
 		res, err := (&Runner{}).Run(context.Background(), p, []byte(tc.args), caller, nil)
 		if err != nil {

@@ -101,6 +101,7 @@ type Step struct {
 	deps       []*Step
 	cond       *program
 	forEach    *tmpl
+	itemType   types.Type // of for_each's items, as far as known
 	with       *tmpl
 	withJSON   []byte // pre-encoded arguments when with has no expression
 	fallback   *Step

@@ -48,9 +48,12 @@ type StepRecord struct {
 	// included, the ones still running too.
 	Calls int `json:"calls"`
 	// Items and ItemsFailed count a for_each step's items.
-	Items       int    `json:"items,omitempty"`
-	ItemsFailed int    `json:"items_failed,omitempty"`
-	Error       string `json:"error,omitempty"`
+	Items       int `json:"items,omitempty"`
+	ItemsFailed int `json:"items_failed,omitempty"`
+	// ItemsCanceled counts the items stopped by a cancellation: the
+	// client's, or another item's or step's failure.
+	ItemsCanceled int    `json:"items_canceled,omitempty"`
+	Error         string `json:"error,omitempty"`
 }
 
 // MarshalJSON writes the record with its duration as duration_ms.

@@ -279,6 +279,42 @@ func (rn *run) stopped() []string {
 	return out
 }
 
+// unknownArgument refuses an argument the inputs schema's properties do
+// not name, unless its additionalProperties lets other names in: it would be
+// dropped without a word, and is most often a typo.
+func (p *Pipeline) unknownArgument(in any) error {
+	args, ok := in.(map[string]any)
+	if !ok || p.inputs == nil {
+		return nil
+	}
+	if ap, has := p.inputs["additionalProperties"]; has && ap != false {
+		return nil
+	}
+	props, declared := p.inputs["properties"].(map[string]any)
+	if !declared {
+		// No properties: any name is taken (and reading one warns at
+		// load that it is not declared).
+		return nil
+	}
+	known := sortedKeys(props)
+	for _, name := range sortedKeys(args) {
+		if _, ok := props[name]; ok {
+			continue
+		}
+		msg := fmt.Sprintf("pipeline %s has no input %q", p.Name, name)
+		switch near, ok := closest(name, known); {
+		case ok:
+			msg += fmt.Sprintf("; did you mean %q?", near)
+		case len(known) == 0:
+			msg += "; it takes no arguments"
+		default:
+			msg += "; its inputs are " + strings.Join(known, ", ")
+		}
+		return fmt.Errorf("%w: %s", ErrInvalidArguments, msg)
+	}
+	return nil
+}
+
 // arguments decodes args, fills in the schema's defaults, turns whole
 // numbers into ints where it says integer, and validates the result
 // against the inputs schema.
@@ -288,6 +324,9 @@ func (p *Pipeline) arguments(args json.RawMessage) (any, error) {
 		if err := json.Unmarshal(args, &in); err != nil {
 			return nil, fmt.Errorf("%w: not a JSON object: %v", ErrInvalidArguments, err)
 		}
+	}
+	if err := p.unknownArgument(in); err != nil {
+		return nil, err
 	}
 	in, err := coerce(p.inputs, in, "")
 	if err != nil {
@@ -554,7 +593,7 @@ func (rn *run) fanOut(ctx context.Context, s *Step, steps map[string]any, items 
 		mu       sync.Mutex
 		firstErr error
 		failed   int
-		canceled int // items stopped because another failed
+		canceled int // items stopped by a cancellation
 		wg       sync.WaitGroup
 	)
 	limit := make(chan struct{}, s.Concurrency)
@@ -573,9 +612,13 @@ loop:
 			out, err := rn.call(ctx, s, env, i+1, len(items))
 			if err != nil {
 				mu.Lock()
-				if firstErr != nil && ctx.Err() != nil {
+				// Stopped by a cancellation (another item failed, the
+				// run failed elsewhere, or the client cancelled): not
+				// a failure of this item.
+				if ctx.Err() != nil {
 					canceled++
 					mu.Unlock()
+					rn.recStep(s, func(sr *StepRecord) { sr.ItemsCanceled++ })
 					rn.emit(Progress{Step: s.ID, Tool: s.Tool, Event: "canceled", Item: i + 1, Items: len(items)}, false)
 					return
 				}
@@ -610,6 +653,9 @@ loop:
 		return nil, StatusFailed, firstErr
 	}
 	if err := ctx.Err(); err != nil {
+		if canceled > 0 {
+			err = fmt.Errorf("%d of %d items were canceled: %w", canceled, len(items), err)
+		}
 		return nil, StatusCanceled, err
 	}
 	return outs, StatusSucceeded, nil
