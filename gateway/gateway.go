@@ -731,9 +731,11 @@ func (g *Gateway) Serve(ctx context.Context, ln net.Listener) error {
 	base, cut := context.WithCancelCause(context.Background())
 	defer cut(nil)
 	// No ReadTimeout, which would end the long-lived streams: bodies get
-	// deadlines of their own (frontend.Server.BoundBodies).
+	// deadlines of their own (frontend.Server.BoundBodies). IdleTimeout
+	// closes a keep-alive connection that waits for its next request; a
+	// stream is a response being written, never idle.
 	srv := &http.Server{Handler: g.fe.BoundBodies(g.Handler()), ReadHeaderTimeout: 10 * time.Second,
-		BaseContext: func(net.Listener) context.Context { return base }}
+		IdleTimeout: idleTimeout, BaseContext: func(net.Listener) context.Context { return base }}
 	// Shutdown waits for connections to go idle, and a stream never does.
 	srv.RegisterOnShutdown(g.fe.EndStreams)
 	errc := make(chan error, 1)
@@ -802,9 +804,15 @@ func (g *Gateway) Serve(ctx context.Context, ln net.Listener) error {
 	}
 }
 
+// idleTimeout is how long an HTTP connection may wait for its next
+// request: without it every idle keep-alive connection holds a descriptor
+// and a goroutine for good. A variable so that tests can shorten it.
+var idleTimeout = 2 * time.Minute
+
 // errStopping is the cause of the requests a stop cuts, and what they
-// are answered (router.dispatch).
-var errStopping = errors.New("the gateway is stopping; send the request again")
+// are answered (router.dispatch): the stdio front end's error, so that
+// both transports answer alike.
+var errStopping = frontend.ErrStopping
 
 // cutGrace bounds how long the requests a stop cut get to write their
 // error answers before their connections are closed.

@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"os"
 	"strings"
 	"sync"
 	"syscall"
@@ -77,6 +78,14 @@ func DialRemote(ctx context.Context, log *slog.Logger, rawURL, token string) (*R
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	endpoint := MCPURL(rawURL)
+	insecure, err := CheckTokenTransport(endpoint, token)
+	if err != nil {
+		return nil, err
+	}
+	if insecure {
+		log.Warn("sending the bearer token in plain text (http://) to a host that is not this machine: anyone on the path can read it and use it; use https:// or an SSH tunnel to 127.0.0.1",
+			"url", endpoint, "because", AllowInsecureEnv+"=1")
+	}
 	spec := map[string]any{"url": endpoint, "protocol_version": remoteProtocol}
 	if token != "" {
 		spec["headers"] = map[string]string{"Authorization": "Bearer " + token}
@@ -225,6 +234,43 @@ type wrapped struct {
 
 func (w *wrapped) Error() string { return w.msg }
 func (w *wrapped) Unwrap() error { return w.err }
+
+// AllowInsecureEnv names the environment variable that, set to 1, lets
+// the CLI send a bearer token over plain http:// to a host other than
+// this machine (CheckTokenTransport).
+const AllowInsecureEnv = "SKILLGATE_ALLOW_INSECURE"
+
+// CheckTokenTransport refuses to send token to rawURL (an http:// or
+// https:// URL) in plain text: over http:// to a host that is not a
+// loopback one, anyone on the path reads the token and may use it. It
+// returns an error saying what to do instead, unless AllowInsecureEnv is
+// 1: then insecure reports true, and the caller warns. Without a token, or
+// over https://, or to localhost and loopback addresses, it allows all.
+func CheckTokenTransport(rawURL, token string) (insecure bool, err error) {
+	if token == "" {
+		return false, nil
+	}
+	u, err := url.Parse(rawURL)
+	if err != nil || !strings.EqualFold(u.Scheme, "http") || isLoopbackHost(u.Hostname()) {
+		return false, nil // a URL that does not parse fails when dialled
+	}
+	if os.Getenv(AllowInsecureEnv) == "1" {
+		return true, nil
+	}
+	return false, fmt.Errorf("connect to %s: refusing to send the bearer token (--token or SKILLGATE_TOKEN) in plain text over http:// "+
+		"to %s, which is not this machine: anyone on the path could read it; use https://, or an SSH tunnel to 127.0.0.1, "+
+		"or set %s=1 to send it anyway", rawURL, u.Host, AllowInsecureEnv)
+}
+
+// isLoopbackHost reports whether host (a name or an address, without a
+// port) is this machine: localhost, or a loopback address.
+func isLoopbackHost(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
 
 // MCPURL is the MCP endpoint of a gateway given by its base URL
 // (http://127.0.0.1:8811, or 127.0.0.1:8811, means

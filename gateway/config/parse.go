@@ -115,8 +115,8 @@ func ParseForRun(r io.Reader, name string, lookup func(string) (string, bool)) (
 
 // ParseForStdio is ParseForRun for a gateway that serves one client over
 // stdio and no HTTP: a ${VAR} that is not set in a setting only the HTTP
-// front end reads (listen:, auth:, limits.http_body_cap and
-// limits.drain_timeout) is no error but a Note, and the setting keeps its
+// front end reads (listen:, auth:, limits.http_body_cap,
+// limits.shutdown_delay and limits.max_sessions) is no error but a Note, and the setting keeps its
 // default. A desktop client starts the gateway with a reduced
 // environment, where an auth token's variable is rarely set.
 func ParseForStdio(r io.Reader, name string, lookup func(string) (string, bool)) (*Config, error) {
@@ -234,7 +234,7 @@ func (d *decoder) secretValues(field string, s *Server) []string {
 
 // httpOnly are the fields only the HTTP front end reads, or their
 // prefixes (ending in .).
-var httpOnly = []string{"listen", "listen.", "auth", "auth.", "limits.http_body_cap", "limits.drain_timeout", "limits.shutdown_delay", "limits.max_sessions"}
+var httpOnly = []string{"listen", "listen.", "auth", "auth.", "limits.http_body_cap", "limits.shutdown_delay", "limits.max_sessions"}
 
 // isHTTPOnly reports whether field is read by the HTTP front end alone.
 func isHTTPOnly(field string) bool {
@@ -264,8 +264,8 @@ func (c *Config) noteHTTPOnly(errs []*Error) []*Error {
 			c.Auth = def.Auth
 		case e.Field == "limits.http_body_cap":
 			c.Limits.HTTPBodyCap = def.Limits.HTTPBodyCap
-		case e.Field == "limits.drain_timeout":
-			c.Limits.DrainTimeout = def.Limits.DrainTimeout
+		case e.Field == "limits.shutdown_delay":
+			c.Limits.ShutdownDelay = def.Limits.ShutdownDelay
 		case e.Field == "limits.max_sessions":
 			c.Limits.MaxSessions = def.Limits.MaxSessions
 		}

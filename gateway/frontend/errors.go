@@ -17,7 +17,4 @@ var (
 	ErrStopping = errors.New("the gateway is stopping; send the request again")
 	// ErrUnknownTool means a tool name is not in the catalog.
 	ErrUnknownTool = errors.New("unknown tool")
-	// ErrUnknownResource means a resource URI is neither listed nor matched
-	// by a resource template that the request's endpoint serves.
-	ErrUnknownResource = errors.New("resource not found")
 )

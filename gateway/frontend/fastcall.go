@@ -3,6 +3,7 @@ package frontend
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -32,6 +33,9 @@ type session struct {
 	// declared in initialize (capSampling, ...).
 	caps clientCaps
 	use  sessionUse // for expiry (expiry.go)
+	// owner is the fingerprint of the bearer token that initialized the
+	// session: only requests with that token may use it (owner.go).
+	owner [sha256.Size]byte
 }
 
 // clientCaps is a set of client capabilities that server-to-client

@@ -62,6 +62,10 @@ type Options struct {
 	// MaxSessions caps the 2025-11-25-era sessions alive at once; an
 	// initialize past it is refused with 503. Default 10,000.
 	MaxSessions int
+	// MaxListenStreams caps the 2026-07-28 subscriptions/listen streams
+	// open at once over HTTP; one past it is refused with 503. Default
+	// 1,000 (owner.go).
+	MaxListenStreams int
 	// Serving, when not nil, is closed once the catalog is to be served:
 	// until then a request that reads it waits (the gateway's start wait,
 	// so that a client's first tools/list is complete), while initialize,
@@ -91,8 +95,11 @@ type Server struct {
 	// nsessions counts sessions and the places initializes in flight
 	// reserved (sessionlimit.go).
 	nsessions atomic.Int64
-	clients   sync.Map // session id -> server.ClientSession, every session mcp-go registered
-	inflight  sync.Map // session id + "\x00" + request id -> *inflightCall
+	// nlisten counts the 2026-07-28 subscriptions/listen streams open
+	// over HTTP (owner.go).
+	nlisten  atomic.Int64
+	clients  sync.Map // session id -> server.ClientSession, every session mcp-go registered
+	inflight sync.Map // session id + "\x00" + request id -> *inflightCall
 	// pending holds the server-to-client requests fast-path calls made:
 	// session id + "\x00" + the request's JSON id -> chan of the answer.
 	pending    sync.Map
@@ -106,9 +113,12 @@ type Server struct {
 	bodyLimits bodyLimits    // request bodies' deadlines (stall.go)
 	notified   atomic.Uint64 // notifications sent to all sessions so far
 	raw        *stash
-	disc       atomic.Pointer[disclosure.Disclosure]
-	swept      atomic.Int64 // when expireSessions last looked, unix ns
-	streams    sync.Map     // *openStream -> struct{}: the long-lived streams (streams.go)
+	// oddReads holds the URIs of reads handed to mcp-go under a stand-in
+	// (oddread.go).
+	oddReads *stash
+	disc     atomic.Pointer[disclosure.Disclosure]
+	swept    atomic.Int64 // when expireSessions last looked, unix ns
+	streams  sync.Map     // *openStream -> struct{}: the long-lived streams (streams.go)
 	// access holds the HTTP access rules (origins, tokens, body cap) a
 	// reload may change; the endpoint path is fixed at Handler.
 	access atomic.Pointer[HTTPOptions]
@@ -138,7 +148,7 @@ func New(router Router, opts Options) *Server {
 	if opts.Disclosure == nil {
 		opts.Disclosure = disclosure.New(disclosure.Options{})
 	}
-	s := &Server{router: router, opts: opts, log: opts.Logger, raw: newStash(), rtLimits: roundTripLimits{parkTimeout, keepFinished}, bodyLimits: defaultBodyLimits}
+	s := &Server{router: router, opts: opts, log: opts.Logger, raw: newStash(), oddReads: newStashOf("sguri"), rtLimits: roundTripLimits{parkTimeout, keepFinished}, bodyLimits: defaultBodyLimits}
 	s.disc.Store(opts.Disclosure)
 	s.SetAccess(opts.HTTP)
 	s.modernMeta = s.serverInfoMeta()
@@ -483,6 +493,9 @@ func (s *Server) resourceHandler() server.ResourceHandlerFunc {
 	return func(ctx context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
 		// One the request's endpoint does not serve is answered as one that
 		// does not exist (noResource).
+		if uri, ok := s.oddReadURI(req.Params.URI); ok {
+			req.Params.URI = uri
+		}
 		it, ok := resourceItem(s.snap.Load(), req.Params.URI)
 		if !ok || !s.Disclosure().Serves(s.discRequest(ctx), it) {
 			return nil, s.noResource(req.Params.URI)

@@ -151,7 +151,7 @@ func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// mcp-go opens a stream (GET) and ends a session (DELETE) under
 		// any id it is given.
 		if sessID != "" && !mcp.IsModernProtocol(r.Header.Get("Mcp-Protocol-Version")) {
-			if !g.s.knownSession(sessID) {
+			if g.s.foreignSession(sessID, r) || !g.s.knownSession(sessID) {
 				sessionGone(w, nil)
 				return
 			}
@@ -162,10 +162,15 @@ func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				defer g.s.endSessionCalls(sessID)
 			}
 			if r.Method == http.MethodGet {
-				// A session listening on its stream is in use.
+				// A session listening on its stream is in use. It has one
+				// stream at most: mcp-go would hand each message to one
+				// of several, and each holds a connection.
 				if v, ok := g.s.sessions.Load(sessID); ok {
 					use := &v.(*session).use
-					use.streams.Add(1)
+					if !use.streams.CompareAndSwap(0, 1) {
+						streamConflict(w)
+						return
+					}
 					defer func() { use.touch(time.Now()); use.streams.Add(-1) }()
 				}
 			}
@@ -197,6 +202,14 @@ func (g *guard) servePost(w http.ResponseWriter, r *http.Request, profile, sessI
 	}
 	if int64(len(body)) > bodyCap {
 		http.Error(w, fmt.Sprintf("Request Entity Too Large: the body exceeds %d bytes (limits.http_body_cap)", bodyCap), http.StatusRequestEntityTooLarge)
+		return
+	}
+	if sessID != "" && g.s.foreignSession(sessID, r) {
+		var msg struct {
+			ID json.RawMessage `json:"id"`
+		}
+		_ = json.Unmarshal(body, &msg)
+		sessionGone(w, msg.ID)
 		return
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
@@ -239,6 +252,17 @@ func (g *guard) servePost(w http.ResponseWriter, r *http.Request, profile, sessI
 	if e := argumentsError(&req); e != nil && req.valid() && hasValue(req.ID) {
 		refuse(w, req.ID, e, paramsStatus(modern))
 		return
+	}
+	if req.Method == string(mcp.MethodResourcesRead) {
+		var uri, standIn string
+		if body, uri, standIn = g.s.standInRead(body); standIn != "" {
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			r.ContentLength = int64(len(body))
+			// mcp-go checks a 2026-07-28 request's Mcp-Name against the body.
+			if r.Header.Get("Mcp-Name") == uri {
+				r.Header.Set("Mcp-Name", standIn)
+			}
+		}
 	}
 	if hasValue(req.ID) && !g.s.awaitServing(r.Context(), req.Method, nil) {
 		return // the client went away while the gateway started
@@ -300,7 +324,7 @@ func (g *guard) servePost(w http.ResponseWriter, r *http.Request, profile, sessI
 			return
 		}
 		// The place reserved is the session's once the tracker records it.
-		st := &sessionTracker{s: g.s, caps: declaredCaps(body)}
+		st := &sessionTracker{s: g.s, caps: declaredCaps(body), owner: tokenFingerprint(r)}
 		defer func() {
 			if !st.stored {
 				g.s.releaseSession()
@@ -338,6 +362,11 @@ func (g *guard) servePost(w http.ResponseWriter, r *http.Request, profile, sessI
 		}
 	}
 	if req.Method == "subscriptions/listen" {
+		if !g.s.reserveListen() {
+			g.s.tooManyListens(w, req.ID)
+			return
+		}
+		defer g.s.nlisten.Add(-1)
 		var done func()
 		r, done = g.s.trackStream(r, "")
 		defer done()

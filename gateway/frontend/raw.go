@@ -42,10 +42,14 @@ type stash struct {
 	m      sync.Map // token -> json.RawMessage
 }
 
-func newStash() *stash {
+func newStash() *stash { return newStashOf("sgraw") }
+
+// newStashOf is a stash whose tokens begin with kind (markerRE finds
+// "sgraw" ones in answers).
+func newStashOf(kind string) *stash {
 	var b [4]byte
 	_, _ = rand.Read(b[:])
-	return &stash{prefix: fmt.Sprintf("sgraw-%x-", b)}
+	return &stash{prefix: fmt.Sprintf("%s-%x-", kind, b)}
 }
 
 type stashed struct {

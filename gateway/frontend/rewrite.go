@@ -3,6 +3,7 @@ package frontend
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"net/http"
 	"strconv"
@@ -248,6 +249,8 @@ type sessionTracker struct {
 	http.ResponseWriter
 	s    *Server
 	caps clientCaps // what the client declared for server requests
+	// owner is the fingerprint of the initialize's bearer token.
+	owner [sha256.Size]byte
 	// stored is set once the tracker recorded the session; it then holds
 	// the place its initialize reserved (reserveSession).
 	stored bool
@@ -270,7 +273,7 @@ func (st *sessionTracker) Write(p []byte) (int, error) {
 func (st *sessionTracker) track() {
 	if id := st.Header().Get("Mcp-Session-Id"); id != "" {
 		now := time.Now()
-		sess := &session{id: id, caps: st.caps}
+		sess := &session{id: id, caps: st.caps, owner: st.owner}
 		sess.use.touch(now)
 		if _, loaded := st.s.sessions.LoadOrStore(id, sess); !loaded {
 			st.stored = true

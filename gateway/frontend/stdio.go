@@ -280,6 +280,9 @@ func (iw *inWatcher) see(line []byte) []byte {
 		_ = iw.ow.writeLine(e)
 		return nil
 	}
+	if m.Method == string(mcp.MethodResourcesRead) {
+		line, _, _ = iw.sr.s.standInRead(line)
+	}
 	switch {
 	case len(m.ID) > 0 && string(m.ID) != "null" && m.Method != "":
 		if meth, ok := iw.sr.s.opts.Methods[m.Method]; ok {

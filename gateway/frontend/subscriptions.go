@@ -26,13 +26,9 @@ import (
 // matches), once per URI however many clients subscribe, and unsubscribes
 // it when the last of them unsubscribes or ends (a stream ends with its
 // request). The source's notifications/resources/updated then goes to
-// those clients only. A URI that no listed resource is and no template
-// matches has no source to serve it: the subscription is refused as a
-// resources/read of it is, -32002 up to 2025-11-25 and invalid params in
-// 2026-07-28, with the URI in the error's data (acknowledging it would
-// promise updates that never come). One the client's endpoint (a profile)
-// does not serve gets the same answer: its client must not tell it from
-// one that does not exist.
+// those clients only. A URI no source lists is acknowledged and goes
+// nowhere; so is one the client's endpoint (a profile) does not serve: its
+// client must not tell it from one that does not exist.
 
 // subscriptions records which sessions subscribed to which URIs.
 type subscriptions struct {
@@ -79,7 +75,7 @@ func (s *Server) onRequest(ctx context.Context, _ any, message any) error {
 	modern := mcp.IsModernProtocol(req.Params.Meta.Version)
 	switch {
 	case req.Method == string(mcp.MethodResourcesSubscribe) && !modern && req.Params.URI != "":
-		return s.subscribeError(s.subscribe(ctx, cs.SessionID(), req.Params.URI, s.newCall(ctx, nil)), req.Params.URI, false)
+		return s.subscribeError(s.subscribe(ctx, cs.SessionID(), req.Params.URI, s.newCall(ctx, nil)))
 	case req.Method == string(mcp.MethodResourcesUnsubscribe) && !modern && req.Params.URI != "":
 		s.unsubscribe(ctx, cs.SessionID(), req.Params.URI)
 	case req.Method == "subscriptions/listen" && modern && len(req.Params.Notifications.ResourceSubscriptions) > 0:
@@ -88,35 +84,19 @@ func (s *Server) onRequest(ctx context.Context, _ any, message any) error {
 	return nil
 }
 
-// subscribeError is the error a subscription to uri fails with: for a
-// URI no source serves, resource not found in the request's era (modern:
-// 2026-07-28); the source's JSON-RPC error as it is; else an internal
-// error saying what failed. (mcp-go would answer a hook's plain error as
-// an invalid request.)
-func (s *Server) subscribeError(err error, uri string, modern bool) error {
+// subscribeError is the error a legacy resources/subscribe fails with:
+// the source's JSON-RPC error as it is, else an internal error saying
+// what failed. (mcp-go would answer a hook's plain error as an invalid
+// request.)
+func (s *Server) subscribeError(err error) error {
 	var re *sdk.RPCError
 	switch {
 	case err == nil:
 		return nil
-	case errors.Is(err, ErrUnknownResource):
-		return s.passError(subscribeNotFound(uri, modern))
 	case errors.As(err, &re):
 		return s.passError(re)
 	}
 	return s.passError(&sdk.RPCError{Code: sdk.CodeInternalError, Message: err.Error()})
-}
-
-// subscribeNotFound is the answer to a subscription to uri that no source
-// serves: the code mcp-go gives a read of a URI it has no handler for in
-// the era (-32002, or -32602 from 2026-07-28 on, SEP-2164), and the URI as
-// the data the MCP specification's example of that error carries.
-func subscribeNotFound(uri string, modern bool) *sdk.RPCError {
-	code := int64(mcp.RESOURCE_NOT_FOUND)
-	if modern {
-		code = mcp.INVALID_PARAMS
-	}
-	data, _ := json.Marshal(map[string]string{"uri": uri})
-	return &sdk.RPCError{Code: code, Message: "Resource not found: no server lists " + uri + " or has a resource template it matches; list resources and templates with resources/list and resources/templates/list", Data: data}
 }
 
 // listen subscribes a subscriptions/listen stream to uris until its
@@ -139,9 +119,6 @@ func (s *Server) listen(ctx context.Context, cs server.ClientSession, uris []str
 	for _, uri := range uris {
 		if err := s.subscribe(ctx, key, uri, quietCall{}); err != nil {
 			end()
-			if errors.Is(err, ErrUnknownResource) {
-				return s.subscribeError(err, uri, true)
-			}
 			return fmt.Errorf("subscribing to %q: %w", uri, err)
 		}
 	}
@@ -188,9 +165,14 @@ func (s *Server) subscribe(ctx context.Context, session, uri string, call sdk.Ca
 		return nil
 	}
 	if !listed {
-		// No source to tell, so no update would ever come. (A server may
-		// accept URIs it does not list, but which one is anyone's guess.)
-		return fmt.Errorf("subscribe %s: %w", uri, ErrUnknownResource)
+		// No source lists it (for this endpoint): acknowledged, as mcp-go
+		// does, with no source to tell (a server may accept URIs it does
+		// not list, but which server is anyone's guess). Refusing it
+		// (-32002) was tried and undone: the MCP conformance suite's
+		// resources-subscribe scenarios subscribe to a URI the server
+		// does not list and expect success.
+		s.log.Debug("subscription to a resource no source lists", "uri", uri)
+		return nil
 	}
 	if first {
 		if err := s.forwardSubscription(ctx, it, uri, true, call); err != nil {

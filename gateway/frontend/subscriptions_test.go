@@ -86,10 +86,10 @@ func TestSubscriptions(t *testing.T) {
 	if err := fe.subscribe(ctx, "A", "demo://refuse/1", quietCall{}); err == nil {
 		t.Error("a subscription the source refused succeeded")
 	}
-	// A URI no source lists and no template matches is refused, goes to
-	// no source and is not recorded.
-	if err := fe.subscribe(ctx, "A", "demo://elsewhere", quietCall{}); !errors.Is(err, ErrUnknownResource) {
-		t.Errorf("a subscription to a resource no source lists: %v; want ErrUnknownResource", err)
+	// A URI no source lists is acknowledged (servers may accept URIs they
+	// do not list) but goes to no source and is not recorded.
+	if err := fe.subscribe(ctx, "A", "demo://elsewhere", quietCall{}); err != nil {
+		t.Errorf("a subscription to a resource no source lists: %v", err)
 	}
 	for _, uri := range []string{"demo://refuse/1", "demo://elsewhere"} {
 		if got := fe.subscribers(uri); len(got) != 0 {
