@@ -373,8 +373,17 @@ func stringList(v any) ([]string, error) {
 }
 
 // cutMarker is the line plugins/script ends a tool's text output with
-// when the output went past its cap.
+// when the output went past its cap (cutLine). stepOutput ends the text of
+// every result flagged as cut (_meta["skillgate/truncated"]) with it, so
+// that expressions, which see only the text, can tell; the text of an
+// unflagged result ending with it (an executor older than the flag) is
+// taken as cut too.
 var cutMarker = regexp.MustCompile(`\n\[output truncated: (\d+) more bytes were dropped past the (\d+)-byte output cap\]$`)
+
+// cutLine is the line cutMarker matches.
+func cutLine(dropped, cap int64) string {
+	return fmt.Sprintf("\n[output truncated: %d more bytes were dropped past the %d-byte output cap]", dropped, cap)
+}
 
 // cutNote says, for text s ending with cutMarker, that it was cut: JSON
 // cut short is text, not the object the tool printed.

@@ -12,6 +12,16 @@ type toolResult struct {
 	Content           []contentItem   `json:"content"`
 	StructuredContent json.RawMessage `json:"structuredContent"`
 	IsError           bool            `json:"isError"`
+	Meta              struct {
+		Truncated *truncation `json:"skillgate/truncated"`
+	} `json:"_meta"`
+}
+
+// truncation is a result's _meta["skillgate/truncated"]: the executor cut
+// the tool's output, dropping Dropped bytes past Cap.
+type truncation struct {
+	Dropped int64 `json:"dropped"`
+	Cap     int64 `json:"cap"`
 }
 
 type contentItem struct {
@@ -25,13 +35,21 @@ var errToolFailed = errors.New("the tool reported an error")
 // stepOutput reads a CallToolResult into what expressions see as the
 // step's outputs: structuredContent when present, else the text content
 // parsed as JSON, else the text itself; non-text content, when that is
-// all there is, as the list of content items.
+// all there is, as the list of content items. Text the executor flagged
+// as cut (_meta["skillgate/truncated"]) stays text, ending with the line
+// that says so (see cutNote), even when what was kept parses.
 func stepOutput(raw json.RawMessage) (any, error) {
 	var r toolResult
 	if err := json.Unmarshal(raw, &r); err != nil {
 		return nil, errors.New("the tool's result is not a CallToolResult: " + err.Error())
 	}
 	text := resultText(r.Content)
+	if cut := r.Meta.Truncated; cut != nil && cut.Dropped > 0 && !r.IsError && len(r.StructuredContent) == 0 {
+		if !cutMarker.MatchString(text) {
+			text = strings.TrimRight(text, "\n") + cutLine(cut.Dropped, cut.Cap)
+		}
+		return text, nil
+	}
 	if r.IsError {
 		if text == "" {
 			text = "no details given"

@@ -196,7 +196,8 @@ func (e *Executor) Call(ctx context.Context, req sdk.CallRequest, call sdk.Call)
 		Name      string          `json:"name"`
 		Arguments json.RawMessage `json:"arguments"`
 		Meta      struct {
-			Env map[string]string `json:"skillgate.dev/env"`
+			Env   map[string]string `json:"skillgate.dev/env"`
+			Shape bool              `json:"skillgate.dev/shape"`
 		} `json:"_meta"`
 	}
 	if err := json.Unmarshal(req.Params, &p); err != nil {
@@ -219,11 +220,17 @@ func (e *Executor) Call(ctx context.Context, req sdk.CallRequest, call sdk.Call)
 	}
 	// Before the script runs: what it makes of a missing argument (a
 	// Python KeyError prints just 'name') tells the caller nothing.
+	if err := t.names.check(args); err != nil {
+		return nil, &sdk.RPCError{Code: sdk.CodeInvalidParams, Message: err.Error()}
+	}
 	if err := t.args.Check(args); err != nil {
 		return nil, &sdk.RPCError{Code: sdk.CodeInvalidParams, Message: err.Error()}
 	}
 	if req.Client != "" {
 		ctx = context.WithValue(ctx, clientKey{}, req.Client)
+	}
+	if p.Meta.Shape {
+		ctx = context.WithValue(ctx, shapeKey{}, true)
 	}
 	return t.call(ctx, args, call)
 }
@@ -231,6 +238,12 @@ func (e *Executor) Call(ctx context.Context, req sdk.CallRequest, call sdk.Call)
 // clientKey is the context key under which a call carries its
 // sdk.CallRequest.Client down to the conn that runs it.
 type clientKey struct{}
+
+// shapeKey marks the context of a call that asked for shaping (MetaShape).
+type shapeKey struct{}
+
+// shaping reports whether ctx's call asked for shaping.
+func shaping(ctx context.Context) bool { v, _ := ctx.Value(shapeKey{}).(bool); return v }
 
 // MetaEnv is the _meta member of a tools/call in which the gateway passes
 // the variables of the services a tool requires (NAME_HOST, NAME_PORT, ...).
@@ -270,3 +283,17 @@ func (e *Executor) acquire(ctx context.Context) (func(), error) {
 }
 
 var errClosed = errors.New("the tool was unloaded")
+
+// MetaShape is the _meta member of a tools/call (true) by which the
+// gateway says it shapes the result to a budget itself, as the skills
+// library does: a simple-protocol tool's stdout is then kept up to
+// MaxShapedOutput (or the output cap, if larger) instead of the output
+// cap, so that shaping sees whole JSON and the artifact holds the whole
+// output. Like MetaEnv, the gateway drops it from what clients send.
+const MetaShape = "skillgate.dev/shape"
+
+// MaxShapedOutput (16 MiB) is how much stdout a call asking for shaping
+// keeps, in memory; past it the output is cut and flagged (TruncatedKey)
+// with this bound as the cap. Its result, text and structuredContent,
+// stays well inside the plugin boundary's 64 MiB message.
+const MaxShapedOutput = 16 << 20

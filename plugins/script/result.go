@@ -166,3 +166,8 @@ func clip(s string, n int) string {
 }
 
 func sortStrings(s []string) { sort.Strings(s) }
+
+// TruncatedKey is the _meta key of a result whose output went past the
+// kept bound and was cut: {"dropped": bytes read and dropped, "cap": the
+// bound}. The text then ends with a line saying the same.
+const TruncatedKey = "skillgate/truncated"

@@ -81,7 +81,11 @@ func (t *tool) callSimple(ctx context.Context, args json.RawMessage, deps *insta
 	}
 	fwd := &logForwarder{tool: t.spec.Tool.Name, call: call}
 	cfg := t.procConfig(argv, deps)
-	cfg.Stdout = proc.Output{Keep: t.cap}
+	keep := t.cap
+	if shaping(ctx) {
+		keep = max(keep, MaxShapedOutput)
+	}
+	cfg.Stdout = proc.Output{Keep: keep}
 	cfg.Stderr = proc.Output{Keep: t.cap, Tail: true, OnLine: fwd.line, MaxLine: maxLogLine}
 	p, err := proc.Start(cfg)
 	if err != nil {
@@ -117,7 +121,7 @@ func (t *tool) callSimple(ctx context.Context, args json.RawMessage, deps *insta
 			Meta:    map[string]any{StatusKey: statusError, "skillgate/exitCode": r.ExitCode},
 		}.encode(), nil
 	}
-	return simpleResult(r.Stdout, r.StdoutDropped, t.cap), nil
+	return simpleResult(r.Stdout, r.StdoutDropped, keep), nil
 }
 
 // simpleResult turns a successful tool's stdout into a CallToolResult: a
@@ -135,9 +139,17 @@ func simpleResult(stdout []byte, dropped int64, cap int) json.RawMessage {
 		}
 	}
 	text := validUTF8(out)
+	meta := map[string]any{StatusKey: statusOK}
 	if dropped > 0 {
 		text = strings.TrimRight(validUTF8(stdout), "\n") +
 			fmt.Sprintf("\n[output truncated: %d more bytes were dropped past the %d-byte output cap]", dropped, cap)
+		meta[TruncatedKey] = truncation{Dropped: dropped, Cap: cap}
 	}
-	return callResult{Content: []content{{Type: "text", Text: text}}, Meta: map[string]any{StatusKey: statusOK}}.encode()
+	return callResult{Content: []content{{Type: "text", Text: text}}, Meta: meta}.encode()
+}
+
+// truncation is the value of _meta[TruncatedKey].
+type truncation struct {
+	Dropped int64 `json:"dropped"`
+	Cap     int   `json:"cap"`
 }

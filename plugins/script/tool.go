@@ -29,6 +29,7 @@ type tool struct {
 	interp   []string          // resolved interpreter argv (empty for exec)
 	nameJSON []byte            // the tool's name as a JSON string
 	args     *argcheck.Checker // its inputSchema, checked before a call runs
+	names    *argNames         // the argument names it takes, nil for any
 	timeout  time.Duration
 	stall    time.Duration
 	cap      int
@@ -55,6 +56,7 @@ func newTool(e *Executor, source string, spec *toolspec.Spec) (*tool, error) {
 	t := &tool{e: e, source: source, spec: spec}
 	t.nameJSON, _ = json.Marshal(spec.Tool.Name)
 	t.args = argcheck.New(spec.Tool.Name, spec.Tool.InputSchema)
+	t.names = newArgNames(spec.Tool.Name, spec.Tool.InputSchema)
 	lim := spec.Limits
 	t.timeout = pick(spec.Tool.Timeout.Std(), lim.Timeout.Std(), DefaultTimeout)
 	if m := lim.MaxTimeout.Std(); m > 0 && t.timeout > m {

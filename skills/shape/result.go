@@ -26,7 +26,8 @@ type Shaper struct {
 // text items that hold JSON likewise and other text keeps its head and
 // tail. Items share the budget. A result that fits, or is not a
 // CallToolResult, comes back unchanged. A shaped result carries
-// _meta["skillgate/shaped"] = {bytes, budget, artifact}.
+// _meta["skillgate/shaped"] = {bytes, budget, artifact}, with a note
+// when the executor had cut the output (_meta["skillgate/truncated"]).
 func (s *Shaper) Result(raw json.RawMessage) json.RawMessage {
 	if s == nil || s.Budget <= 0 || len(raw) <= s.Budget {
 		return raw
@@ -60,7 +61,11 @@ func (s *Shaper) Result(raw json.RawMessage) json.RawMessage {
 	if meta == nil {
 		meta = map[string]json.RawMessage{}
 	}
-	meta["skillgate/shaped"], _ = json.Marshal(map[string]any{"bytes": len(raw), "budget": s.Budget, "artifact": artifact})
+	shaped := map[string]any{"bytes": len(raw), "budget": s.Budget, "artifact": artifact}
+	if note := cutNote(meta[truncatedKey], s.Hint); note != "" {
+		shaped["note"] = note
+	}
+	meta["skillgate/shaped"], _ = json.Marshal(shaped)
 	res["_meta"], _ = json.Marshal(meta)
 	var out []byte
 	for range 8 {
@@ -80,6 +85,29 @@ func (s *Shaper) Result(raw json.RawMessage) json.RawMessage {
 		share = share * s.Budget / len(out) * 9 / 10
 	}
 	return out
+}
+
+// truncatedKey is the _meta key of a result whose output the executor
+// cut before shaping saw it: {"dropped": bytes, "cap": bytes kept}
+// (plugins/script.TruncatedKey).
+const truncatedKey = "skillgate/truncated"
+
+// cutNote says why a result flagged as cut (raw, its truncatedKey value)
+// was shaped as it was: what the executor kept is not the whole output,
+// so JSON in it is not whole either and is shaped as text.
+func cutNote(raw json.RawMessage, hint string) string {
+	var cut struct {
+		Dropped int64 `json:"dropped"`
+		Cap     int64 `json:"cap"`
+	}
+	if len(raw) == 0 || json.Unmarshal(raw, &cut) != nil || cut.Dropped <= 0 {
+		return ""
+	}
+	if hint == "" {
+		hint = "narrow the call so that it prints less"
+	}
+	return fmt.Sprintf("the output was cut at the executor's %d-byte bound (%d more bytes dropped) before it was shaped, "+
+		"so it was shaped as text, not as JSON (cut JSON is not valid), and the artifact holds only the kept part; %s", cut.Cap, cut.Dropped, hint)
 }
 
 // fit shapes res's structuredContent and content's text items to share
