@@ -669,7 +669,12 @@ func printNotReady(w io.Writer, st []gateway.SourceStatus, plugins map[string]st
 		if s.State == "ready" {
 			continue
 		}
-		who := s.Kind() + " " + s.Name
+		name, e := s.Name, lastError(s)
+		if s.Kind() == "plugin" {
+			name = strings.TrimPrefix(s.Name, "plugin:")
+			e = pluginError(s, plugins[name])
+		}
+		who := s.Kind() + " " + name
 		if s.Kind() == s.Name {
 			who = s.Name // the config's pipelines
 		}
@@ -677,7 +682,7 @@ func printNotReady(w io.Writer, st []gateway.SourceStatus, plugins map[string]st
 		if s.State == "failed" {
 			line = who + " failed"
 		}
-		if e := lastError(s); e != "" {
+		if e != "" {
 			line += ": " + oneline.Clean(e)
 		}
 		// A refused plugin (plugin:NAME) has its error say what to do.
@@ -708,6 +713,23 @@ func pluginPaths(cfg *config.Config) map[string]string {
 // stay.
 func lastError(s gateway.SourceStatus) string {
 	return strings.TrimPrefix(s.LastError, fmt.Sprintf("source %q: ", s.Name))
+}
+
+// pluginError is the last error of the plugin source s, whose file is
+// path ("" when not known), without the words that name the plugin again
+// where printNotReady has named it: the host's `start executor "NAME"
+// (PATH): `, and the "plugin " in front of the file of a plugin the
+// gateway refused (plugin:NAME), whose path stays: the line names no
+// other.
+func pluginError(s gateway.SourceStatus, path string) string {
+	if strings.HasPrefix(s.Name, "plugin:") {
+		return strings.TrimPrefix(s.LastError, "plugin ")
+	}
+	e := strings.TrimPrefix(s.LastError, fmt.Sprintf("start executor %q: ", s.Name))
+	if path != "" {
+		e = strings.TrimPrefix(e, fmt.Sprintf("start executor %q (%s): ", s.Name, path))
+	}
+	return e
 }
 
 func newProfilesCmd() *cobra.Command {
@@ -1111,6 +1133,26 @@ func notAllReady(st []gateway.SourceStatus) error {
 	return nil
 }
 
+// setBearer gives req the bearer token tok, if any, unless that would
+// send it in plain text beyond this machine (gateway.CheckTokenTransport):
+// then it fails, or with SKILLGATE_ALLOW_INSECURE=1 warns on stderr, as
+// the MCP requests of --url do.
+func setBearer(req *http.Request, tok string) error {
+	if tok == "" {
+		return nil
+	}
+	insecure, err := gateway.CheckTokenTransport(req.URL.String(), tok)
+	if err != nil {
+		return err
+	}
+	if insecure {
+		fmt.Fprintf(os.Stderr, "skillgate: warning: sending the bearer token in plain text (http://) to %s, which is not this machine (%s=1); use https:// or an SSH tunnel to 127.0.0.1\n",
+			req.URL.Host, gateway.AllowInsecureEnv)
+	}
+	req.Header.Set("Authorization", "Bearer "+tok)
+	return nil
+}
+
 func fetchStatus(ctx context.Context, rem remote) ([]gateway.SourceStatus, []gateway.ExecutorStatus, *gateway.ConfigStatus, error) {
 	base := rem.base()
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
@@ -1119,8 +1161,8 @@ func fetchStatus(ctx context.Context, rem remote) ([]gateway.SourceStatus, []gat
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	if tok := rem.bearer(); tok != "" {
-		req.Header.Set("Authorization", "Bearer "+tok)
+	if err := setBearer(req, rem.bearer()); err != nil {
+		return nil, nil, nil, err
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
@@ -1180,8 +1222,8 @@ func fetchStats(ctx context.Context, rem remote) ([]disclosure.EndpointStats, er
 	if err != nil {
 		return nil, err
 	}
-	if tok := rem.bearer(); tok != "" {
-		req.Header.Set("Authorization", "Bearer "+tok)
+	if err := setBearer(req, rem.bearer()); err != nil {
+		return nil, err
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {

@@ -97,23 +97,34 @@ func TestToolsListWithHangingPlugin(t *testing.T) {
 	if want := `executor "hang" did not answer Load within 1s`; !strings.Contains(res.errOut, want) {
 		t.Errorf("tools list does not say %q:\n%s", want, res.errOut)
 	}
+	// Told once: by the notice, not also by the plugin host's log.
+	if lines := strings.Split(strings.TrimSpace(res.errOut), "\n"); len(lines) != 1 || !strings.HasPrefix(lines[0], "plugin hang failed: ") {
+		t.Errorf("tools list tells of the hanging plugin in other words than one line \"plugin hang failed: ...\":\n%s", res.errOut)
+	}
 	testenv.WaitNoChildren(t, 30*time.Second)
 }
 
 // tools list tells of a plugin that failed as of a server that failed:
 // one line on stderr, after the list, naming it by its kind, and the same
 // exit status (0: the list is printed; `servers` exits 3). The plugin's
-// line names its file and says what to do.
+// line names its file once and says what to do; the log does not tell
+// the failure again. A plugin the gateway refused to run (its name is
+// taken) is named as its file is.
 func TestToolsListFailedPlugin(t *testing.T) {
 	dir := t.TempDir()
 	writeFiles(t, dir, map[string]string{
 		"server.yaml":    "servers:\n  broken:\n    command: sh\n    args: [\"-c\", \"echo cannot open the database >&2; exit 3\"]\n",
 		"plugin.yaml":    "plugins: {dirs: [./plugins]}\n",
 		"plugins/broken": "#!/bin/sh\necho cannot read my settings >&2\nexit 1\n",
+		"garbage.yaml":   "plugins: {dirs: [./garbage]}\n",
+		"garbage/broken": "#!/bin/sh\necho I am no plugin\nsleep 60\n",
+		"refused.yaml":   "plugins: {dirs: [./refused]}\n",
+		"refused/admin":  "#!/bin/sh\nexit 1\n",
 	})
-	path := filepath.Join(dir, "plugins", "broken")
-	if err := os.Chmod(path, 0o755); err != nil {
-		t.Fatal(err)
+	for _, f := range []string{"plugins/broken", "garbage/broken", "refused/admin"} {
+		if err := os.Chmod(filepath.Join(dir, f), 0o755); err != nil {
+			t.Fatal(err)
+		}
 	}
 	bin := buildSkillgate(t)
 	for _, args := range [][]string{{"tools", "list"}, {"tools", "list", "--json"}} {
@@ -121,18 +132,33 @@ func TestToolsListFailedPlugin(t *testing.T) {
 		if !strings.HasPrefix(serverErr, "server broken failed: ") {
 			t.Fatalf("%v with a failed server: stderr %q", args, serverErr)
 		}
-		out, stderr, code := runBin(t, bin, append(args, "-c", filepath.Join(dir, "plugin.yaml"))...)
-		if code != serverCode || !strings.Contains(out, "admin__servers") {
-			t.Errorf("%v with a failed plugin: exit %d, want %d as with a failed server; stdout:\n%s", args, code, serverCode, out)
-		}
-		lines := strings.Split(strings.TrimSpace(stderr), "\n")
-		if want := "; fix the executor plugin " + path + " or take it out of plugins.dirs"; len(lines) != 1 ||
-			!strings.HasPrefix(lines[0], "plugin broken failed: ") || !strings.Contains(lines[0], "cannot read my settings") ||
-			!strings.HasSuffix(lines[0], want) {
-			t.Errorf("%v with a failed plugin: stderr is not one line naming the plugin, its error and ending %q:\n%s", args, want, stderr)
+		for _, tc := range []struct {
+			config, path, prefix, cause, suffix string
+		}{
+			// It exits before the handshake: the gateway tries again.
+			{"plugin.yaml", "plugins/broken", "plugin broken failed: ", "cannot read my settings", "; fix the executor plugin %s or take it out of plugins.dirs"},
+			// It is no plugin: the host gives up on the file at once.
+			{"garbage.yaml", "garbage/broken", "plugin broken failed: ", "I am no plugin", "; fix the executor plugin %s or take it out of plugins.dirs"},
+			{"refused.yaml", "refused/admin", "plugin admin failed: %s: ", `its name "admin" is the namespace of the gateway's own tools`, ""},
+		} {
+			path := filepath.Join(dir, tc.path)
+			out, stderr, code := runBin(t, bin, append(args, "-c", filepath.Join(dir, tc.config))...)
+			if code != serverCode || !strings.Contains(out, "admin__servers") {
+				t.Errorf("%v -c %s: exit %d, want %d as with a failed server; stdout:\n%s", args, tc.config, code, serverCode, out)
+			}
+			lines := strings.Split(strings.TrimSpace(stderr), "\n")
+			prefix, suffix := fillPath(tc.prefix, path), fillPath(tc.suffix, path)
+			if len(lines) != 1 || !strings.HasPrefix(lines[0], prefix) || !strings.Contains(lines[0], tc.cause) ||
+				!strings.HasSuffix(lines[0], suffix) || strings.Count(lines[0], path) != 1 {
+				t.Errorf("%v -c %s: stderr is not one line starting %q, naming the cause %q and the file once, and ending %q:\n%s",
+					args, tc.config, prefix, tc.cause, suffix, stderr)
+			}
 		}
 	}
 }
+
+// fillPath puts path in place of the %s of format, if it has one.
+func fillPath(format, path string) string { return strings.Replace(format, "%s", path, 1) }
 
 // hangingPluginDir writes into dir a plugins folder with two plugins
 // re-executing the test binary: hang, whose Load never returns, and ok,

@@ -253,9 +253,14 @@ func withoutRecords(h slog.Handler, drop map[string]bool) slog.Handler {
 
 // serverFailures are the messages of the gateway's records of a server
 // failing to start or load, each of which repeats the LastError of its
-// status.
+// status, and those of the plugin host's and the gateway's records of a
+// plugin failing, refused or restarted, which that LastError or the error
+// of a call tells as well.
 var serverFailures = map[string]bool{
 	"source failed": true, "source failed to load": true, "server not started": true, "tool folder invalid": true, "wasm tool build failed": true,
+	"plugin not served": true, "executor went down": true, "executor restarting": true,
+	"executor did not answer Load in time; restarting it":                                                  true,
+	"executor given up on: it is not started again until its file changes or the gateway reloads (SIGHUP)": true,
 }
 
 // nameCollisions are the messages of the gateway's records of name

@@ -21,9 +21,11 @@
 // environment without the mark (env -i, sudo, an execve with a fresh one)
 // or as another user escapes; a sandbox's PID namespace (bubblewrap's
 // --unshare-pid with --die-with-parent) is what holds every descendant.
-// No reaper is involved (no wait for any child, no
-// PR_SET_CHILD_SUBREAPER), so nothing takes an exit status os/exec waits
-// for.
+// [StartMarked] gives such a mark to a child that code of its own reaps
+// (a plugin process go-plugin runs), and its [Mark] kills what carries it
+// once the child is gone. No reaper is involved (no wait for any child,
+// no PR_SET_CHILD_SUBREAPER), so nothing takes an exit status os/exec
+// waits for.
 package childproc
 
 import (

@@ -2,6 +2,7 @@ package childproc
 
 import (
 	"bytes"
+	"os/exec"
 	"strings"
 )
 
@@ -37,4 +38,34 @@ func environHas(environ []byte, prefix string) bool {
 		environ = rest
 	}
 	return false
+}
+
+// Mark is the mark of the tree of a child started with StartMarked (see
+// TreeEnvPrefix), for killing what the child left behind once it is gone.
+type Mark struct{ m *mark }
+
+// StartMarked starts cmd, as cmd.Start does, with a mark of its own in its
+// environment and the marks this process carries, as Start does; it is
+// for a child that code of its own reaps and signals, such as a plugin
+// process go-plugin runs. It asks for no parent-death signal: use Start
+// for one. Where no tree is marked (all systems but Linux) it only starts
+// cmd, and the Mark's Kill does nothing.
+func StartMarked(cmd *exec.Cmd) (*Mark, error) {
+	m := markTree(cmd)
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	m.rooted(cmd.Process.Pid)
+	return &Mark{m: m}, nil
+}
+
+// Kill SIGKILLs every process that carries the mark, but this one, and
+// again what they fork meanwhile: the child's descendants, also those
+// that left its process group and session or outlived it. Call it once
+// the child exited, before or after it was reaped. A nil Mark does
+// nothing.
+func (k *Mark) Kill() {
+	if k != nil {
+		k.m.kill()
+	}
 }

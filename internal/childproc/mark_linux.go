@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"syscall"
+	"time"
 )
 
 // mark is the variable that marks one child's tree (see TreeEnvPrefix),
@@ -20,6 +21,8 @@ type mark struct {
 	// environment is not read. Reading one waits for the process's memory
 	// map lock, which a process stuck in a page fault holds.
 	start uint64
+	pid   int       // the child's, 0 if unknown (see candidates)
+	at    time.Time // when rooted saw the child
 }
 
 // markTree gives cmd, before it starts, a new mark and the marks this
@@ -51,6 +54,7 @@ func (m *mark) rooted(pid int) {
 	if m == nil {
 		return
 	}
+	m.pid, m.at = pid, time.Now()
 	if p, ok := process(pid); ok {
 		m.start = p.Start
 	}
@@ -90,7 +94,7 @@ func (m *mark) pass(pgid int, sig syscall.Signal, done map[int]bool) bool {
 	self := os.Getpid()
 	buf := make([]byte, 16<<10)
 	fresh := false
-	for _, p := range Processes() {
+	for _, p := range m.candidates() {
 		if p.PID == self || done[p.PID] || p.Start < m.start || !p.Live() ||
 			sig != syscall.SIGKILL && p.PGID == pgid || !m.owns(p.PID) {
 			continue

@@ -132,3 +132,44 @@ func BenchmarkMarkKill(b *testing.B) {
 		})
 	}
 }
+
+// A child started with StartMarked carries a mark of its own, and its
+// Mark's Kill reaches the daemon it left behind after the child was
+// reaped.
+func TestStartMarkedKillsDaemon(t *testing.T) {
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), envMode+"=doublefork", "GORACE=atexit_sleep_ms=0")
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := StartMarked(cmd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.m == nil || !slices.Contains(cmd.Env, m.m.prefix+"1") {
+		t.Fatalf("the child's environment %q lacks its mark", cmd.Env)
+	}
+	line, err := bufio.NewReader(out).ReadString('\n')
+	daemon, _ := strconv.Atoi(strings.TrimSpace(line))
+	stdin.Close()
+	if werr := cmd.Wait(); err != nil || werr != nil || !alive(daemon) {
+		t.Fatalf("no daemon: %q, %v, %v", line, err, werr)
+	}
+	t.Cleanup(func() { _ = syscall.Kill(daemon, syscall.SIGKILL) })
+
+	m.Kill()
+	deadline := time.Now().Add(5 * time.Second)
+	for alive(daemon) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the daemon %d still runs after its starter's Mark was killed", daemon)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	var none *Mark
+	none.Kill() // does nothing
+}

@@ -63,9 +63,15 @@
 // it moved a child to a process group of its own (as an executor does to
 // kill an upstream server's tree). A plugin killed while it runs (at the
 // end of the kill window) also takes its descendants that started a
-// session of its own; one orphaned before, by a plugin that exited, by its
-// parent's death or by a stopped upstream's, escapes the gateway and is
-// the executor's to stop (sdk.Shutdowner). Each line the plugin writes to
+// session of its own. On Linux the plugin process also gets a variable of
+// its own (SKILLGATE_TREE_<id>, see childproc.StartMarked), which its
+// descendants inherit, and once it is gone, however it ended (a crash,
+// SIGKILL, a shutdown), every process that carries it is SIGKILLed: a
+// daemon an upstream server started by a double fork too, which an
+// executor that crashed could not stop. Elsewhere, and on Linux a
+// descendant that runs without the variable (env -i, sudo), a process
+// orphaned before the plugin was killed escapes the gateway and is the
+// executor's to stop (sdk.Shutdowner). Each line the plugin writes to
 // stdout or stderr becomes a record of [Options.Logger] with an "executor"
 // attribute; JSON lines (hclog's or slog's) keep their level, message and
 // fields.

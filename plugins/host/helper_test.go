@@ -43,6 +43,7 @@ const (
 	envHelperPID = "SKILLGATE_HOST_TEST_HELPER_PID"      // mcpserver: where its helper's pid goes
 	envRuns      = "SKILLGATE_HOST_TEST_RUNS"            // a file that gets a line each time the helper runs
 	envFlaky     = "SKILLGATE_HOST_TEST_FLAKY"           // flaky: a file; it exits 1 until it exists, creating it
+	envDaemonPID = "SKILLGATE_HOST_TEST_DAEMON_PID"      // mcpserver: a file that gets a line with each daemon's pid
 )
 
 func TestMain(m *testing.M) {
@@ -101,6 +102,22 @@ func helper(mode string) int {
 		host.ServeBuiltin(mcp.New(mcp.WithLogger(slog.New(slog.NewJSONHandler(os.Stderr, nil)))), nil)
 	case "mcpserver":
 		mcpServer()
+	case "daemonize":
+		// The middle of a double fork: start a daemon in a session of its
+		// own, note its pid, and exit, so that it is re-parented.
+		cmd := exec.Command("sleep", "1000")
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+		if err := cmd.Start(); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		f, err := os.OpenFile(os.Getenv(envDaemonPID), os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		fmt.Fprintln(f, cmd.Process.Pid)
+		_ = f.Close()
 	case "future":
 		// An executor of a protocol this gateway does not know yet.
 		hs := hostside.Handshake()
@@ -258,7 +275,8 @@ func (e *echo) Watch(ctx context.Context, emit func(sdk.Change)) error {
 // closes, so that only a signal stops it. It exits on SIGTERM, creating
 // the file envTermFile names first. When envHelperPID is set it starts a
 // helper that leaves its session and ignores SIGTERM, and writes the
-// helper's pid there.
+// helper's pid there. When envDaemonPID is set it starts a daemon by a
+// double fork (see "daemonize") before it serves.
 func mcpServer() {
 	term := make(chan os.Signal, 1)
 	signal.Notify(term, syscall.SIGTERM)
@@ -275,6 +293,15 @@ func mcpServer() {
 			os.Exit(1)
 		}
 		if err := os.WriteFile(file, []byte(strconv.Itoa(cmd.Process.Pid)), 0o644); err != nil {
+			os.Exit(1)
+		}
+	}
+	if os.Getenv(envDaemonPID) != "" {
+		middle := exec.Command(os.Args[0], "-test.run=^$")
+		middle.Env = append(os.Environ(), envMode+"=daemonize")
+		middle.Stderr = os.Stderr
+		if err := middle.Run(); err != nil {
+			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
 		}
 	}

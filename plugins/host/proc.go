@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-plugin/runner"
+
+	"github.com/skillgate/skillgate/internal/childproc"
 )
 
 // drainGrace is how long the output pipes may stay open after the plugin
@@ -27,9 +29,13 @@ const drainGrace = 500 * time.Millisecond
 //
 //   - starts the child as the leader of a new session and process group,
 //     stdin a pipe the gateway never writes, stdout and stderr pipes it owns;
+//   - gives the child a mark of its own (childproc.StartMarked), which
+//     its descendants inherit;
 //   - notices the leader's exit at once, then SIGKILLs the rest of its group
 //     and session (killGroup) before reaping the leader, so that neither id
-//     can have been reused;
+//     can have been reused, and every process that carries its mark (on
+//     Linux), however it left: a daemon of an upstream server the executor
+//     started, which a crashed or SIGKILLed executor could not stop;
 //   - kills the whole group and session, and the leader's descendants, on
 //     Kill, no earlier than the deadline set by setDeadline (the kill
 //     window of a graceful shutdown).
@@ -44,7 +50,8 @@ type proc struct {
 	drain                    *time.Timer
 
 	pid    int
-	exited chan struct{} // closed when the leader has been reaped
+	mark   *childproc.Mark // what carries it dies with the leader
+	exited chan struct{}   // closed when the leader has been reaped
 
 	mu       sync.Mutex
 	killed   bool // a SIGKILL was sent while the leader was not yet reaped
@@ -77,7 +84,7 @@ func (p *proc) Start(context.Context) error {
 	}
 	p.cmd.Stdin, p.cmd.Stdout, p.cmd.Stderr = stdinR, stdoutW, stderrW
 	setGroup(p.cmd)
-	err = p.cmd.Start()
+	p.mark, err = childproc.StartMarked(p.cmd)
 	closeAll(stdinR, stdoutW, stderrW) // the child has its own copies
 	if err != nil {
 		closeAll(stdinW, stdoutR, stderrR)
@@ -104,7 +111,8 @@ func (p *proc) copyStderr() {
 	p.stderr.Flush()
 }
 
-// wait reaps the leader, killing its group first.
+// wait reaps the leader, killing its group first, and then what carries
+// its mark, before it tells that the leader exited.
 func (p *proc) wait() {
 	if waitExitNoReap(p.pid) == nil {
 		p.mu.Lock()
@@ -123,6 +131,7 @@ func (p *proc) wait() {
 		p.reaped = true
 		p.mu.Unlock()
 	}
+	p.mark.Kill() // a pass over /proc: not under mu
 	p.drain = time.AfterFunc(drainGrace, p.close)
 	close(p.exited)
 }

@@ -25,11 +25,15 @@
 // with exponential backoff (200ms to 30s); other sources are not affected.
 //
 // Secrets are masked ("xxxxx") in everything the executor shows of an
-// upstream (its log, errors, status): URL credentials, header values, the
-// values of env entries named like a credential (API_TOKEN, DB_PASSWORD,
-// see redact.CredentialName) and the values in Spec.Secrets, each at least
-// redact.MinSecret bytes long. A stdio upstream's stderr and stdout lines
-// are masked as they arrive, before they are cut or kept.
+// upstream (its log, errors, status): URL credentials (a password, or a
+// username alone), header values, the values of env entries named like a
+// credential (API_TOKEN, DB_PASSWORD, GITHUB_PAT; see
+// redact.CredentialName), env and args values shaped like a token
+// (redact.TokenLike), the passwords inside URLs and connection strings in
+// env and args (redact.EmbeddedSecrets), and the values in Spec.Secrets,
+// each at least redact.MinSecret bytes long, also as JSON escapes them. A
+// stdio upstream's stderr and stdout lines are masked as they arrive,
+// before they are cut or kept.
 //
 // The executor runs out of process like any plugin:
 //

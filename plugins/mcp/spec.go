@@ -78,8 +78,10 @@ type Spec struct {
 	// Secrets are more values to mask wherever the executor shows what the
 	// upstream wrote or answered (see Spec.Env and Spec.Headers for the
 	// values it masks on its own). The gateway lists here the values of the
-	// server's env entries written with a ${VAR} reference. Values shorter
-	// than redact.MinSecret are not masked.
+	// server's env entries written with a ${VAR} reference, and what ${VAR}s
+	// gave its command, args, cwd and url where they count as credentials
+	// (config.Server.SecretValues). Values shorter than redact.MinSecret are
+	// not masked.
 	Secrets []string `json:"secrets,omitempty"`
 
 	// Transport is "" (stdio for Command; streamable HTTP falling back to SSE
