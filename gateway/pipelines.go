@@ -455,7 +455,8 @@ func (g *Gateway) PendingTool(name string) string { return g.pendingTool(name) }
 
 // heldBackPipeline says why tool name, a pipeline's, is not served: its
 // own problems from the last compile ("pipeline "report" has problems and
-// is not served: file:line: ..."), or "" when none is about it.
+// is not served: file:line: ..."), or "" when none is about it. A skill's
+// pipeline is told by heldBackSkillPipeline.
 func (g *Gateway) heldBackPipeline(name string) string {
 	g.mu.Lock()
 	cfg := g.cfg
@@ -472,7 +473,7 @@ func (g *Gateway) heldBackPipeline(name string) string {
 		own = append(own, p)
 	}
 	if len(own) == 0 {
-		return ""
+		return g.heldBackSkillPipeline(name)
 	}
 	msg := fmt.Sprintf("pipeline %q has problems and is not served: %s", pipeline, oneline.Cut(own[0].Error(), 300))
 	switch len(own) {

@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/skillgate/skillgate/gateway/catalog"
+	"github.com/skillgate/skillgate/internal/oneline"
 	"github.com/skillgate/skillgate/pipelines"
 	"github.com/skillgate/skillgate/plugins/sdk"
 	"github.com/skillgate/skillgate/plugins/toolspec"
@@ -40,6 +42,8 @@ type skillPipes struct {
 	byName map[string]*pipelines.Pipeline
 	defs   []json.RawMessage
 	told   string // the problems last logged, to log a change only
+	// problems are those of the last compile (under the room's pipeMu).
+	problems []*pipelines.Error
 	// pending is, for each step tool last compiled as waiting on its
 	// server (pendingTool), why: a change of it compiles them again.
 	pending map[string]string
@@ -88,6 +92,7 @@ func (g *Gateway) refreshSkillPipelines(ctx context.Context) {
 	if sep == "" {
 		sep = catalog.DefaultSeparator
 	}
+	env := SkillsEnvRule(cfg)
 	for _, id := range slices.Sorted(maps.Keys(want)) {
 		dir := want[id]
 		stamp := filesStamp([]string{dir})
@@ -110,7 +115,7 @@ func (g *Gateway) refreshSkillPipelines(ctx context.Context) {
 		// The skill's own tools count before their source has published
 		// them (at start they load alongside): a step calling one is not
 		// a problem while it loads.
-		own := skillOwnTools(byID[id], sep)
+		own := skillOwnTools(byID[id], sep, env)
 		loader := PipelineLoader(cfg, func(name string) bool {
 			if it, ok := snap.Tool(name); ok {
 				return it.Source != sp.src.id
@@ -139,7 +144,7 @@ func (g *Gateway) refreshSkillPipelines(ctx context.Context) {
 		same := slices.EqualFunc(defs, sp.defs, func(a, b json.RawMessage) bool { return string(a) == string(b) })
 		sp.stamp, sp.sig, sp.defs, sp.pending = stamp, sig, defs, pending
 		room.pipeMu.Lock()
-		sp.byName = byName
+		sp.byName, sp.problems = byName, problems
 		room.pipeMu.Unlock()
 
 		s := sp.src
@@ -172,12 +177,51 @@ func (g *Gateway) refreshSkillPipelines(ctx context.Context) {
 	}
 }
 
+// heldBackSkillPipeline says why tool name, a skill's pipeline, is not
+// served: its own problems from the last compile ("pipeline "report" of
+// skill weekly has problems and is not served: file:line: ..."), or ""
+// when none is about it (see heldBackPipeline).
+func (g *Gateway) heldBackSkillPipeline(name string) string {
+	g.mu.Lock()
+	room := g.skills
+	sep := cmp.Or(g.cfg.Names.Separator, catalog.DefaultSeparator)
+	g.mu.Unlock()
+	if room == nil {
+		return ""
+	}
+	room.pipeMu.Lock()
+	defer room.pipeMu.Unlock()
+	for _, id := range slices.Sorted(maps.Keys(room.pipes)) {
+		sp := room.pipes[id]
+		var own []*pipelines.Error
+		for _, p := range sp.problems {
+			if !p.Warning && p.Pipeline != "" && catalog.ExposedName(sp.src.namespace, sep, p.Pipeline) == name {
+				own = append(own, p)
+			}
+		}
+		if len(own) == 0 {
+			continue
+		}
+		msg := fmt.Sprintf("pipeline %q of skill %s has problems and is not served: %s", own[0].Pipeline, id, oneline.Cut(own[0].Error(), 300))
+		switch n := len(own) - 1; n {
+		case 0:
+		case 1:
+			msg += " (and 1 more problem)"
+		default:
+			msg += fmt.Sprintf(" (and %d more problems)", n)
+		}
+		return msg + "; `skillgate skills validate` lists them"
+	}
+	return ""
+}
+
 // skillOwnTools are the exposed names of the tools of sk's tools/ folders
-// whose tool.yaml loads.
-func skillOwnTools(sk *skills.Skill, sep string) []string {
+// that the gateway serves: whose tool.yaml loads and asks for no variable
+// env refuses (see skillToolSource).
+func skillOwnTools(sk *skills.Skill, sep string, env skills.EnvRule) []string {
 	var out []string
 	for _, d := range sk.ToolDirs {
-		if tool, err := toolspec.Load(d); err == nil {
+		if tool, err := toolspec.Load(d); err == nil && len(env.ToolEnvProblems(d, d, tool)) == 0 {
 			out = append(out, catalog.ExposedName(skills.Namespace(sk.ID), sep, tool.Name))
 		}
 	}

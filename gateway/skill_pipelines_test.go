@@ -27,6 +27,7 @@ func TestSkillPipelines(t *testing.T) {
 		"weekly/tools/greet/greet.sh":  "echo \"hello $1\"\n",
 		"weekly/pipelines/report.yaml": "name: report\ndescription: Greet, then report.\ninputs: {type: object, properties: {who: {type: string}}, required: [who]}\nsteps:\n  - id: hi\n    tool: weekly__greet\n    with: {who: \"${{ inputs.who }}\"}\noutputs:\n  said: ${{ trim(steps.hi.outputs) }}\n",
 		"weekly/pipelines/broken.yaml": "name: broken\nsteps:\n  - id: x\n    tool: no_such__tool\n",
+		"weekly/pipelines/also.yaml":   "name: also\nsteps:\n  - id: y\n    tool: nor_this__tool\n",
 	}
 	for p, c := range files {
 		full := filepath.Join(dir, p)
@@ -45,8 +46,15 @@ func TestSkillPipelines(t *testing.T) {
 		st = r.status(t)["skill-pipelines:weekly"]
 		return st.Tools == 1
 	})
-	if st.State != "invalid" || len(st.Problems) != 1 || !strings.Contains(st.Problems[0], "broken.yaml:4") || !strings.Contains(st.Problems[0], "no_such__tool") {
+	if st.State != "invalid" || len(st.Problems) != 2 || !strings.Contains(strings.Join(st.Problems, "\n"), "broken.yaml:4") || !strings.Contains(strings.Join(st.Problems, "\n"), "no_such__tool") {
 		t.Errorf("status: %+v", st)
+	}
+	// Calling a held-back pipeline quotes its own problem, not the first
+	// of the folder's (also.yaml's).
+	if _, err := r.gw.CallTool(ctx, "weekly__broken", nil, nil); err == nil ||
+		!strings.Contains(err.Error(), `pipeline "broken" of skill weekly has problems and is not served: `+filepath.Join(dir, "weekly", "pipelines", "broken.yaml")+":4:") ||
+		strings.Contains(err.Error(), "also.yaml") || !strings.Contains(err.Error(), "skillgate skills validate") {
+		t.Errorf("calling held-back weekly__broken: %v", err)
 	}
 	if slices.Contains(gc.names(t, ctx), "weekly__report") {
 		t.Error("a skill's pipeline is listed before activation")

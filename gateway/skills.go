@@ -442,7 +442,7 @@ func (g *Gateway) skillsChanged(room *skillsRoom) {
 	want := map[string]*source{}
 	for i, sk := range room.lib.Snapshot().Skills() {
 		for j, dir := range sk.ToolDirs {
-			s, err := g.skillToolSource(cfg, sk, dir, skillToolOrder+i*64+j)
+			s, err := g.skillToolSource(cfg, room.lib, sk, dir, skillToolOrder+i*64+j)
 			if err != nil {
 				g.log.Warn("skill tool not served", "skill", sk.ID, "dir", dir, "err", err)
 				continue
@@ -481,18 +481,15 @@ func (g *Gateway) skillsChanged(room *skillsRoom) {
 // skillToolSource is the source of one tool folder of a skill: namespaced
 // by the skill (team/name written team_name), its items carrying the skill,
 // requiring the services its tool.yaml and the skill's requires name (the
-// gateway starts them before a call).
-func (g *Gateway) skillToolSource(cfg *config.Config, sk *skills.Skill, dir string, order int) (*source, error) {
+// gateway starts them before a call), keeping state where lib says
+// (skills.Library.ToolStateDir).
+func (g *Gateway) skillToolSource(cfg *config.Config, lib *skills.Library, sk *skills.Skill, dir string, order int) (*source, error) {
 	tool, err := toolspec.Load(dir)
 	if err != nil {
 		return nil, err
 	}
-	rule := SkillsEnvRule(cfg)
-	for _, n := range slices.Concat(tool.Env, tool.Secrets) {
-		if why := rule.Refuses(n); why != "" {
-			return nil, fmt.Errorf("%s asks for the variable %s (env: or secrets:), which the gateway does not pass to skills: %s; "+
-				"to serve the tool, add %s to skills.env_allow in the gateway's config, or take it out of the tool.yaml", filepath.Join(dir, "tool.yaml"), n, why, n)
-		}
+	if probs := SkillsEnvRule(cfg).ToolEnvProblems(dir, filepath.Join(dir, toolspec.FileName), tool); len(probs) > 0 {
+		return nil, errors.New(probs[0].String()) // CheckSkills reports them all
 	}
 	if SkillsSandboxRule(cfg).Requires(sk) && tool.Runtime != toolspec.RuntimeWasm {
 		tool.Sandbox.Enabled = true
@@ -514,7 +511,7 @@ func (g *Gateway) skillToolSource(cfg *config.Config, sk *skills.Skill, dir stri
 			OutputCap:    toolspec.ByteSize(lim.ScriptOutputCap),
 			Concurrency:  lim.ScriptConcurrency,
 		},
-		StateDir: filepath.Join(stateRoot(), "skills", "tools", strings.ReplaceAll(sk.ID, "/", "_"), filepath.Base(dir)),
+		StateDir: lib.ToolStateDir(sk, dir),
 	})
 	if err != nil {
 		return nil, err

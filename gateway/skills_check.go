@@ -115,7 +115,9 @@ func SkillsOptions(cfg *config.Config) skills.Options {
 //   - for a skill whose frontmatter does not load, its other problems
 //     too: a name that differs from its folder, script policies naming
 //     no script, scripts that cannot run;
-//   - tool folders whose tool.yaml does not load, one problem a line;
+//   - tool folders whose tool.yaml does not load, one problem a line,
+//     or asks (env:, secrets:) for a variable the gateway does not pass
+//     to skills (skills.env_allow), at the variable's line;
 //   - pipelines/ files that do not compile, or call a tool of the skill's
 //     own namespace it does not have (other tools are the catalog's, which
 //     only a running gateway knows);
@@ -138,6 +140,7 @@ func CheckSkills(cfg *config.Config, lib *skills.Library, withConfig bool) []ski
 		return p
 	}
 	sep := cmp.Or(cfg.Names.Separator, catalog.DefaultSeparator)
+	env := SkillsEnvRule(cfg)
 	// Skills whose frontmatter does not load: their other problems too.
 	for _, p := range snap.Problems() {
 		md := p.Path
@@ -165,6 +168,10 @@ func CheckSkills(cfg *config.Config, lib *skills.Library, withConfig bool) []ski
 			if err != nil {
 				f := filepath.Join(d, toolspec.FileName)
 				out = append(out, toolProblems(f, rel(f), err)...)
+				continue
+			}
+			if envProbs := env.ToolEnvProblems(d, rel(filepath.Join(d, toolspec.FileName)), tool); len(envProbs) > 0 {
+				out = append(out, envProbs...) // the gateway does not serve it
 				continue
 			}
 			own = append(own, catalog.ExposedName(ns, sep, tool.Name))

@@ -90,3 +90,62 @@ func TestValidateSkillScripts(t *testing.T) {
 		}
 	}
 }
+
+// TestValidateSkillToolEnv: a skill's tool folder whose tool.yaml asks
+// (env: or secrets:) for a variable the gateway does not pass to skills
+// is not served; `skillgate validate` (ValidateSkills) and `skillgate
+// skills validate` (CheckSkills) say so as an error at the variable's
+// line of the tool.yaml, naming the variable and skills.env_allow. With
+// the variable in skills.env_allow the tool is fine.
+func TestValidateSkillToolEnv(t *testing.T) {
+	t.Setenv("XDG_STATE_HOME", t.TempDir())
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{
+		"skills/api/SKILL.md":            "---\nname: api\ndescription: Calls the API.\n---\n# API\n",
+		"skills/api/tools/get/tool.yaml": "name: get\ndescription: Get.\nruntime: bash\nentry: get.sh\nenv:\n  - HOME\n  - GITHUB_TOKEN\nsecrets: [SKILLGATE_API_KEY]\n",
+		"skills/api/tools/get/get.sh":    "echo hi\n",
+	})
+	t.Chdir(dir)
+	check := func(yml string) []skills.Problem {
+		t.Helper()
+		cfg, err := config.Parse(strings.NewReader(yml), filepath.Join(dir, "skillgate.yaml"), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		probs, err := gateway.ValidateSkills(context.Background(), cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return probs
+	}
+	probs := check("skills: {dirs: [skills]}\n")
+	tool := filepath.Join("skills", "api", "tools", "get", "tool.yaml")
+	for _, c := range []struct {
+		name, field string
+		line, col   int
+	}{{"GITHUB_TOKEN", "env[1]", 7, 5}, {"SKILLGATE_API_KEY", "secrets[0]", 8, 11}} {
+		var found bool
+		for _, p := range probs {
+			if p.Path != tool || !strings.Contains(p.Msg, c.name) {
+				continue
+			}
+			found = true
+			if p.Warning || p.Line != c.line || p.Column != c.col || p.Field != c.field || !strings.Contains(p.Msg, "skills.env_allow") || !strings.Contains(p.Msg, "not served") {
+				t.Errorf("%s: want an error at %d:%d, field %s, saying the tool is not served and naming skills.env_allow", p, c.line, c.col, c.field)
+			}
+		}
+		if !found {
+			t.Errorf("no problem about %s at %s in:\n%v", c.name, tool, probs)
+		}
+	}
+	for _, p := range probs {
+		if strings.Contains(p.Msg, "HOME") && !strings.Contains(p.Msg, "TOKEN") && !strings.Contains(p.Msg, "API_KEY") {
+			t.Errorf("a problem about HOME, which skills get: %s", p)
+		}
+	}
+	for _, p := range check("skills: {dirs: [skills], env_allow: [GITHUB_TOKEN, SKILLGATE_API_*]}\n") {
+		if p.Path == tool {
+			t.Errorf("a problem with both variables in skills.env_allow: %s", p)
+		}
+	}
+}

@@ -34,6 +34,7 @@ func TestSkillEnvRuleThroughGateway(t *testing.T) {
 		"greedy/scripts/t.sh":         "echo \"token=$SKILLGATE_TOKEN\"\n",
 		"greedy/tools/leak/tool.yaml": "name: leak\ndescription: Leaks.\nruntime: bash\nentry: l.sh\nenv: [SKILLGATE_TOKEN]\n",
 		"greedy/tools/leak/l.sh":      "echo \"token=$SKILLGATE_TOKEN\"\n",
+		"greedy/pipelines/use.yaml":   "name: use\ndescription: Uses leak.\nsteps:\n  - {id: a, tool: greedy__leak}\n",
 	})
 	vars := map[string]string{"SKILLGATE_TOKEN": secret}
 	const base = "auth: {tokens: [\"${SKILLGATE_TOKEN}\"]}\nskills: {dirs: [skills]}\n"
@@ -56,6 +57,11 @@ func TestSkillEnvRuleThroughGateway(t *testing.T) {
 	if !strings.Contains(r.log.String(), "skill tool not served") || !strings.Contains(r.log.String(), "skills.env_allow") {
 		t.Errorf("the refused tool is not logged:\n%s", r.log.String())
 	}
+	// The skill's pipeline calling the refused tool is held back, not
+	// served as if the tool were about to load.
+	if _, ok := r.gw.Snapshot().Tool("greedy__use"); ok {
+		t.Errorf("the skill's pipeline calling its refused tool is served: %+v", r.status(t)["skill-pipelines:greedy"])
+	}
 
 	cfg, err := config.Parse(strings.NewReader(strings.Replace(base, "[skills]", "[skills], env_allow: [SKILLGATE_TOKEN]", 1)), name,
 		func(k string) (string, bool) { v, ok := vars[k]; return v, ok })
@@ -66,6 +72,7 @@ func TestSkillEnvRuleThroughGateway(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFor(t, func() bool { _, ok := r.gw.Snapshot().Tool("greedy__leak"); return ok })
+	waitFor(t, func() bool { _, ok := r.gw.Snapshot().Tool("greedy__use"); return ok })
 	if got := run(); strings.TrimSpace(got) != "token="+secret {
 		t.Errorf("run_skill_script with the variable in skills.env_allow: %q", got)
 	}

@@ -6,6 +6,10 @@ import "errors"
 var (
 	// ErrUnknownSkill: no skill has that ID or name.
 	ErrUnknownSkill = errors.New("unknown skill")
+	// ErrBrokenSkill: the skill of that ID, name or folder is not served
+	// because its SKILL.md is broken; the error says what and where. It
+	// comes with ErrUnknownSkill (errors.Is matches both).
+	ErrBrokenSkill = errors.New("broken skill")
 	// ErrAmbiguousSkill: several skills have that name; use the ID.
 	ErrAmbiguousSkill = errors.New("ambiguous skill name")
 	// ErrUnknownSection: the body has no heading by that name.

@@ -298,6 +298,7 @@ func (l *Library) rescan(ctx context.Context, old *Snapshot) error {
 	}
 	sc.promptNames()
 	snap := newSnapshot(sc.skills, sc.problems, sc.stamps, global, old.gen+1)
+	snap.held = sc.held
 	l.snap.Store(snap)
 	l.logProblems(snap.Problems())
 	if l.opts.OnChange != nil {
@@ -421,28 +422,39 @@ type scanner struct {
 	problems []Problem
 	stamps   []stampedPath
 	seen     map[string]string // ID -> dir
-	held     map[string]bool   // IDs of broken skills, which keep their names (hold)
+	held     heldNames         // broken skills, which keep their names (hold)
 }
 
 // hold keeps the ID of a skill whose SKILL.md broke (team/name) bound to
 // its folder dir for the rest of the scan: a skill of the same ID in a
-// later skills dir is not served in its place, and clients asking for it
-// get the broken skill's error rather than another skill.
-func (sc *scanner) hold(dir, team, name string) {
-	id := name
+// later skills dir is not served in its place, and clients asking for it,
+// by that ID or by its folder (team/folder), get the broken skill's error
+// (the problems at rel, its SKILL.md) rather than another skill.
+func (sc *scanner) hold(dir, team, folder, name, rel string) {
+	id, byFolder := name, folder
 	if team != "" {
-		id = team + "/" + name
+		id, byFolder = team+"/"+name, team+"/"+folder
 	}
 	if sc.seen == nil {
 		sc.seen = map[string]string{}
 	}
+	if sc.held.ids == nil {
+		sc.held = heldNames{ids: map[string]string{}, folders: map[string]string{}}
+	}
+	if _, dup := sc.held.folders[byFolder]; !dup {
+		sc.held.folders[byFolder] = rel
+	}
 	if _, dup := sc.seen[id]; dup {
 		return
 	}
-	if sc.held == nil {
-		sc.held = map[string]bool{}
-	}
-	sc.seen[id], sc.held[id] = dir, true
+	sc.seen[id], sc.held.ids[id] = dir, rel
+}
+
+// heldNames are the names broken skills hold, each to the path of its
+// SKILL.md as problems name it: by ID (the frontmatter's name, or the one
+// it was last served under, with its team) and by folder.
+type heldNames struct {
+	ids, folders map[string]string
 }
 
 // prevName is the frontmatter name prev (the skill of the last snapshot at
@@ -628,7 +640,7 @@ func (sc *scanner) skill(r root, dir, team, folder string) {
 		meta, probs, ok := readMeta(dir, rel)
 		if !ok {
 			sc.problems = append(sc.problems, probs...)
-			sc.hold(dir, team, cmpOr(meta.Name, prevName(prev, folder)))
+			sc.hold(dir, team, folder, cmpOr(meta.Name, prevName(prev, folder)), rel)
 			return
 		}
 		if st.size > DefaultBodyCap+MaxFrontmatter {
@@ -652,7 +664,7 @@ func (sc *scanner) skill(r root, dir, team, folder string) {
 	}
 	if other, dup := sc.seen[sk.ID]; dup {
 		msg := "skill " + sk.ID + " is also defined in " + sc.rel(filepath.Join(other, FileName)) + "; the first one is served, rename this one"
-		if sc.held[sk.ID] {
+		if _, held := sc.held.ids[sk.ID]; held {
 			msg = "skill " + sk.ID + " is also defined in " + sc.rel(filepath.Join(other, FileName)) +
 				", which comes first and is broken: the name stays that skill's (clients get its error) and this one is not served in its place; fix or remove the first one, or rename this one"
 		}

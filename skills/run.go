@@ -507,7 +507,14 @@ func (r *runner) call(ctx context.Context, key scriptKey, pol Policy, vars map[s
 	if err != nil {
 		return nil, err
 	}
-	params, _ := json.Marshal(map[string]any{"name": ls.name, "arguments": args})
+	p := map[string]any{"name": ls.name, "arguments": args}
+	if !key.hook && key.budget > 0 {
+		// The result is shaped to the budget (RunScript): the executor
+		// keeps the whole output for that, up to its larger bound, not
+		// only the output cap (script.MetaShape).
+		p["_meta"] = map[string]any{"skillgate.dev/shape": true}
+	}
+	params, _ := json.Marshal(p)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	if call == nil {
@@ -633,29 +640,68 @@ func cmpOr(a, b string) string {
 // with every / written _, which col/a/b/s1 and col/a_b/s1 shared) is
 // moved to the new name on first use, so no state is lost.
 func (l *Library) stateDir(dir string) string {
-	base := l.opts.StateDir
-	if base == "" {
-		c, err := os.UserCacheDir()
-		if err != nil {
-			c = os.TempDir()
-		}
-		base = filepath.Join(c, "skillgate", "skills")
+	base := l.stateBase()
+	p := filepath.Join(base, l.stateName(dir))
+	l.moveState(filepath.Join(base, strings.Trim(unsafeName().ReplaceAllString(dir, "_"), "_")), p)
+	return p
+}
+
+// ToolStateDir is where the tool of sk's tool folder toolDir (one of
+// sk.ToolDirs) keeps state: under the state root's tools/, a folder named
+// after sk's folder as its scripts' is (collision-free, the same across
+// a git repository's updates), then one named after the tool folder. A
+// folder of the old naming (tools/<sk.ID with / written _>/<folder>,
+// which the skills team/x and team_x shared) is moved to the new name on
+// first use, so no state is lost.
+func (l *Library) ToolStateDir(sk *Skill, toolDir string) string {
+	tools := filepath.Join(l.stateBase(), "tools")
+	p := filepath.Join(tools, l.stateName(sk.Dir), filepath.Base(toolDir))
+	l.moveState(filepath.Join(tools, strings.ReplaceAll(sk.ID, "/", "_"), filepath.Base(toolDir)), p)
+	return p
+}
+
+// stateBase is the state root: Options.StateDir, else a folder of the
+// user's cache.
+func (l *Library) stateBase() string {
+	if l.opts.StateDir != "" {
+		return l.opts.StateDir
 	}
+	c, err := os.UserCacheDir()
+	if err != nil {
+		c = os.TempDir()
+	}
+	return filepath.Join(c, "skillgate", "skills")
+}
+
+// stateName is stateName of dir under the library's roots.
+func (l *Library) stateName(dir string) string {
 	l.rootsMu.Lock()
 	roots := slices.Clone(l.roots)
 	l.rootsMu.Unlock()
-	p := filepath.Join(base, stateName(dir, roots))
-	if _, done := l.stateMoved.LoadOrStore(p, true); !done {
-		old := filepath.Join(base, strings.Trim(unsafeName().ReplaceAllString(dir, "_"), "_"))
-		if _, err := os.Stat(p); os.IsNotExist(err) {
-			if err := os.Rename(old, p); err == nil {
-				l.log.Info("skills: state folder moved to its new name", "from", old, "to", p)
-			} else if !os.IsNotExist(err) {
-				l.log.Warn("skills: the state folder of the old name was not moved; its state is not used", "from", old, "to", p, "err", err)
-			}
-		}
+	return stateName(dir, roots)
+}
+
+// moveState moves the state folder old to p, its new name, the first
+// time p is asked for, when p does not exist yet and old does.
+func (l *Library) moveState(old, p string) {
+	if _, done := l.stateMoved.LoadOrStore(p, true); done || old == p {
+		return
 	}
-	return p
+	if _, err := os.Stat(p); !os.IsNotExist(err) {
+		return
+	}
+	if _, err := os.Lstat(old); err != nil {
+		return // nothing to move
+	}
+	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+		l.log.Warn("skills: the state folder of the old name was not moved; its state is not used", "from", old, "to", p, "err", err)
+		return
+	}
+	if err := os.Rename(old, p); err == nil {
+		l.log.Info("skills: state folder moved to its new name", "from", old, "to", p)
+	} else {
+		l.log.Warn("skills: the state folder of the old name was not moved; its state is not used", "from", old, "to", p, "err", err)
+	}
 }
 
 // stateName names the state folder of the skills folder dir: a readable

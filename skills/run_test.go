@@ -370,3 +370,33 @@ func TestNoProcessLeft(t *testing.T) {
 		t.Errorf("%d processes left", n-before)
 	}
 }
+
+// TestRunScriptShapedPastCap: JSON output larger than the executor's
+// output cap (1 MiB) is still shaped as JSON, with its totals, and the
+// artifact holds all of it: RunScript asks the executor to keep the whole
+// output for shaping.
+func TestRunScriptShapedPastCap(t *testing.T) {
+	need(t, "python3")
+	dir := t.TempDir()
+	writeTree(t, dir, map[string]string{
+		"db/SKILL.md": skillMD("db", "Query the orders."),
+		"db/scripts/rows.py": `import json
+rows = [{"id": i, "customer": "customer-%05d" % i, "note": "x" * 40} for i in range(20000)]
+print(json.dumps({"total": len(rows), "rows": rows}))
+`,
+	})
+	st := shape.NewStore(0, 0)
+	l := scriptLib(t, dir, Options{OutputBudget: shape.Budget(30000, 0.1), Artifacts: st})
+	raw, err := l.RunScript(context.Background(), RunRequest{Skill: "db", Script: "rows.py"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := decode(t, raw)
+	if r.StructuredContent["total"] != 20000.0 || r.StructuredContent["_truncated"] == nil {
+		t.Fatalf("not shaped as JSON: structuredContent %.300v", r.StructuredContent)
+	}
+	h := r.Meta["skillgate/shaped"].(map[string]any)["artifact"].(string)
+	if c, err := st.Read(h, 0, 1<<10); err != nil || c.Size <= 1<<20 {
+		t.Errorf("artifact of %d bytes (err %v); want the whole output, over 1 MiB", c.Size, err)
+	}
+}

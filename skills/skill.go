@@ -184,7 +184,8 @@ type Snapshot struct {
 	byPath   map[string]*Skill // by SKILL.md path
 	problems []Problem
 	stamps   []stampedPath
-	hooks    hookSet // the global hooks
+	hooks    hookSet   // the global hooks
+	held     heldNames // names of broken skills (scanner.hold)
 	gen      uint64
 }
 
@@ -207,14 +208,20 @@ func (s *Snapshot) lookup(name string, ok func(*Skill) bool) (*Skill, error) {
 	if sk := s.byID[name]; sk != nil && (ok == nil || ok(sk)) {
 		return sk, nil
 	}
+	if err := s.heldError(s.held.ids[name], name); err != nil {
+		return nil, err
+	}
 	c := s.byName[name]
 	if ok != nil {
 		c = slices.DeleteFunc(slices.Clone(c), func(sk *Skill) bool { return !ok(sk) })
 	}
 	switch len(c) {
 	case 0:
+		if err := s.heldError(s.held.folders[strings.Trim(name, "/")], name); err != nil {
+			return nil, err
+		}
 		if p, ok := s.broken(name); ok {
-			return nil, fmt.Errorf("%w: %q is not served: %s; fix its SKILL.md (the gateway picks the fix up by itself)", ErrUnknownSkill, name, p)
+			return nil, brokenError(name, p)
 		}
 		return nil, fmt.Errorf("%w: %q; %s", ErrUnknownSkill, name, s.meant(name, ok))
 	case 1:
@@ -262,6 +269,36 @@ func (s *Snapshot) meant(name string, ok func(*Skill) bool) string {
 		return fmt.Sprintf("did you mean %q? find_skills lists the skills", c)
 	}
 	return "find_skills lists the skills"
+}
+
+// brokenError is the error of a lookup of name, a skill that p keeps
+// from being served: ErrUnknownSkill and ErrBrokenSkill.
+func brokenError(name string, p Problem) error {
+	return &brokenSkillError{fmt.Sprintf("%s: %q is not served: %s; fix its SKILL.md (the gateway picks the fix up by itself)", ErrUnknownSkill, name, p)}
+}
+
+// brokenSkillError is the error of brokenError.
+type brokenSkillError struct{ msg string }
+
+func (e *brokenSkillError) Error() string { return e.msg }
+
+func (e *brokenSkillError) Is(target error) bool {
+	return target == ErrUnknownSkill || target == ErrBrokenSkill
+}
+
+// heldError is the error of a lookup of name, held by the broken skill
+// whose SKILL.md is at md (as problems name it; "" for none): its first
+// error. It is nil when md is "" or has no error.
+func (s *Snapshot) heldError(md, name string) error {
+	if md == "" {
+		return nil
+	}
+	for _, p := range s.problems {
+		if p.Path == md && !p.Warning {
+			return brokenError(name, p)
+		}
+	}
+	return nil
 }
 
 // broken finds the problem that keeps a skill named name (by its folder,

@@ -99,23 +99,24 @@ func openSkills(cmd *cobra.Command, ex sdk.Executor) (*skills.Library, *config.C
 	return lib, cfg, done, nil
 }
 
-// loadSkillsConfig reads the config of the skills commands, which
-// serve no HTTP (as the services commands read only what they use): a
-// ${VAR} not set in a setting of the HTTP front end alone (auth.tokens,
-// listen:) is no error, as for a gateway on stdio.
+// loadSkillsConfig reads the config of the skills commands, which read
+// only its skills section and what that needs (as the services commands
+// read only what they use): a ${VAR} not set elsewhere (a pipelines dir,
+// a server's env, auth.tokens) is no error; one in a skills setting is,
+// at its file:line (config.ParseForSkills).
 func loadSkillsConfig(cmd *cobra.Command) (*config.Config, error) {
 	path, _ := cmd.Flags().GetString("config")
 	if path == "" {
 		return config.BuiltinDefault(), nil
 	}
-	return config.LoadForStdio(path)
+	return config.LoadForSkills(path)
 }
 
 // lookupSkill finds a skill for a command, with a hint the shell user can
-// follow.
+// follow; a broken skill's error says what is broken and where.
 func lookupSkill(lib *skills.Library, name string) (*skills.Skill, error) {
 	sk, err := lib.Lookup(name)
-	if errors.Is(err, skills.ErrUnknownSkill) {
+	if errors.Is(err, skills.ErrUnknownSkill) && !errors.Is(err, skills.ErrBrokenSkill) {
 		return nil, fmt.Errorf("unknown skill %q; `skillgate skills ls` lists the skills", name)
 	}
 	return sk, err

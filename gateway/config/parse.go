@@ -42,6 +42,7 @@ const (
 	modeStdio                // ParseForStdio: and those in HTTP-only settings become Notes
 	modeValidate             // ParseForValidate: as modeCheck, and the config comes back with its errors
 	modeServices             // ParseForServices: those outside services: and docker: are ignored
+	modeSkills               // ParseForSkills: those outside skills: and what it needs are ignored
 )
 
 func load(path string, run mode) (*Config, error) {
@@ -167,8 +168,10 @@ func parse(r io.Reader, name string, lookup func(string) (string, bool), run mod
 		hint = stdioVarsHint
 	case modeServices:
 		errs = c.forServices(errs)
+	case modeSkills:
+		errs = c.forSkills(errs)
 	}
-	if (run == modeRun || run == modeStdio || run == modeServices) && len(errs) > 0 {
+	if (run == modeRun || run == modeStdio || run == modeServices || run == modeSkills) && len(errs) > 0 {
 		if broken, rest := c.inServers(errs); len(rest) == 0 {
 			for name, es := range broken {
 				c.Servers[name].Problem = newServerProblem(es, hint)
