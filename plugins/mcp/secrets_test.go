@@ -90,23 +90,7 @@ func TestStdioWireMasksOutput(t *testing.T) {
 	const token, plain = "tok-SECRET-123456", "plain-value-visible"
 	spec := &Spec{Command: faultServer, Args: []string{"-echo-env", "API_TOKEN,FAULT_ENV", "-exit-at-start"},
 		Env: map[string]string{"API_TOKEN": token, "FAULT_ENV": plain}, ShutdownGrace: Duration(time.Second)}
-	logs := &testenv.Buffer{}
-	w, err := startStdio(spec, slog.New(slog.NewTextHandler(logs, nil)), wireHandlers{
-		notification: func(context.Context, string, json.RawMessage) {},
-		request: func(context.Context, string, json.RawMessage) (json.RawMessage, error) {
-			return nil, errors.New("none")
-		},
-	}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.close()
-	select {
-	case <-w.dead():
-	case <-time.After(20 * time.Second):
-		t.Fatal("the server did not exit")
-	}
-	<-w.finished
+	w, logs := stdioToExit(t, spec)
 	for what, text := range map[string]string{"log": logs.String(), "cause": w.cause().Error(), "stdout junk": w.stdoutJunk()} {
 		if strings.Contains(text, "tok-SECRET") || !strings.Contains(text, "FAULT_ENV="+plain) {
 			t.Errorf("the wire's %s shows the secret or misses the plain value:\n%s", what, tailString(text, 4000))
@@ -123,6 +107,19 @@ func TestStdioWireMasksJSONStderr(t *testing.T) {
 	script := `printf '%s\n' '{"t": "Sup3r/S3cret+Tok=en\"x"}' '{"u": "tok\u0026SECRET\u003cb\u003e"}' '{"v": "tok&SECRET<b>", "plain": "visible"}' >&2; exit 3`
 	spec := &Spec{Command: "/bin/sh", Args: []string{"-c", script},
 		Env: map[string]string{"API_TOKEN": quoted, "SESSION_SECRET": amp}, ShutdownGrace: Duration(time.Second)}
+	w, logs := stdioToExit(t, spec)
+	for what, text := range map[string]string{"log": logs.String(), "cause": w.cause().Error()} {
+		if strings.Contains(text, "S3cret") || strings.Contains(text, "SECRET") || !strings.Contains(text, "visible") {
+			t.Errorf("the wire's %s shows a secret or misses the plain value:\n%s", what, tailString(text, 4000))
+		}
+	}
+}
+
+// stdioToExit starts spec's server on a stdio wire that logs to the
+// returned buffer, and waits for the server to exit and the wire to finish
+// reading it.
+func stdioToExit(t *testing.T, spec *Spec) (*stdioWire, *testenv.Buffer) {
+	t.Helper()
 	logs := &testenv.Buffer{}
 	w, err := startStdio(spec, slog.New(slog.NewTextHandler(logs, nil)), wireHandlers{
 		notification: func(context.Context, string, json.RawMessage) {},
@@ -133,16 +130,12 @@ func TestStdioWireMasksJSONStderr(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer w.close()
+	t.Cleanup(func() { _ = w.close() })
 	select {
 	case <-w.dead():
 	case <-time.After(20 * time.Second):
 		t.Fatal("the server did not exit")
 	}
 	<-w.finished
-	for what, text := range map[string]string{"log": logs.String(), "cause": w.cause().Error()} {
-		if strings.Contains(text, "S3cret") || strings.Contains(text, "SECRET") || !strings.Contains(text, "visible") {
-			t.Errorf("the wire's %s shows a secret or misses the plain value:\n%s", what, tailString(text, 4000))
-		}
-	}
+	return w, logs
 }
