@@ -68,3 +68,30 @@ func TestOnChangeLogsAndKeepsFailed(t *testing.T) {
 		}
 	}
 }
+
+// A server whose config entry has a problem is never started, so nothing
+// an executor reports under its name is about it: a reload that replaced
+// a running server of that name by a broken entry may still get the old
+// one's "stopped", and it must not turn the entry's "failed" into it.
+func TestOnChangeLeavesNotStartedServer(t *testing.T) {
+	cfg, err := config.Parse(strings.NewReader("servers: {}\n"), "t.yaml", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := New(Options{Config: cfg, Logger: slog.New(slog.NewTextHandler(&testenv.Buffer{}, nil)), Version: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = g.Close() })
+	problem := &config.Error{Pos: config.Pos{File: "run.yaml", Line: 3}, Field: "servers.everything.start", Msg: `unknown value "never"`}
+	s := &source{id: "everything", execName: "mcp", namespace: "everything", server: &config.Server{Problem: problem},
+		st: SourceStatus{Name: "everything", Executor: "mcp"}}
+	g.mu.Lock()
+	g.putSource(s)
+	g.mu.Unlock()
+	s.setState("failed", "not started: "+problem.Error())
+	g.onChange("mcp", sdk.Change{Source: "everything", Status: &sdk.Status{State: "stopped"}})
+	if st := s.status(); st.State != "failed" || !strings.Contains(st.LastError, "not started: ") {
+		t.Errorf("after the old server's stopped: %+v; want still failed, not started", st)
+	}
+}

@@ -426,7 +426,10 @@ func (g *Gateway) onChange(exec string, ch sdk.Change) {
 	g.mu.Lock()
 	s := g.sources[ch.Source]
 	g.mu.Unlock()
-	if s == nil {
+	if s == nil || s.server != nil && s.server.Problem != nil {
+		// No such source, or a server whose entry kept it from starting:
+		// what comes under its name is about a source of that name that
+		// a reload replaced (its "stopped", say), not about this one.
 		return
 	}
 	if ch.Status != nil {
