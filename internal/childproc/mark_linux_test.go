@@ -2,6 +2,7 @@ package childproc
 
 import (
 	"bufio"
+	"fmt"
 	"os"
 	"os/exec"
 	"slices"
@@ -71,13 +72,7 @@ func TestGroupReachesDaemon(t *testing.T) {
 			}
 
 			tc.stop(t, g, stdin, done)
-			deadline := time.Now().Add(5 * time.Second)
-			for alive(daemon) {
-				if time.Now().After(deadline) {
-					t.Fatalf("the daemon %d still runs after its starter's group was stopped", daemon)
-				}
-				time.Sleep(10 * time.Millisecond)
-			}
+			waitGone(t, daemon, 5*time.Second, fmt.Sprintf("the daemon %d still runs after its starter's group was stopped", daemon))
 		})
 	}
 }
@@ -163,13 +158,7 @@ func TestStartMarkedKillsDaemon(t *testing.T) {
 	t.Cleanup(func() { _ = syscall.Kill(daemon, syscall.SIGKILL) })
 
 	m.Kill()
-	deadline := time.Now().Add(5 * time.Second)
-	for alive(daemon) {
-		if time.Now().After(deadline) {
-			t.Fatalf("the daemon %d still runs after its starter's Mark was killed", daemon)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	waitGone(t, daemon, 5*time.Second, fmt.Sprintf("the daemon %d still runs after its starter's Mark was killed", daemon))
 	var none *Mark
 	none.Kill() // does nothing
 }

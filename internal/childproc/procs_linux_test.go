@@ -93,13 +93,7 @@ func TestTreeOutlivesParent(t *testing.T) {
 		t.Fatal("the child died with its parent")
 	}
 	tree.Kill()
-	deadline := time.Now().Add(2 * time.Second)
-	for alive(child) {
-		if time.Now().After(deadline) {
-			t.Fatalf("child %d still runs after Kill", child)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	waitGone(t, child, 2*time.Second, fmt.Sprintf("child %d still runs after Kill", child))
 }
 
 // The record follows parent links from the root and from the descendants

@@ -54,6 +54,19 @@ func alive(pid int) bool {
 	return ok && p.Live()
 }
 
+// waitGone waits up to within for pid to be gone, and fails the test
+// with why (which names what still runs) if it is not.
+func waitGone(t *testing.T, pid int, within time.Duration, why string) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for alive(pid) {
+		if time.Now().After(deadline) {
+			t.Fatal(why)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
 // When the process that started a child dies of SIGKILL, running no code,
 // the watchdog kills the child's group, as Pdeathsig would on Linux; a
 // group the starter stopped watching is left alone.
@@ -84,13 +97,7 @@ func TestWatchdog(t *testing.T) {
 	}
 	_ = helper.Process.Kill()
 	_ = helper.Wait()
-	deadline := time.Now().Add(10 * time.Second)
-	for alive(watched) {
-		if time.Now().After(deadline) {
-			t.Fatalf("process group %d still runs after its starter was killed", watched)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	waitGone(t, watched, 10*time.Second, fmt.Sprintf("process group %d still runs after its starter was killed", watched))
 	if !alive(forgotten) {
 		t.Errorf("process group %d, no longer watched, was killed too", forgotten)
 	}

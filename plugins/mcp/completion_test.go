@@ -57,8 +57,7 @@ func TestCompletionPassesThrough(t *testing.T) {
 		return nil
 	}
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(r.Body)
-		r.Body = io.NopCloser(bytes.NewReader(body))
+		body := peekBody(r)
 		var m struct {
 			Method string `json:"method"`
 		}

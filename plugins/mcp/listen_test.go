@@ -40,13 +40,7 @@ func TestListenEndKeepsCalls(t *testing.T) {
 	var endListen []context.CancelFunc // one for each listen stream served
 	listening := make(chan struct{}, 16)
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(r.Body)
-		r.Body = io.NopCloser(bytes.NewReader(body))
-		var m struct {
-			Method string `json:"method"`
-		}
-		_ = json.Unmarshal(body, &m)
-		if m.Method == "subscriptions/listen" {
+		if requestMethod(peekBody(r)) == "subscriptions/listen" {
 			ctx, cancel := context.WithCancel(r.Context())
 			mu.Lock()
 			endListen = append(endListen, cancel)
@@ -174,8 +168,7 @@ func TestCancelReason(t *testing.T) {
 	inner := server.NewStreamableHTTPServer(s)
 	reasons := make(chan string, 4)
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(r.Body)
-		r.Body = io.NopCloser(bytes.NewReader(body))
+		body := peekBody(r)
 		var m struct {
 			Method string `json:"method"`
 			Params struct {
@@ -273,13 +266,7 @@ func TestListenBackoffResets(t *testing.T) {
 	inner := server.NewStreamableHTTPServer(s)
 	opened := make(chan context.CancelFunc, 1) // ends the listen stream just opened
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(r.Body)
-		r.Body = io.NopCloser(bytes.NewReader(body))
-		var m struct {
-			Method string `json:"method"`
-		}
-		_ = json.Unmarshal(body, &m)
-		if m.Method == "subscriptions/listen" {
+		if requestMethod(peekBody(r)) == "subscriptions/listen" {
 			ctx, cancel := context.WithCancel(r.Context())
 			defer cancel()
 			r = r.WithContext(ctx)
@@ -330,4 +317,20 @@ func TestListenBackoffResets(t *testing.T) {
 	if got := endStream(0); got != 2*listenMinBackoff {
 		t.Fatalf("after the reset, a stream that ended at once: waited %s; want %s", got, 2*listenMinBackoff)
 	}
+}
+
+// peekBody reads r's body and puts it back for the handler after.
+func peekBody(r *http.Request) []byte {
+	body, _ := io.ReadAll(r.Body)
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	return body
+}
+
+// requestMethod is the method of the JSON-RPC message body, "" if none.
+func requestMethod(body []byte) string {
+	var m struct {
+		Method string `json:"method"`
+	}
+	_ = json.Unmarshal(body, &m)
+	return m.Method
 }
