@@ -47,7 +47,7 @@ func TestMain(m *testing.M) {
 		host.ServeBuiltin(ex, log)
 		os.Exit(0)
 	}
-	os.Exit(m.Run())
+	os.Exit(testenv.RunWithOwnState(m))
 }
 
 // The test binary doubles as a stdio MCP server, chosen by envStub.

@@ -188,3 +188,25 @@ func isExecutable(path string) bool {
 	fi, err := os.Stat(path)
 	return err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0
 }
+
+// RunWithOwnState runs m with XDG_STATE_HOME set to a new temporary
+// folder, removed afterwards, unless the environment already sets it: the
+// gateway keeps skill state, skill repositories and service locks there,
+// and tests that do not set it themselves would otherwise write into the
+// home folder of whoever runs them. It returns m.Run's exit code.
+func RunWithOwnState(m *testing.M) int {
+	if os.Getenv("XDG_STATE_HOME") != "" {
+		return m.Run()
+	}
+	dir, err := os.MkdirTemp("", "skillgate-test-state-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "testenv: a state folder for the tests:", err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	if err := os.Setenv("XDG_STATE_HOME", dir); err != nil {
+		fmt.Fprintln(os.Stderr, "testenv:", err)
+		return 1
+	}
+	return m.Run()
+}
